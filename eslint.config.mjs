@@ -1,0 +1,3 @@
+import { config } from '@n8n/node-cli/eslint';
+
+export default config;

@@ -1,0 +1,321 @@
+import type {
+	ICredentialDataDecryptedObject,
+	IDataObject,
+	IExecuteFunctions,
+	IHookFunctions,
+	IHttpRequestMethods,
+	IHttpRequestOptions,
+	ILoadOptionsFunctions,
+	IN8nHttpFullResponse,
+	INode,
+	IPollFunctions,
+	IWebhookFunctions,
+	JsonObject,
+} from 'n8n-workflow';
+import { NodeApiError, sleep } from 'n8n-workflow';
+import type { ZodType } from 'zod';
+
+import { errorEnvelopeSchema } from './schemas';
+
+export type TaskQueueContext =
+	| IExecuteFunctions
+	| ILoadOptionsFunctions
+	| IHookFunctions
+	| IPollFunctions
+	| IWebhookFunctions;
+
+export const CREDENTIAL_TYPE = 'taskQueueApi';
+
+export interface TaskQueueCredentials {
+	baseUrl: string;
+	apiKey: string;
+	organizationId: number;
+	apiPaths: 'queues' | 'workflows';
+	ignoreSslIssues: boolean;
+}
+
+/**
+ * How a failed request may be sent again.
+ * - `idempotent`: reads and writes that give the same result twice (get, list, flush, set webhook).
+ * - `ifNotProcessed`: creates; only where the service cannot have stored anything (429, 503 with
+ *   Retry-After, connection refused), so a retry never creates a task twice.
+ */
+export type RetryMode = 'idempotent' | 'ifNotProcessed';
+
+export interface TaskQueueRequest {
+	method: IHttpRequestMethods;
+	/** Path below `/orgs/{organization}/{queues|workflows}`: '' lists queues, `/101/flush` flushes. */
+	path: string;
+	body?: IDataObject;
+	qs?: IDataObject;
+	retry: RetryMode;
+	/** What the request does, for error messages: "create a task in queue 101". */
+	action: string;
+	itemIndex?: number;
+}
+
+export interface TaskQueueResponse {
+	statusCode: number;
+	headers: Record<string, string | string[] | undefined>;
+	body: unknown;
+}
+
+export const MAX_ATTEMPTS = 5;
+const BASE_BACKOFF_MS = 200;
+const MAX_BACKOFF_MS = 5_000;
+const MAX_RETRY_AFTER_MS = 30_000;
+const IDEMPOTENT_RETRY_STATUSES = [429, 502, 503, 504];
+const TRANSIENT_NETWORK_CODES = [
+	'ECONNRESET',
+	'ECONNREFUSED',
+	'ETIMEDOUT',
+	'ECONNABORTED',
+	'EPIPE',
+	'EAI_AGAIN',
+	'ERR_SOCKET_CONNECTION_TIMEOUT',
+];
+/** Routes that the self-hosted 1.0.x server breaks under /queues and serves under /workflows. */
+const LEGACY_DEFECT_ROUTE = /^\/\d+(\/webhook|\/flush)?$/;
+
+// One decrypted credential per execution context: n8n's own helper would otherwise look it up
+// (and decrypt it) again for every request.
+const credentialCache = new WeakMap<object, Promise<ICredentialDataDecryptedObject>>();
+
+async function decryptedCredentials(
+	this: TaskQueueContext,
+): Promise<ICredentialDataDecryptedObject> {
+	let cached = credentialCache.get(this);
+	if (!cached) {
+		cached = this.getCredentials(CREDENTIAL_TYPE);
+		credentialCache.set(this, cached);
+		cached.catch(() => credentialCache.delete(this));
+	}
+	return await cached;
+}
+
+export function normalizeCredentials(data: ICredentialDataDecryptedObject): TaskQueueCredentials {
+	return {
+		baseUrl: String(data.baseUrl ?? '').replace(/\/+$/, ''),
+		apiKey: String(data.apiKey ?? ''),
+		organizationId: Number(data.organizationId),
+		apiPaths: data.apiPaths === 'workflows' ? 'workflows' : 'queues',
+		ignoreSslIssues: data.ignoreSslIssues === true,
+	};
+}
+
+export async function getTaskQueueCredentials(this: TaskQueueContext): Promise<TaskQueueCredentials> {
+	return normalizeCredentials(await decryptedCredentials.call(this));
+}
+
+/** The one way this package talks to the service. Retries per `request.retry`; throws NodeApiError. */
+export async function taskQueueRequest(
+	this: TaskQueueContext,
+	request: TaskQueueRequest,
+): Promise<TaskQueueResponse> {
+	const data = await decryptedCredentials.call(this);
+	const credentials = normalizeCredentials(data);
+	const node = this.getNode();
+	const options: IHttpRequestOptions = {
+		method: request.method,
+		url: `${credentials.baseUrl}/orgs/${credentials.organizationId}/${credentials.apiPaths}${request.path}`,
+		qs: request.qs,
+		body: request.body,
+		json: true,
+		returnFullResponse: true,
+		ignoreHttpStatusErrors: true,
+		skipSslCertificateValidation: credentials.ignoreSslIssues,
+	};
+	const credentialsDecrypted = {
+		id: node.credentials?.[CREDENTIAL_TYPE]?.id ?? '',
+		name: node.credentials?.[CREDENTIAL_TYPE]?.name ?? '',
+		type: CREDENTIAL_TYPE,
+		data,
+	};
+
+	for (let attempt = 1; ; attempt++) {
+		let response: IN8nHttpFullResponse;
+		try {
+			response = (await this.helpers.httpRequestWithAuthentication.call(
+				this,
+				CREDENTIAL_TYPE,
+				{ ...options },
+				{ credentialsDecrypted },
+			)) as IN8nHttpFullResponse;
+		} catch (error) {
+			const code = networkErrorCode(error);
+			const retryable =
+				request.retry === 'idempotent'
+					? code !== undefined && TRANSIENT_NETWORK_CODES.includes(code)
+					: code === 'ECONNREFUSED';
+			if (retryable && attempt < MAX_ATTEMPTS) {
+				await sleep(backoffMs(attempt));
+				continue;
+			}
+			throw networkError(node, request, credentials, code, attempt);
+		}
+
+		const result: TaskQueueResponse = {
+			statusCode: response.statusCode,
+			headers: response.headers as TaskQueueResponse['headers'],
+			body: response.body,
+		};
+		if (result.statusCode < 400) return result;
+
+		const retryAfter = retryAfterMs(result.headers['retry-after']);
+		const retryable =
+			request.retry === 'idempotent'
+				? IDEMPOTENT_RETRY_STATUSES.includes(result.statusCode)
+				: result.statusCode === 429 || (result.statusCode === 503 && retryAfter !== undefined);
+		if (retryable && attempt < MAX_ATTEMPTS && (retryAfter ?? 0) <= MAX_RETRY_AFTER_MS) {
+			await sleep(retryAfter ?? backoffMs(attempt));
+			continue;
+		}
+		throw httpError(node, request, credentials, result, attempt);
+	}
+}
+
+/** Checks an answer's shape; a service that answers something else gets a clear NodeApiError. */
+export function parseBody<T>(
+	node: INode,
+	schema: ZodType<T>,
+	response: TaskQueueResponse,
+	request: Pick<TaskQueueRequest, 'action' | 'itemIndex'>,
+): T {
+	const parsed = schema.safeParse(response.body);
+	if (parsed.success) return parsed.data;
+	const problem = parsed.error.issues
+		.slice(0, 3)
+		.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
+		.join('; ');
+	throw new NodeApiError(
+		node,
+		{ statusCode: response.statusCode, problem } as JsonObject,
+		{
+			message: `The service's answer to "${request.action}" has an unexpected shape`,
+			description: `${problem}. Check that the Base URL points at a Task Queue Service and that the API Paths setting matches the server.`,
+			httpCode: String(response.statusCode),
+			itemIndex: request.itemIndex,
+		},
+	);
+}
+
+function backoffMs(attempt: number): number {
+	const exponential = Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** (attempt - 1));
+	return Math.round(exponential / 2 + Math.random() * (exponential / 2));
+}
+
+/** Retry-After is either seconds or an HTTP date. */
+export function retryAfterMs(header: string | string[] | undefined): number | undefined {
+	const value = Array.isArray(header) ? header[0] : header;
+	if (value === undefined || value.trim() === '') return undefined;
+	const seconds = Number(value);
+	if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+	const date = Date.parse(value);
+	return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+function networkErrorCode(error: unknown): string | undefined {
+	let current: unknown = error;
+	for (let depth = 0; depth < 4 && current && typeof current === 'object'; depth++) {
+		const { code } = current as { code?: unknown };
+		if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return code;
+		current = (current as { cause?: unknown }).cause;
+	}
+	const message = error instanceof Error ? error.message : '';
+	if (/socket hang up/i.test(message)) return 'ECONNRESET';
+	const match = /\b(E[A-Z]{4,})\b/.exec(message);
+	return match?.[1];
+}
+
+function isHtml(body: unknown): boolean {
+	return typeof body === 'string' && /<(!doctype|html|body|h1)\b/i.test(body);
+}
+
+function attemptsNote(attempt: number): string {
+	return attempt > 1 ? ` (after ${attempt} attempts)` : '';
+}
+
+function networkError(
+	node: INode,
+	request: TaskQueueRequest,
+	credentials: TaskQueueCredentials,
+	code: string | undefined,
+	attempt: number,
+): NodeApiError {
+	const reason = code ?? 'network error';
+	const createHint =
+		request.retry === 'ifNotProcessed' && code !== 'ECONNREFUSED'
+			? ' The task may or may not have been created: check the queue before running this item again.'
+			: '';
+	return new NodeApiError(node, { code: reason } as JsonObject, {
+		message: `Could not reach the Task Queue Service to ${request.action} (${reason})${attemptsNote(attempt)}`,
+		description: `Check the Base URL of the Task Queue API credential (${credentials.baseUrl}) and that the service is running and reachable from n8n.${createHint}`,
+		itemIndex: request.itemIndex,
+	});
+}
+
+function httpError(
+	node: INode,
+	request: TaskQueueRequest,
+	credentials: TaskQueueCredentials,
+	response: TaskQueueResponse,
+	attempt: number,
+): NodeApiError {
+	const { statusCode, body } = response;
+	const envelope = errorEnvelopeSchema.safeParse(body);
+	const serviceMessages = envelope.success
+		? envelope.data.errors
+				.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message))
+				.join('; ')
+		: undefined;
+	const html = isHtml(body);
+	let message: string;
+	let description: string;
+
+	if (statusCode === 400) {
+		message = `The service refused to ${request.action}: ${serviceMessages ?? 'bad request'}`;
+		description =
+			'Fix the value the service names and run the item again. Field names are the block IDs of the queue.';
+	} else if (statusCode === 401) {
+		message = `The API key was refused while trying to ${request.action}`;
+		description =
+			'Open the Task Queue API credential and paste the API key again from the organization settings of the service.';
+	} else if (statusCode === 403) {
+		message = `The API key's user may not ${request.action} in organization ${credentials.organizationId}`;
+		description =
+			'Check the Organization ID of the credential. Creating tasks, reading completed tasks and webhooks need an API key of an organization admin.';
+	} else if (statusCode === 404) {
+		message = html
+			? `The service has no such address (404) for "${request.action}"`
+			: `Not found: could not ${request.action}`;
+		description = html
+			? `Check the Base URL of the credential (${credentials.baseUrl}): it should be the service's root, without /orgs or a trailing path.`
+			: 'Check the queue ID: pick the queue from the list, or copy the number from the queue\'s URL in the service.';
+	} else if (statusCode === 429) {
+		message = `The service is rate limiting requests; could not ${request.action}${attemptsNote(attempt)}`;
+		description = 'Lower the Concurrency option of the node, or run the workflow again later.';
+	} else if (
+		statusCode >= 500 &&
+		html &&
+		credentials.apiPaths === 'queues' &&
+		LEGACY_DEFECT_ROUTE.test(request.path)
+	) {
+		message = `The service crashed (HTTP ${statusCode}) trying to ${request.action}`;
+		description =
+			'Self-hosted 1.0.x servers fail on this /queues route. Set "API Paths" to "Legacy (/workflows)" in the Task Queue API credential.';
+	} else if (statusCode >= 500) {
+		message = `The service failed (HTTP ${statusCode}) trying to ${request.action}${attemptsNote(attempt)}`;
+		description = html
+			? 'The service answered with an error page. This happens when a value has a type the service does not expect; check the values sent, or try again later.'
+			: 'The service had a temporary problem. Run the workflow again later; if it persists, contact the service\'s administrator.';
+	} else {
+		message = `Unexpected answer (HTTP ${statusCode}) trying to ${request.action}`;
+		description = serviceMessages ?? 'Check the Base URL and the API Paths setting of the credential.';
+	}
+
+	return new NodeApiError(
+		node,
+		{ statusCode, message, serviceMessages: serviceMessages ?? null } as JsonObject,
+		{ message, description, httpCode: String(statusCode), itemIndex: request.itemIndex },
+	);
+}

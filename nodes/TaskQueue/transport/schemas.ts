@@ -1,0 +1,98 @@
+import { z } from 'zod';
+
+// Shapes of the Task Queue Service's answers. Real deployments add fields the contract does not
+// list (`correct`, `region`, `is_running`, ...), so every object passes unknown keys through.
+
+export const taskStatusSchema = z.enum(['new', 'open', 'in_progress', 'completed']);
+
+export const taskSchema = z
+	.object({
+		id: z.number().int(),
+		status: taskStatusSchema,
+		completed_at: z.string().nullable(),
+		created_at: z.string(),
+		completed_by: z.string().nullable(),
+		queue: z.string(),
+		queue_id: z.number().int(),
+		data: z.record(z.unknown()),
+		source: z.string(),
+	})
+	.passthrough();
+export type Task = z.infer<typeof taskSchema>;
+
+export const completedTaskSchema = taskSchema.extend({
+	status: z.literal('completed'),
+	completed_at: z.string(),
+});
+export type CompletedTask = z.infer<typeof completedTaskSchema>;
+
+// Old queues list selection options as plain strings; newer ones as {id, name}.
+export const blockOptionSchema = z.union([
+	z.object({ id: z.string(), name: z.string() }).passthrough(),
+	z.string(),
+]);
+export type BlockOption = z.infer<typeof blockOptionSchema>;
+
+export const blockSettingsSchema = z
+	.object({
+		placeholder: z.unknown().optional(),
+		is_required: z.boolean().optional(),
+		read_only: z.boolean().optional(),
+		options: z.array(blockOptionSchema).optional(),
+		subtype: z.string().optional(),
+	})
+	.passthrough();
+export type BlockSettings = z.infer<typeof blockSettingsSchema>;
+
+export const blockSchema = z
+	.object({
+		id: z.string(),
+		name: z.string(),
+		type: z.string(),
+	})
+	.catchall(z.unknown());
+export type Block = z.infer<typeof blockSchema>;
+
+export const queueSchema = z
+	.object({
+		id: z.number().int(),
+		name: z.string(),
+		created_at: z.string().optional(),
+		active_users: z.array(z.string()).optional(),
+		n_tasks: z.number().int().optional(),
+		description: z.string().optional(),
+		data: z.array(blockSchema).optional(),
+	})
+	.passthrough();
+export type Queue = z.infer<typeof queueSchema>;
+
+export const queueListSchema = z.array(queueSchema);
+
+export const webhookSchema = z.object({ target: z.string().nullable().optional() }).passthrough();
+export type Webhook = z.infer<typeof webhookSchema>;
+
+export const completedPageSchema = z
+	.object({
+		count: z.number().int(),
+		next: z.string().nullable().optional(),
+		previous: z.string().nullable().optional(),
+		tasks: z.array(completedTaskSchema),
+	})
+	.passthrough();
+export type CompletedPage = z.infer<typeof completedPageSchema>;
+
+export const errorEnvelopeSchema = z
+	.object({
+		status_code: z.number().int().optional(),
+		errors: z
+			.array(z.object({ message: z.string(), field: z.string().optional() }).passthrough())
+			.min(1),
+	})
+	.passthrough();
+export type ErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;
+
+/** The settings object of a block is keyed by its type: `{type: 'text', text: {placeholder}}`. */
+export function blockSettings(block: Block): BlockSettings {
+	const parsed = blockSettingsSchema.safeParse(block[block.type]);
+	return parsed.success ? parsed.data : {};
+}
