@@ -1,0 +1,51 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+/** Matches the queue's page in the service: `.../queues/101` or legacy `.../workflows/101`. */
+export const QUEUE_URL_REGEX = '(?:queues|workflows)\\/(\\d+)';
+
+/** The queue picker shared by the action node and both triggers. */
+export const queueLocator: INodeProperties = {
+	displayName: 'Queue',
+	name: 'queue',
+	type: 'resourceLocator',
+	default: { mode: 'list', value: '' },
+	required: true,
+	description: 'The queue (one manual process) to work with',
+	modes: [
+		{
+			displayName: 'From List',
+			name: 'list',
+			type: 'list',
+			placeholder: 'Select a queue...',
+			typeOptions: { searchListMethod: 'searchQueues', searchable: true },
+		},
+		{
+			displayName: 'By ID',
+			name: 'id',
+			type: 'string',
+			placeholder: 'e.g. 101',
+			validation: [
+				{
+					type: 'regex',
+					properties: { regex: '^\\d+$', errorMessage: 'A queue ID is a whole number, e.g. 101' },
+				},
+			],
+		},
+		{
+			displayName: 'By URL',
+			name: 'url',
+			type: 'string',
+			placeholder: 'e.g. https://app.example.com/queues/101',
+			extractValue: { type: 'regex', regex: QUEUE_URL_REGEX },
+			validation: [
+				{
+					type: 'regex',
+					properties: {
+						regex: `.*${QUEUE_URL_REGEX}.*`,
+						errorMessage: 'Paste the URL of the queue\'s page, which contains /queues/<number>',
+					},
+				},
+			],
+		},
+	],
+};
