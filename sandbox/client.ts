@@ -1,0 +1,227 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-restricted-globals */
+// SandboxClient: typed test control of a running sandbox (the /_sandbox/ endpoints).
+import axios, { type AxiosInstance } from 'axios';
+import http from 'http';
+
+import type {
+	Block,
+	FaultConfig,
+	FaultRule,
+	Queue,
+	RequestLogEntry,
+	SeedData,
+	Task,
+	WebhookCall,
+	WebhookObject,
+} from './types';
+
+export type {
+	Block,
+	FaultConfig,
+	FaultRule,
+	Queue,
+	RequestLogEntry,
+	SeedData,
+	Task,
+	WebhookCall,
+	WebhookObject,
+} from './types';
+
+export interface FaultsState {
+	rules: Array<FaultRule & { remaining: number | null }>;
+	latencyMs: number;
+	legacyDefect: boolean;
+}
+
+export class SandboxError extends Error {
+	constructor(
+		readonly status: number,
+		message: string,
+	) {
+		super(message);
+	}
+}
+
+export class SandboxClient {
+	private readonly http: AxiosInstance;
+	private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+
+	constructor(
+		readonly baseUrl: string,
+		readonly adminSecret = 'sandbox-admin',
+	) {
+		this.http = axios.create({
+			baseURL: `${baseUrl.replace(/\/+$/, '')}/_sandbox`,
+			headers: { 'x-sandbox-admin': adminSecret },
+			httpAgent: this.agent,
+			maxBodyLength: Infinity,
+			maxContentLength: Infinity,
+			validateStatus: () => true,
+			proxy: false,
+		});
+	}
+
+	private async call<T>(
+		method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+		path: string,
+		data?: unknown,
+	): Promise<T> {
+		const res = await this.http.request({ method, url: path, data });
+		if (res.status >= 400) {
+			const body = res.data as { errors?: Array<{ message?: string }> } | undefined;
+			const message = body?.errors?.[0]?.message ?? `HTTP ${res.status}`;
+			throw new SandboxError(res.status, `sandbox ${method} ${path}: ${message}`);
+		}
+		return res.data as T;
+	}
+
+	/** Back to the seed (the default one, or the one given); clears logs and faults. */
+	async reset(seed?: SeedData): Promise<void> {
+		await this.call('POST', '/reset', seed ? { seed } : {});
+	}
+
+	/** The whole state, in the seed file's shape. */
+	async state(): Promise<SeedData> {
+		return await this.call('GET', '/state');
+	}
+
+	async createQueue(input: {
+		name: string;
+		blocks: Block[];
+		organizationId?: number;
+		description?: string;
+	}): Promise<Queue> {
+		return await this.call('POST', '/queues', input);
+	}
+
+	async getQueue(queueId: number): Promise<Queue> {
+		return await this.call('GET', `/queues/${queueId}`);
+	}
+
+	/** Creates `count` empty tasks, or one task per data object, server-side. */
+	async createTasks(
+		queueId: number,
+		spec: number | Array<Record<string, unknown>>,
+		options: { source?: string } = {},
+	): Promise<{ count: number; ids: number[] }> {
+		const body = typeof spec === 'number' ? { count: spec } : { datas: spec };
+		return await this.call('POST', `/queues/${queueId}/tasks`, { ...body, ...options });
+	}
+
+	/** All tasks of the queue, any status, in creation order. */
+	async tasks(queueId: number): Promise<Task[]> {
+		return await this.call('GET', `/queues/${queueId}/tasks`);
+	}
+
+	/** The person takes the next task: it becomes in_progress and theirs. */
+	async takeNext(queueId: number, email: string): Promise<Task> {
+		return await this.call('POST', `/queues/${queueId}/take`, { email });
+	}
+
+	/**
+	 * Completes a task as a person (taskId undefined: the next pending one), the same code
+	 * path as the page; fires the webhook.
+	 */
+	async complete(
+		queueId: number,
+		taskId: number | undefined,
+		options: { by: string; data?: Record<string, unknown> },
+	): Promise<Task> {
+		return await this.call('POST', `/queues/${queueId}/complete`, {
+			taskId: taskId ?? null,
+			by: options.by,
+			data: options.data,
+		});
+	}
+
+	/** Completes up to `count` pending tasks (oldest first), one webhook per task. */
+	async completeMany(
+		queueId: number,
+		count: number,
+		options: { by: string },
+	): Promise<{ count: number; ids: number[] }> {
+		return await this.call('POST', `/queues/${queueId}/complete-many`, { count, by: options.by });
+	}
+
+	/** Forced re-completion: same id, new completed_at, the webhook fires again. */
+	async recomplete(taskId: number, options: { by?: string } = {}): Promise<Task> {
+		return await this.call('POST', `/tasks/${taskId}/recomplete`, options);
+	}
+
+	/** Sets the queue's webhook as a person does on the Connections screen ('' removes it). */
+	async setWebhook(
+		queueId: number,
+		target: string,
+		options: { by?: string } = {},
+	): Promise<{ status: 200 | 201 | 204; webhook: WebhookObject | { target: '' } }> {
+		return await this.call('PUT', `/queues/${queueId}/webhook`, { target, by: options.by });
+	}
+
+	/** API requests received (test control and page calls are not logged). */
+	async requests(options: { since?: number } = {}): Promise<RequestLogEntry[]> {
+		return await this.call('GET', `/requests${options.since ? `?since=${options.since}` : ''}`);
+	}
+
+	async clearRequests(): Promise<void> {
+		await this.call('DELETE', '/requests');
+	}
+
+	/** Webhook deliveries made (and dropped), oldest first. */
+	async webhookCalls(): Promise<WebhookCall[]> {
+		return await this.call('GET', '/webhook-calls');
+	}
+
+	async clearWebhookCalls(): Promise<void> {
+		await this.call('DELETE', '/webhook-calls');
+	}
+
+	/** Polls until at least `count` deliveries have finished (or were dropped). */
+	async waitForWebhookCalls(count: number, timeoutMs = 10_000): Promise<WebhookCall[]> {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const calls = await this.webhookCalls();
+			if (calls.filter((c) => c.state !== 'pending').length >= count) return calls;
+			if (Date.now() > deadline) {
+				throw new Error(
+					`expected ${count} finished webhook calls, got ${calls.length} after ${timeoutMs} ms`,
+				);
+			}
+			await new Promise((r) => setTimeout(r, 20));
+		}
+	}
+
+	/** Replaces the fault rules; a config may also set latencyMs and the PRNG seed. */
+	async setFaults(rules: FaultRule[] | FaultConfig): Promise<FaultsState> {
+		return await this.call('PUT', '/faults', rules);
+	}
+
+	/** Adds a delay to every API answer (keeps the rules). */
+	async setLatency(latencyMs: number): Promise<FaultsState> {
+		return await this.call('PUT', '/faults', { latencyMs });
+	}
+
+	async faults(): Promise<FaultsState> {
+		return await this.call('GET', '/faults');
+	}
+
+	/** Removes every fault rule and the latency (not the legacy defect). */
+	async clearFaults(): Promise<void> {
+		await this.call('DELETE', '/faults');
+	}
+
+	/** Imitates the self-hosted 1.0.x defect: HTML 500 on the /queues/ get, webhook and flush routes. */
+	async setLegacyDefect(on: boolean): Promise<void> {
+		await this.call('PUT', '/legacy-defect', { on });
+	}
+
+	/** A new API key for the user (e.g. bob@example.com, not an admin). */
+	async mintApiKey(email: string): Promise<string> {
+		const { key } = await this.call<{ key: string }>('POST', '/api-keys', { email });
+		return key;
+	}
+
+	/** Frees the keep-alive sockets. */
+	close(): void {
+		this.agent.destroy();
+	}
+}

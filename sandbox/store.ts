@@ -1,0 +1,589 @@
+/* eslint-disable @n8n/community-nodes/require-node-api-error */
+// In-memory state of the sandbox: organizations, users, API keys, queues, tasks, webhooks.
+import { randomBytes } from 'crypto';
+
+import type {
+	Block,
+	Queue,
+	QueueSummary,
+	SeedData,
+	SeedQueue,
+	SeedTask,
+	Task,
+	TaskStatus,
+	WebhookObject,
+} from './types';
+import { buildTaskData, mergeTaskData } from './validate';
+
+/** An error answered by test control and the page with a plain JSON envelope. */
+export class SandboxError extends Error {
+	constructor(
+		readonly status: number,
+		message: string,
+	) {
+		super(message);
+	}
+}
+
+export interface UserState {
+	id: number;
+	email: string;
+	name: string;
+	/** organization id -> admin */
+	memberships: Map<number, boolean>;
+}
+
+export interface WebhookState {
+	id: number;
+	target: string;
+	userId: number;
+}
+
+export interface TaskState {
+	task: Task;
+	assignedTo: string | null;
+}
+
+export interface QueueState {
+	id: number;
+	organizationId: number;
+	name: string;
+	description: string;
+	createdAt: string;
+	blocks: Block[];
+	webhook: WebhookState | null;
+	/** pending tasks (new, open, in_progress) in creation order */
+	pending: Map<number, TaskState>;
+	/** completed tasks, oldest completion first */
+	completed: TaskState[];
+	/** email -> number of pending tasks assigned */
+	assigned: Map<string, number>;
+}
+
+const PENDING: ReadonlySet<TaskStatus> = new Set<TaskStatus>(['new', 'open', 'in_progress']);
+
+function isoNow(): string {
+	return new Date().toISOString();
+}
+
+function clone<T>(value: T): T {
+	return JSON.parse(JSON.stringify(value)) as T;
+}
+
+export class Store {
+	orgs = new Map<number, { id: number; name: string }>();
+	users = new Map<string, UserState>();
+	usersById = new Map<number, UserState>();
+	apiKeys = new Map<string, string>();
+	queues = new Map<number, QueueState>();
+	tasks = new Map<number, TaskState>();
+	nextTaskId = 1;
+	nextQueueId = 1;
+	nextWebhookId = 1;
+	nextUserId = 1;
+
+	/** called after every change (persistence) */
+	onChange: () => void = () => {};
+	/** called after every completion (webhook delivery) */
+	onCompleted: (queue: QueueState, task: Task) => void = () => {};
+
+	constructor(seed: SeedData) {
+		this.load(seed);
+	}
+
+	load(seedIn: SeedData): void {
+		const seed = clone(seedIn);
+		this.orgs.clear();
+		this.users.clear();
+		this.usersById.clear();
+		this.apiKeys.clear();
+		this.queues.clear();
+		this.tasks.clear();
+		for (const o of seed.organizations) this.orgs.set(o.id, { id: o.id, name: o.name });
+		let maxUser = 0;
+		for (const u of seed.users) if (u.id) maxUser = Math.max(maxUser, u.id);
+		this.nextUserId = Math.max(seed.nextIds?.user ?? 1, maxUser + 1);
+		for (const u of seed.users) {
+			const user: UserState = {
+				id: u.id ?? this.nextUserId++,
+				email: u.email.toLowerCase(),
+				name: u.name,
+				memberships: new Map(u.memberships.map((m) => [m.organizationId, !!m.admin])),
+			};
+			this.users.set(user.email, user);
+			this.usersById.set(user.id, user);
+		}
+		for (const k of seed.apiKeys) this.apiKeys.set(k.key, k.email.toLowerCase());
+		let maxQueue = 0;
+		let maxWebhook = 0;
+		for (const q of seed.queues) {
+			maxQueue = Math.max(maxQueue, q.id);
+			if (q.webhook?.id) maxWebhook = Math.max(maxWebhook, q.webhook.id);
+		}
+		this.nextQueueId = Math.max(seed.nextIds?.queue ?? 1, maxQueue + 1);
+		this.nextWebhookId = Math.max(seed.nextIds?.webhook ?? 1, maxWebhook + 1);
+		for (const q of seed.queues) this.addQueue(q);
+		const tasks = seed.tasks ?? [];
+		let maxTask = 0;
+		for (const t of tasks) if (t.id) maxTask = Math.max(maxTask, t.id);
+		this.nextTaskId = Math.max(seed.nextIds?.task ?? 1, maxTask + 1);
+		const completed: Array<{ queue: QueueState; state: TaskState }> = [];
+		for (const t of tasks) {
+			const r = this.addSeedTask(t);
+			if (r.state.task.status === 'completed') completed.push(r);
+		}
+		completed.sort((a, b) =>
+			(a.state.task.completed_at ?? '').localeCompare(b.state.task.completed_at ?? ''),
+		);
+		for (const { queue, state } of completed) queue.completed.push(state);
+	}
+
+	private addQueue(q: SeedQueue): QueueState {
+		if (!this.orgs.has(q.organizationId)) {
+			throw new SandboxError(400, `Unknown organization ${q.organizationId}`);
+		}
+		let webhook: WebhookState | null = null;
+		if (q.webhook && q.webhook.target) {
+			const user = q.webhook.user ? this.users.get(q.webhook.user.toLowerCase()) : undefined;
+			webhook = {
+				id: q.webhook.id ?? this.nextWebhookId++,
+				target: q.webhook.target,
+				userId: user?.id ?? this.firstAdminId(q.organizationId),
+			};
+		}
+		const queue: QueueState = {
+			id: q.id,
+			organizationId: q.organizationId,
+			name: q.name,
+			description: q.description ?? '',
+			createdAt: q.createdAt ?? isoNow(),
+			blocks: q.blocks,
+			webhook,
+			pending: new Map(),
+			completed: [],
+			assigned: new Map(),
+		};
+		this.queues.set(queue.id, queue);
+		return queue;
+	}
+
+	private firstAdminId(orgId: number): number {
+		for (const u of this.users.values()) if (u.memberships.get(orgId)) return u.id;
+		return 0;
+	}
+
+	private addSeedTask(t: SeedTask): { queue: QueueState; state: TaskState } {
+		const queue = this.queues.get(t.queueId);
+		if (!queue) throw new SandboxError(400, `Unknown queue ${t.queueId} in seed task`);
+		const data: Record<string, unknown> = {};
+		for (const b of queue.blocks) data[b.id] = t.data?.[b.id] ?? null;
+		const status = t.status ?? 'new';
+		const task: Task = {
+			id: t.id ?? this.nextTaskId++,
+			status,
+			completed_at: status === 'completed' ? (t.completedAt ?? isoNow()) : null,
+			created_at: t.createdAt ?? isoNow(),
+			completed_by: status === 'completed' ? (t.completedBy ?? null) : null,
+			queue: queue.name,
+			queue_id: queue.id,
+			data,
+			source: t.source ?? 'api',
+			correct: t.correct ?? null,
+		};
+		const state: TaskState = {
+			task,
+			assignedTo: status === 'in_progress' ? (t.assignedTo ?? null) : null,
+		};
+		this.tasks.set(task.id, state);
+		if (PENDING.has(status)) {
+			queue.pending.set(task.id, state);
+			if (state.assignedTo) this.assign(queue, state.assignedTo, 1);
+		}
+		return { queue, state };
+	}
+
+	/** The state in the seed file's shape (what `--data FILE` holds). */
+	dump(): SeedData {
+		const tasks: SeedTask[] = [];
+		for (const { task, assignedTo } of this.tasks.values()) {
+			tasks.push({
+				id: task.id,
+				queueId: task.queue_id,
+				status: task.status,
+				data: task.data,
+				createdAt: task.created_at,
+				completedAt: task.completed_at,
+				completedBy: task.completed_by,
+				assignedTo,
+				source: task.source,
+				correct: task.correct,
+			});
+		}
+		return {
+			organizations: [...this.orgs.values()],
+			users: [...this.users.values()].map((u) => ({
+				id: u.id,
+				email: u.email,
+				name: u.name,
+				memberships: [...u.memberships].map(([organizationId, admin]) => ({
+					organizationId,
+					admin,
+				})),
+			})),
+			apiKeys: [...this.apiKeys].map(([key, email]) => ({ key, email })),
+			queues: [...this.queues.values()].map((q) => ({
+				id: q.id,
+				organizationId: q.organizationId,
+				name: q.name,
+				description: q.description,
+				createdAt: q.createdAt,
+				blocks: q.blocks,
+				webhook: q.webhook
+					? {
+							id: q.webhook.id,
+							target: q.webhook.target,
+							user: this.usersById.get(q.webhook.userId)?.email,
+						}
+					: null,
+			})),
+			tasks,
+			nextIds: {
+				task: this.nextTaskId,
+				queue: this.nextQueueId,
+				webhook: this.nextWebhookId,
+				user: this.nextUserId,
+			},
+		};
+	}
+
+	private assign(queue: QueueState, email: string, delta: number): void {
+		const n = (queue.assigned.get(email) ?? 0) + delta;
+		if (n <= 0) queue.assigned.delete(email);
+		else queue.assigned.set(email, n);
+	}
+
+	// ---- lookups -------------------------------------------------------------------------
+
+	userByKey(key: string): UserState | undefined {
+		const email = this.apiKeys.get(key);
+		return email === undefined ? undefined : this.users.get(email);
+	}
+
+	user(email: string): UserState {
+		const u = this.users.get(String(email).toLowerCase());
+		if (!u) throw new SandboxError(404, `Unknown user ${email}`);
+		return u;
+	}
+
+	queue(id: number): QueueState {
+		const q = this.queues.get(id);
+		if (!q) throw new SandboxError(404, `Unknown queue ${id}`);
+		return q;
+	}
+
+	requireMember(queue: QueueState, email: string): UserState {
+		const u = this.user(email);
+		if (!u.memberships.has(queue.organizationId)) {
+			throw new SandboxError(
+				403,
+				`${u.email} is not a member of organization ${queue.organizationId}`,
+			);
+		}
+		return u;
+	}
+
+	queuesOf(orgId: number): QueueState[] {
+		const out: QueueState[] = [];
+		for (const q of this.queues.values()) if (q.organizationId === orgId) out.push(q);
+		return out;
+	}
+
+	// ---- API shapes ------------------------------------------------------------------------
+
+	queueSummary(q: QueueState): QueueSummary {
+		const activeUsers: string[] = [];
+		for (const email of q.assigned.keys()) activeUsers.push(this.users.get(email)?.name ?? email);
+		return {
+			id: q.id,
+			name: q.name,
+			created_at: q.createdAt,
+			active_users: activeUsers,
+			n_tasks: q.pending.size,
+			description: q.description,
+		};
+	}
+
+	queueDetail(q: QueueState): Queue {
+		const out: Queue = { ...this.queueSummary(q), org_id: q.organizationId, data: q.blocks };
+		if (q.webhook) out.webhook = { target: q.webhook.target };
+		return out;
+	}
+
+	webhookObject(q: QueueState): WebhookObject | { target: '' } {
+		if (!q.webhook) return { target: '' };
+		return {
+			target: q.webhook.target,
+			user: q.webhook.userId,
+			event: 'task_completed',
+			workflow: q.id,
+			id: q.webhook.id,
+		};
+	}
+
+	// ---- changes ---------------------------------------------------------------------------
+
+	createQueue(input: {
+		name: string;
+		blocks: Block[];
+		organizationId?: number;
+		description?: string;
+		id?: number;
+	}): QueueState {
+		if (!input || typeof input.name !== 'string' || !Array.isArray(input.blocks)) {
+			throw new SandboxError(400, 'createQueue needs {name, blocks}');
+		}
+		const ids = new Set<string>();
+		for (const b of input.blocks) {
+			if (!b || typeof b.id !== 'string' || typeof b.type !== 'string' || ids.has(b.id)) {
+				throw new SandboxError(400, 'each block needs a unique string id and a type');
+			}
+			ids.add(b.id);
+		}
+		const id = input.id ?? this.nextQueueId++;
+		if (this.queues.has(id)) throw new SandboxError(409, `Queue ${id} exists`);
+		this.nextQueueId = Math.max(this.nextQueueId, id + 1);
+		const q = this.addQueue({
+			id,
+			organizationId: input.organizationId ?? this.orgs.keys().next().value ?? 1,
+			name: input.name,
+			description: input.description ?? '',
+			blocks: clone(input.blocks.map((b) => ({ ...b, name: b.name ?? b.id }))),
+		});
+		this.onChange();
+		return q;
+	}
+
+	/** Creates a task; throws ValidationError / CrashError for bad values. */
+	createTask(queue: QueueState, input: Record<string, unknown>, source = 'api'): Task {
+		const data = buildTaskData(queue.blocks, input);
+		const task: Task = {
+			id: this.nextTaskId++,
+			status: 'new',
+			completed_at: null,
+			created_at: isoNow(),
+			completed_by: null,
+			queue: queue.name,
+			queue_id: queue.id,
+			data,
+			source,
+			correct: null,
+		};
+		const state: TaskState = { task, assignedTo: null };
+		this.tasks.set(task.id, state);
+		queue.pending.set(task.id, state);
+		this.onChange();
+		return task;
+	}
+
+	createTasksBulk(
+		queue: QueueState,
+		spec: number | Array<Record<string, unknown>>,
+		source = 'api',
+	): number[] {
+		const ids: number[] = [];
+		const now = isoNow();
+		const inputs: Array<Record<string, unknown>> =
+			typeof spec === 'number' ? new Array<Record<string, unknown>>(spec).fill({}) : spec;
+		const datas = inputs.map((input) => {
+			try {
+				return buildTaskData(queue.blocks, input ?? {});
+			} catch (error) {
+				throw new SandboxError(400, (error as Error).message);
+			}
+		});
+		for (const data of datas) {
+			const task: Task = {
+				id: this.nextTaskId++,
+				status: 'new',
+				completed_at: null,
+				created_at: now,
+				completed_by: null,
+				queue: queue.name,
+				queue_id: queue.id,
+				data,
+				source,
+				correct: null,
+			};
+			const state: TaskState = { task, assignedTo: null };
+			this.tasks.set(task.id, state);
+			queue.pending.set(task.id, state);
+			ids.push(task.id);
+		}
+		this.onChange();
+		return ids;
+	}
+
+	/** The person's task in progress, else the oldest new/open task, now in_progress and theirs. */
+	takeNext(queue: QueueState, email: string): Task | null {
+		const user = this.requireMember(queue, email);
+		let candidate: TaskState | undefined;
+		for (const s of queue.pending.values()) {
+			if (s.task.status === 'in_progress' && s.assignedTo === user.email) return s.task;
+			if (!candidate && s.task.status !== 'in_progress') candidate = s;
+		}
+		if (!candidate) return null;
+		candidate.task.status = 'in_progress';
+		candidate.assignedTo = user.email;
+		this.assign(queue, user.email, 1);
+		this.onChange();
+		return candidate.task;
+	}
+
+	/** Gives a task in progress back to the queue (status `open`). */
+	release(queue: QueueState, taskId: number): Task {
+		const s = queue.pending.get(taskId);
+		if (!s) throw new SandboxError(404, `No pending task ${taskId} in queue ${queue.id}`);
+		if (s.assignedTo) this.assign(queue, s.assignedTo, -1);
+		s.assignedTo = null;
+		s.task.status = 'open';
+		this.onChange();
+		return s.task;
+	}
+
+	private pickPending(queue: QueueState, email: string): TaskState | undefined {
+		let firstFree: TaskState | undefined;
+		let first: TaskState | undefined;
+		for (const s of queue.pending.values()) {
+			if (s.task.status === 'in_progress' && s.assignedTo === email) return s;
+			if (!firstFree && s.task.status !== 'in_progress') firstFree = s;
+			if (!first) first = s;
+		}
+		return firstFree ?? first;
+	}
+
+	/**
+	 * Completes a pending task as a person (the page and test control share this): sets
+	 * status, completed_at, completed_by, merges the values filled in, fires the webhook.
+	 */
+	complete(
+		queue: QueueState,
+		taskId: number | undefined,
+		by: string,
+		input?: Record<string, unknown>,
+	): Task {
+		const user = this.requireMember(queue, by);
+		let state: TaskState | undefined;
+		if (taskId === undefined || taskId === null) {
+			state = this.pickPending(queue, user.email);
+			if (!state) throw new SandboxError(404, `No pending task in queue ${queue.id}`);
+		} else {
+			state = this.tasks.get(Number(taskId));
+			if (!state || state.task.queue_id !== queue.id) {
+				throw new SandboxError(404, `No task ${taskId} in queue ${queue.id}`);
+			}
+			if (state.task.status === 'completed') {
+				throw new SandboxError(409, `Task ${taskId} is already completed (use recomplete)`);
+			}
+		}
+		if (input && typeof input === 'object') {
+			try {
+				state.task.data = mergeTaskData(queue.blocks, state.task.data, input);
+			} catch (error) {
+				throw new SandboxError(400, (error as Error).message);
+			}
+		}
+		this.finish(queue, state, user.email);
+		return state.task;
+	}
+
+	private finish(queue: QueueState, state: TaskState, email: string): void {
+		const task = state.task;
+		if (state.assignedTo) this.assign(queue, state.assignedTo, -1);
+		state.assignedTo = null;
+		queue.pending.delete(task.id);
+		task.status = 'completed';
+		let now = isoNow();
+		if (task.completed_at !== null && now <= task.completed_at) {
+			now = new Date(Date.parse(task.completed_at) + 1).toISOString();
+		}
+		task.completed_at = now;
+		task.completed_by = email;
+		queue.completed.push(state);
+		this.onChange();
+		this.onCompleted(queue, task);
+	}
+
+	completeMany(queue: QueueState, count: number, by: string): number[] {
+		const user = this.requireMember(queue, by);
+		const ids: number[] = [];
+		for (const state of [...queue.pending.values()].slice(0, Math.max(0, count))) {
+			this.finish(queue, state, user.email);
+			ids.push(state.task.id);
+		}
+		return ids;
+	}
+
+	/** Forced re-completion: same id, new completed_at, the webhook fires again. */
+	recomplete(taskId: number, by?: string): Task {
+		const state = this.tasks.get(Number(taskId));
+		if (!state) throw new SandboxError(404, `No task ${taskId}`);
+		const queue = this.queue(state.task.queue_id);
+		if (state.task.status !== 'completed') {
+			throw new SandboxError(409, `Task ${taskId} is not completed`);
+		}
+		const email = by ? this.requireMember(queue, by).email : (state.task.completed_by ?? '');
+		const i = queue.completed.indexOf(state);
+		if (i >= 0) queue.completed.splice(i, 1);
+		this.finish(queue, state, email);
+		return state.task;
+	}
+
+	/** Deletes every task of the queue that is not completed. */
+	flush(queue: QueueState): number {
+		const n = queue.pending.size;
+		for (const id of queue.pending.keys()) this.tasks.delete(id);
+		queue.pending.clear();
+		queue.assigned.clear();
+		if (n > 0) this.onChange();
+		return n;
+	}
+
+	/** 201 new, 200 replaced, 204 deleted (empty target). */
+	setWebhook(queue: QueueState, target: string, userId: number): 200 | 201 | 204 {
+		if (target === '') {
+			queue.webhook = null;
+			this.onChange();
+			return 204;
+		}
+		if (queue.webhook) {
+			queue.webhook.target = target;
+			queue.webhook.userId = userId;
+			this.onChange();
+			return 200;
+		}
+		queue.webhook = { id: this.nextWebhookId++, target, userId };
+		this.onChange();
+		return 201;
+	}
+
+	/** Completed tasks, newest completion first, optionally within [start, end] dates. */
+	completedNewestFirst(queue: QueueState, start?: string, end?: string): TaskState[] {
+		const out: TaskState[] = [];
+		for (let i = queue.completed.length - 1; i >= 0; i--) {
+			const s = queue.completed[i];
+			const day = (s.task.completed_at ?? '').slice(0, 10);
+			if (start && day < start) continue;
+			if (end && day > end) continue;
+			out.push(s);
+		}
+		return out;
+	}
+
+	mintApiKey(email: string): string {
+		const user = this.user(email);
+		const key = `tqs_${randomBytes(8).toString('hex')}`;
+		this.apiKeys.set(key, user.email);
+		this.onChange();
+		return key;
+	}
+}

@@ -1,0 +1,167 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
+// Delivery of the completed-task webhook, as real deployments do it: one POST of the bare task,
+// Content-Type application/json, no signature, no retry, no timeout; failures only logged.
+import http from 'http';
+import https from 'https';
+
+import type { Faults } from './faults';
+import type { Task, WebhookCall } from './types';
+
+const MAX_CALLS = 200_000;
+
+export class WebhookDeliverer {
+	calls: WebhookCall[] = [];
+	private seq = 0;
+	private inFlight = 0;
+	private idleWaiters: Array<() => void> = [];
+	private closed = false;
+	private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+	private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
+	private readonly timers = new Set<NodeJS.Timeout>();
+
+	constructor(private readonly faults: Faults) {}
+
+	/** Queues the delivery of one completion; never blocks the caller. */
+	deliver(queueId: number, target: string, task: Task): void {
+		const rawBody = JSON.stringify(task);
+		const fault = this.faults.forWebhook();
+		const call = this.record(queueId, target, rawBody, task.id, null);
+		if (fault?.webhook === 'drop') {
+			call.state = 'dropped';
+			call.fault = 'dropped';
+			call.finishedAt = new Date().toISOString();
+			return;
+		}
+		if (fault?.webhook === 'delay') {
+			call.fault = 'delayed';
+			this.later(fault.delayMs ?? 1000, () => this.send(call));
+			return;
+		}
+		this.later(0, () => this.send(call));
+		if (fault?.webhook === 'duplicate') {
+			const copy = this.record(queueId, target, rawBody, task.id, 'duplicate');
+			this.later(0, () => this.send(copy));
+		}
+	}
+
+	private record(
+		queueId: number,
+		url: string,
+		rawBody: string,
+		taskId: number,
+		fault: WebhookCall['fault'],
+	): WebhookCall {
+		const call: WebhookCall = {
+			seq: ++this.seq,
+			queueId,
+			taskId,
+			url,
+			rawBody,
+			body: JSON.parse(rawBody) as Task,
+			status: null,
+			error: null,
+			fault,
+			state: 'pending',
+			queuedAt: new Date().toISOString(),
+			sentAt: null,
+			finishedAt: null,
+		};
+		this.calls.push(call);
+		if (this.calls.length > MAX_CALLS) this.calls.splice(0, this.calls.length - MAX_CALLS);
+		return call;
+	}
+
+	private later(ms: number, fn: () => void): void {
+		this.inFlight++;
+		const timer = setTimeout(() => {
+			this.timers.delete(timer);
+			fn();
+		}, ms);
+		this.timers.add(timer);
+	}
+
+	private settle(call: WebhookCall, status: number | null, error: string | null): void {
+		call.status = status;
+		call.error = error;
+		call.state = error ? 'failed' : 'done';
+		call.finishedAt = new Date().toISOString();
+		this.inFlight--;
+		if (this.inFlight === 0) {
+			const waiters = this.idleWaiters;
+			this.idleWaiters = [];
+			for (const w of waiters) w();
+		}
+	}
+
+	private send(call: WebhookCall): void {
+		if (this.closed) {
+			this.settle(call, null, 'sandbox closed');
+			return;
+		}
+		call.sentAt = new Date().toISOString();
+		let url: URL;
+		try {
+			url = new URL(call.url);
+		} catch {
+			this.settle(call, null, 'invalid URL');
+			return;
+		}
+		const isHttps = url.protocol === 'https:';
+		const body = Buffer.from(call.rawBody);
+		let done = false;
+		const finish = (status: number | null, error: string | null) => {
+			if (done) return;
+			done = true;
+			this.settle(call, status, error);
+		};
+		try {
+			const req = (isHttps ? https : http).request(
+				url,
+				{
+					method: 'POST',
+					agent: isHttps ? this.httpsAgent : this.httpAgent,
+					headers: {
+						'Content-Type': 'application/json',
+						'Content-Length': body.length,
+						'User-Agent': 'task-queue-sandbox',
+					},
+				},
+				(res) => {
+					res.resume();
+					res.on('end', () =>
+						finish(
+							res.statusCode ?? null,
+							(res.statusCode ?? 0) >= 400 ? `HTTP ${res.statusCode}` : null,
+						),
+					);
+					res.on('error', (e) => finish(res.statusCode ?? null, e.message));
+				},
+			);
+			req.on('error', (e: NodeJS.ErrnoException) => finish(null, e.code ?? e.message));
+			req.end(body);
+		} catch (e) {
+			finish(null, (e as Error).message);
+		}
+	}
+
+	clear(): void {
+		this.calls = [];
+	}
+
+	/** Resolves when no delivery is pending. */
+	idle(): Promise<void> {
+		if (this.inFlight === 0) return Promise.resolve();
+		return new Promise((resolve) => this.idleWaiters.push(resolve));
+	}
+
+	close(): void {
+		this.closed = true;
+		for (const t of this.timers) clearTimeout(t);
+		this.timers.clear();
+		this.httpAgent.destroy();
+		this.httpsAgent.destroy();
+		this.inFlight = 0;
+		for (const w of this.idleWaiters) w();
+		this.idleWaiters = [];
+	}
+}
