@@ -22,3 +22,18 @@ function sandbox() {
 sandbox.description = 'Start the local Task Queue Service sandbox (port 5680)';
 
 exports.sandbox = sandbox;
+
+/** Jest: unit and integration tests against the sandbox, page tests in headless Chromium. */
+function unit() {
+	return run(process.execPath, [require.resolve('jest/bin/jest'), '--ci', ...argsAfter('unit')]);
+}
+unit.description = 'Run the jest suites (everything but the end-to-end suite)';
+exports.unit = unit;
+
+/** `npm test`: jest, then the end-to-end suite in a real n8n (once the e2e task exists). */
+exports.test = function test(done) {
+	const { series } = require('gulp');
+	const steps = exports.e2e ? [unit, exports.e2e] : [unit];
+	return series(...steps)(done);
+};
+exports.test.description = 'Run every test: jest, then the end-to-end suite in real n8n';
