@@ -1,4 +1,4 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, no-console */
 // Create-task throughput of the sandbox with keep-alive, measured with autocannon.
 // Run: npx tsx bench/sandbox-throughput.ts [--duration 10] [--connections 20] [--pipelining 1]
 import autocannon from 'autocannon';
