@@ -30,6 +30,31 @@ function unit() {
 unit.description = 'Run the jest suites (everything but the end-to-end suite)';
 exports.unit = unit;
 
+/** `npm run dev`: the sandbox, a real n8n with this package, its credential and the examples. */
+function dev() {
+	const child = run(process.execPath, [require.resolve('tsx/cli'), 'tools/n8n/dev.ts', ...argsAfter('dev')]);
+	// Ctrl-C reaches tools/n8n/dev.ts as well: gulp waits for it to stop what it started.
+	process.on('SIGINT', () => undefined);
+	process.on('SIGTERM', () => child.kill('SIGTERM'));
+	return child;
+}
+dev.description = 'Start the sandbox and a real n8n with this package, a credential and the examples';
+exports.dev = dev;
+
+/** The end-to-end suite: real n8n (tools/n8n) + the sandbox, the package installed from npm pack. */
+function e2e() {
+	return run(process.execPath, [
+		require.resolve('jest/bin/jest'),
+		'-c',
+		'jest.e2e.config.js',
+		'--ci',
+		'--runInBand',
+		...argsAfter('e2e'),
+	]);
+}
+e2e.description = 'Run the end-to-end suite in a real n8n (TQ_N8N_VERSION=1 for n8n 1.x)';
+exports.e2e = e2e;
+
 /** `npm test`: jest, then the end-to-end suite in a real n8n (once the e2e task exists). */
 exports.test = function test(done) {
 	const { series } = require('gulp');

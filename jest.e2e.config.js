@@ -1,0 +1,15 @@
+/** End-to-end suite: a real n8n (tools/n8n) and the sandbox. `npm run test:e2e` (gulp e2e). */
+/** @type {import('jest').Config} */
+module.exports = {
+	testEnvironment: 'node',
+	roots: ['<rootDir>/test/e2e'],
+	testMatch: ['**/*.e2e.test.ts'],
+	transform: {
+		'^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.dev.json', isolatedModules: true }],
+	},
+	// the first run installs n8n into the cache (minutes); one n8n boot is ~7 s
+	testTimeout: 300_000,
+	maxWorkers: 1,
+	slowTestThreshold: 60,
+	verbose: true,
+};

@@ -1,0 +1,155 @@
+/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-hardcoded-secrets, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
+// `npm run dev`: the sandbox with its seed, a pinned real n8n with this package installed from its
+// packed tarball, a ready credential and the example workflows. One Ctrl-C stops everything.
+//
+// Env: TQ_N8N_PORT (5678), TQ_N8N_BROKER_PORT (5690), TQ_SANDBOX_PORT (5680), TQ_N8N_VERSION (2|1),
+//      TQ_N8N_DEV_FOLDER (n8n's user folder; default <cache>/dev-n8n-<version>), TQ_DEV_FRESH=1 (start
+//      from an empty n8n database), TQ_N8N_ECHO=1 (print n8n's log).
+import axios from 'axios';
+import { spawn, type ChildProcess } from 'child_process';
+import { existsSync, rmSync } from 'fs';
+import { join } from 'path';
+
+import { cacheRoot, ensureN8n, majorFromEnv, N8N_SPECS } from './install';
+import { buildAndPack, extractInto, REPO_ROOT } from './package';
+import { provision } from './provision';
+import { startN8n, type N8nHandle } from './start';
+
+export const SANDBOX_API_KEY = 'tqs_sandbox_2f8a61c4e9d07b35';
+export const SANDBOX_ORG_ID = 1;
+
+const log = (s: string) => console.log(`[dev] ${s}`);
+const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
+
+let sandboxChild: ChildProcess | undefined;
+let n8n: N8nHandle | undefined;
+let stopping = false;
+
+function killGroup(child: ChildProcess | undefined, signal: NodeJS.Signals) {
+	if (!child?.pid || child.exitCode !== null) return;
+	try {
+		process.kill(-child.pid, signal);
+	} catch {
+		// gone
+	}
+}
+
+async function stopAll(code: number) {
+	if (stopping) return;
+	stopping = true;
+	log('stopping ...');
+	const waits: Array<Promise<unknown>> = [];
+	if (n8n) waits.push(n8n.stop().catch(() => undefined));
+	if (sandboxChild && sandboxChild.exitCode === null) {
+		const child = sandboxChild;
+		waits.push(
+			new Promise<void>((resolve) => {
+				child.once('exit', () => resolve());
+				killGroup(child, 'SIGTERM');
+				setTimeout(() => {
+					killGroup(child, 'SIGKILL');
+					resolve();
+				}, 5000).unref();
+			}),
+		);
+	}
+	await Promise.all(waits);
+	log('stopped');
+	process.exit(code);
+}
+
+export async function startSandboxProcess(port: number): Promise<string> {
+	const baseUrl = `http://localhost:${port}`;
+	const tsx = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
+	const cli = join(REPO_ROOT, 'sandbox', 'cli.ts');
+	if (!existsSync(cli)) throw new Error('sandbox/cli.ts does not exist yet');
+	sandboxChild = spawn(tsx, [cli, '--port', String(port)], {
+		cwd: REPO_ROOT,
+		env: { ...process.env, PORT: String(port), SANDBOX_PORT: String(port) },
+		stdio: ['ignore', 'inherit', 'inherit'],
+		detached: true,
+	});
+	sandboxChild.on('exit', (code, signal) => {
+		if (!stopping) {
+			log(`the sandbox exited (code ${code}, signal ${signal}); stopping`);
+			void stopAll(1);
+		}
+	});
+	const started = Date.now();
+	while (Date.now() - started < 60_000) {
+		try {
+			const res = await axios.get(`${baseUrl}/app/`, { timeout: 2000, validateStatus: () => true });
+			if (res.status < 500) return baseUrl;
+		} catch {
+			// not yet
+		}
+		if (sandboxChild.exitCode !== null) throw new Error('the sandbox exited during start-up');
+		await sleep(200);
+	}
+	throw new Error(`the sandbox did not answer on ${baseUrl}`);
+}
+
+async function main() {
+	const t0 = Date.now();
+	const secs = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+	const major = majorFromEnv();
+	const n8nPort = Number(process.env.TQ_N8N_PORT ?? 5678);
+	const brokerPort = Number(process.env.TQ_N8N_BROKER_PORT ?? 5690);
+	const sandboxPort = Number(process.env.TQ_SANDBOX_PORT ?? 5680);
+	const userFolder = process.env.TQ_N8N_DEV_FOLDER ?? join(cacheRoot(), `dev-n8n-${N8N_SPECS[major].version}`);
+	if (process.env.TQ_DEV_FRESH) rmSync(userFolder, { recursive: true, force: true });
+
+	// Independent steps in parallel: the sandbox, the n8n install (cold cache only), build + pack.
+	const [sandboxUrl, , tarball] = await Promise.all([
+		startSandboxProcess(sandboxPort).then((u) => {
+			log(`sandbox up at ${u} (${secs()})`);
+			return u;
+		}),
+		ensureN8n(major, (s) => log(s)),
+		buildAndPack({ log: (s) => log(s) }).then((t) => {
+			log(`packed ${t} (${secs()})`);
+			return t;
+		}),
+	]);
+	await extractInto(tarball, userFolder);
+	log(`installed the package into ${userFolder}/.n8n/nodes; starting n8n ${N8N_SPECS[major].version} ...`);
+	n8n = await startN8n({
+		port: n8nPort,
+		brokerPort,
+		userFolder,
+		version: major,
+		echo: process.env.TQ_N8N_ECHO ? '[n8n] ' : false,
+	});
+	log(`n8n ready (${secs()}); provisioning`);
+	const result = await provision(
+		n8n,
+		{ baseUrl: sandboxUrl, apiKey: SANDBOX_API_KEY, organizationId: SANDBOX_ORG_ID },
+		{ log: (s) => log(s) },
+	);
+	const line = '-'.repeat(72);
+	console.log(
+		[
+			line,
+			`n8n ${n8n.version}:   ${n8n.url}`,
+			`  login:        ${n8n.owner.email} / ${n8n.owner.password}`,
+			`  credential:   "Task Queue sandbox" (id ${result.credentialId})`,
+			`  workflows:    ${result.workflows.map((w) => `${n8n!.url}/workflow/${w.id}`).join('\n                ')}`,
+			`sandbox:        ${sandboxUrl}  (people's page: ${sandboxUrl}/app/)`,
+			`  API key:      ${SANDBOX_API_KEY}   organization ${SANDBOX_ORG_ID}`,
+			`n8n log:        ${n8n.logs.file}`,
+			`ready in ${secs()}. Ctrl-C stops the sandbox and n8n.`,
+			line,
+		].join('\n'),
+	);
+}
+
+if (require.main === module) {
+	process.on('SIGINT', () => void stopAll(0));
+	process.on('SIGTERM', () => void stopAll(0));
+	process.on('SIGHUP', () => void stopAll(0));
+	main().catch((error) => {
+		console.error(`[dev] ${error instanceof Error ? error.message : error}`);
+		if (n8n) console.error(n8n.logs.text().split('\n').slice(-30).join('\n'));
+		void stopAll(1);
+	});
+}

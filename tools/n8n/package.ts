@@ -1,0 +1,88 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error, no-console */
+// Builds this package, packs it with `npm pack` and extracts the tarball where n8n looks for
+// community packages ($N8N_USER_FOLDER/.n8n/nodes/node_modules/<name>), as n8n's own installer does.
+import { execFile } from 'child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
+import { join, resolve } from 'path';
+import { promisify } from 'util';
+
+import type { N8nHandle } from './start';
+
+const exec = promisify(execFile);
+
+export const REPO_ROOT = resolve(__dirname, '..', '..');
+export const PACKAGE_NAME = 'n8n-nodes-task-queue';
+
+export interface PackOptions {
+	/** Skip `npm run build` (dist/ is already fresh). */
+	skipBuild?: boolean;
+	log?: (s: string) => void;
+}
+
+/** `npm run build` then `npm pack` into a temp folder; returns the tarball path. */
+export async function buildAndPack(options: PackOptions = {}): Promise<string> {
+	const log = options.log ?? (() => undefined);
+	const env = { ...process.env, npm_config_update_notifier: 'false' };
+	if (!options.skipBuild) {
+		log('npm run build');
+		try {
+			await exec('npm', ['run', 'build'], { cwd: REPO_ROOT, env, maxBuffer: 64 * 1024 * 1024 });
+		} catch (error) {
+			const e = error as { stdout?: string; stderr?: string; message: string };
+			throw new Error(`npm run build failed:\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
+		}
+	}
+	const out = mkdtempSync(join(tmpdir(), 'tq-pack-'));
+	log('npm pack');
+	const { stdout } = await exec('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out], {
+		cwd: REPO_ROOT,
+		env,
+		maxBuffer: 64 * 1024 * 1024,
+	});
+	const info = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string }>;
+	return join(out, info[0].filename);
+}
+
+/** Extracts a packed tarball into the user folder's community-node folder (replacing any earlier copy). */
+export async function extractInto(tarball: string, userFolder: string): Promise<string> {
+	const nodesDir = join(userFolder, '.n8n', 'nodes');
+	const target = join(nodesDir, 'node_modules', PACKAGE_NAME);
+	rmSync(target, { recursive: true, force: true });
+	mkdirSync(target, { recursive: true });
+	await exec('tar', ['-xzf', tarball, '-C', target, '--strip-components=1']);
+	const manifest = join(nodesDir, 'package.json');
+	const pkg = existsSync(manifest)
+		? (JSON.parse(readFileSync(manifest, 'utf8')) as { dependencies?: Record<string, string> })
+		: { name: 'installed-nodes', private: true, dependencies: {} as Record<string, string> };
+	const version = (JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as { version: string }).version;
+	pkg.dependencies = { ...(pkg.dependencies ?? {}), [PACKAGE_NAME]: version };
+	writeFileSync(manifest, JSON.stringify(pkg, null, 2));
+	return target;
+}
+
+/** Build + pack + extract into the n8n's user folder, then restart that n8n (if given). */
+export async function installPackage(
+	target: N8nHandle | { userFolder: string },
+	options: PackOptions & { tarball?: string } = {},
+): Promise<string> {
+	const tarball = options.tarball ?? (await buildAndPack(options));
+	await extractInto(tarball, target.userFolder);
+	if ('restart' in target) await target.restart();
+	return tarball;
+}
+
+if (require.main === module) {
+	// npx tsx tools/n8n/package.ts <userFolder>
+	const folder = process.argv[2];
+	if (!folder) {
+		console.error('usage: tsx tools/n8n/package.ts <N8N_USER_FOLDER>');
+		process.exit(2);
+	}
+	installPackage({ userFolder: folder }, { log: console.log })
+		.then((t) => console.log(`installed ${t} into ${folder}`))
+		.catch((error) => {
+			console.error(error instanceof Error ? error.message : error);
+			process.exit(1);
+		});
+}
