@@ -1,0 +1,62 @@
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
+
+import * as queue from './actions/queue';
+import { router } from './actions/router';
+import * as task from './actions/task';
+import * as webhook from './actions/webhook';
+import { searchQueues } from './methods/listSearch';
+import { getTaskFields } from './methods/resourceMapping';
+
+export class TaskQueue implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Task Queue',
+		name: 'taskQueue',
+		icon: { light: 'file:../../icons/taskQueue.svg', dark: 'file:../../icons/taskQueue.dark.svg' },
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
+		description:
+			'Hand work to people through the Task Queue Service: create tasks in a queue, read the tasks people completed, manage queues and their webhook',
+		defaults: { name: 'Task Queue' },
+		usableAsTool: true,
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'taskQueueApi', required: true }],
+		properties: [
+			{
+				displayName: 'Resource',
+				name: 'resource',
+				type: 'options',
+				noDataExpression: true,
+				options: [
+					{ name: 'Queue', value: 'queue', description: 'A manual process that people work through' },
+					{ name: 'Task', value: 'task', description: 'One piece of work for a person, in a queue' },
+					{
+						name: 'Webhook',
+						value: 'webhook',
+						description: 'The address a queue posts each completed task to',
+					},
+				],
+				default: 'task',
+			},
+			...task.description,
+			...queue.description,
+			...webhook.description,
+		],
+	};
+
+	methods = {
+		listSearch: { searchQueues },
+		resourceMapping: { getTaskFields },
+	};
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return await router.call(this);
+	}
+}

@@ -1,0 +1,30 @@
+import type { AllEntities, IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import type { QueueConfigCache } from '../helpers/queueConfig';
+
+type NodeMap = {
+	task: 'create' | 'getCompleted';
+	queue: 'get' | 'getMany' | 'flush';
+	webhook: 'get' | 'set' | 'remove';
+};
+
+export type TaskQueueType = AllEntities<NodeMap>;
+export type TaskQueueResource = TaskQueueType['resource'];
+
+/** What one execution of the node shares between its items. */
+export interface ExecutionState {
+	queues: QueueConfigCache;
+	/** Per-item results of an operation's `prepare` step. */
+	prepared: unknown[];
+}
+
+/** One file per operation exports this shape. */
+export interface TaskQueueOperation {
+	description: INodeProperties[];
+	/** Runs for one input item; its result becomes one output item per object. */
+	execute(this: IExecuteFunctions, itemIndex: number, state: ExecutionState): Promise<IDataObject | IDataObject[]>;
+	/** Work done once for all items before any is executed (reading and checking parameters). */
+	prepare?(this: IExecuteFunctions, itemCount: number, state: ExecutionState): Promise<void>;
+	/** How many items may be in flight at once (default 1). */
+	concurrency?(this: IExecuteFunctions): number;
+}

@@ -1,0 +1,46 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+import type { TaskQueueOperation } from '../node.type';
+import * as flush from './flush.operation';
+import * as get from './get.operation';
+import * as getMany from './getMany.operation';
+
+export { flush, get, getMany };
+
+export const operations: Record<string, TaskQueueOperation> = { flush, get, getMany };
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: ['queue'] } },
+		options: [
+			{
+				name: 'Flush',
+				value: 'flush',
+				description:
+					'Delete every pending task of a queue (new, open or in progress); completed tasks are kept',
+				action: 'Flush a queue',
+			},
+			{
+				name: 'Get',
+				value: 'get',
+				description:
+					'Get a queue with its configuration: the fields (blocks) its tasks have and their options',
+				action: 'Get a queue',
+			},
+			{
+				name: 'Get Many',
+				value: 'getMany',
+				description: "List the organization's queues with their number of pending tasks",
+				action: 'Get many queues',
+			},
+		],
+		default: 'get',
+	},
+	...flush.description,
+	...get.description,
+	...getMany.description,
+];

@@ -1,0 +1,61 @@
+import type { IExecuteFunctions, INodeExecutionData, JsonObject } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { asNodeError } from '../helpers/errors';
+import { runPool } from '../helpers/pool';
+import { QueueConfigCache } from '../helpers/queueConfig';
+import * as queue from './queue';
+import * as task from './task';
+import * as webhook from './webhook';
+import type { ExecutionState, TaskQueueOperation, TaskQueueType } from './node.type';
+
+const resources: Record<TaskQueueType['resource'], Record<string, TaskQueueOperation>> = {
+	task: task.operations,
+	queue: queue.operations,
+	webhook: webhook.operations,
+};
+
+/** The item a failed input becomes under "Continue (using error output)" or "Continue". */
+function errorItem(error: unknown, itemIndex: number): INodeExecutionData {
+	const json: JsonObject = {
+		error: error instanceof Error ? error.message : String(error),
+	};
+	const description = (error as { description?: unknown }).description;
+	if (typeof description === 'string' && description !== '') json.description = description;
+	const httpCode = (error as { httpCode?: unknown }).httpCode;
+	if (typeof httpCode === 'string' && httpCode !== '') json.httpCode = httpCode;
+	return { json, pairedItem: { item: itemIndex } };
+}
+
+export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const items = this.getInputData();
+	const resource = this.getNodeParameter('resource', 0) as TaskQueueType['resource'];
+	const operationName = this.getNodeParameter('operation', 0) as string;
+	const operation = resources[resource]?.[operationName];
+	if (!operation) {
+		throw new NodeOperationError(
+			this.getNode(),
+			`The operation "${operationName}" is not supported for resource "${resource}"`,
+			{ description: 'Pick an operation from the list of the Task Queue node.' },
+		);
+	}
+
+	const state: ExecutionState = { queues: new QueueConfigCache(), prepared: [] };
+	const continueOnFail = this.continueOnFail();
+	if (operation.prepare) await operation.prepare.call(this, items.length, state);
+	const concurrency = operation.concurrency?.call(this) ?? 1;
+
+	const results: INodeExecutionData[][] = new Array(items.length);
+	await runPool(items.length, concurrency, async (i) => {
+		try {
+			const data = await operation.execute.call(this, i, state);
+			results[i] = this.helpers.constructExecutionMetaData(this.helpers.returnJsonArray(data), {
+				itemData: { item: i },
+			});
+		} catch (error) {
+			if (!continueOnFail) throw asNodeError(this.getNode(), error, i);
+			results[i] = [errorItem(error, i)];
+		}
+	});
+	return [results.flat()];
+}

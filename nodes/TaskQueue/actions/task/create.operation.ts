@@ -1,0 +1,149 @@
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeProperties,
+	ResourceMapperValue,
+} from 'n8n-workflow';
+import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+
+import type { CompiledQueue } from '../../helpers/blocks';
+import { fieldSummary, validateTaskData } from '../../helpers/blocks';
+import { asNodeError } from '../../helpers/errors';
+import { queueLocator } from '../../helpers/descriptions';
+import { getQueueId } from '../../helpers/queue';
+import { parseBody, taskQueueRequest } from '../../transport';
+import { taskSchema } from '../../transport/schemas';
+import type { ExecutionState } from '../node.type';
+
+export const DEFAULT_CONCURRENCY = 8;
+const MAX_CONCURRENCY = 50;
+
+const properties: INodeProperties[] = [
+	{ ...queueLocator, description: 'The queue to add the task to' },
+	{
+		displayName: 'Task Data',
+		name: 'taskData',
+		type: 'resourceMapper',
+		noDataExpression: true,
+		default: { mappingMode: 'defineBelow', value: null },
+		required: true,
+		description:
+			"The task's fields, loaded from the queue's configuration: the inputs a person works from come first, then the fields people fill in",
+		typeOptions: {
+			loadOptionsDependsOn: ['queue.value'],
+			resourceMapper: {
+				resourceMapperMethod: 'getTaskFields',
+				mode: 'add',
+				fieldWords: { singular: 'field', plural: 'fields' },
+				addAllFields: true,
+				multiKeyMatch: false,
+				supportAutoMap: true,
+			},
+		},
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add option',
+		default: {},
+		options: [
+			{
+				displayName: 'Concurrency',
+				name: 'concurrency',
+				type: 'number',
+				typeOptions: { minValue: 1, maxValue: MAX_CONCURRENCY },
+				default: DEFAULT_CONCURRENCY,
+				description:
+					'How many tasks to create at the same time when the node receives many items. Lower it if the service rate limits requests.',
+			},
+		],
+	},
+];
+
+export const description = updateDisplayOptions(
+	{ show: { resource: ['task'], operation: ['create'] } },
+	properties,
+);
+
+interface PreparedTask {
+	queueId: number;
+	data: Record<string, unknown>;
+}
+
+type Prepared = PreparedTask | { error: unknown };
+
+function invalidData(
+	this: IExecuteFunctions,
+	queue: CompiledQueue,
+	messages: string[],
+	autoMap: boolean,
+	itemIndex: number,
+): NodeOperationError {
+	const where = autoMap
+		? 'Task Data maps the input item automatically, so fix the fields of the input item (remove others with an Edit Fields node), or switch Task Data to "Map Each Field Below".'
+		: 'Fix the values under Task Data; if the queue changed, refresh its fields.';
+	return new NodeOperationError(
+		this.getNode(),
+		`The task data has ${messages.length} problem${messages.length === 1 ? '' : 's'}: ${messages.join('; ')}`,
+		{
+			itemIndex,
+			description: `Queue ${queue.queueId} (${queue.name}) takes these fields: ${fieldSummary(queue)}. Option fields take an option's ID or its name. ${where}`,
+		},
+	);
+}
+
+/**
+ * Reads and checks every item before the first task is created: a bad item stops the run before
+ * anything is sent (or, under "Continue", becomes an error item while the others are created).
+ */
+export async function prepare(this: IExecuteFunctions, itemCount: number, state: ExecutionState): Promise<void> {
+	const continueOnFail = this.continueOnFail();
+	const items = this.getInputData();
+	const mode = this.getNodeParameter('taskData.mappingMode', 0, 'defineBelow') as string;
+	const autoMap = mode === 'autoMapInputData';
+	for (let i = 0; i < itemCount; i++) {
+		let prepared: Prepared;
+		try {
+			const queueId = getQueueId.call(this, i);
+			let input: IDataObject;
+			if (autoMap) {
+				input = items[i].json;
+			} else {
+				const mapper = this.getNodeParameter('taskData', i) as ResourceMapperValue;
+				input = (mapper?.value ?? {}) as IDataObject;
+			}
+			const queue = await state.queues.get(this, queueId, i);
+			const { data, problems } = validateTaskData(queue, input);
+			if (problems.length > 0) {
+				throw invalidData.call(this, queue, problems.map((p) => p.message), autoMap, i);
+			}
+			prepared = { queueId, data };
+		} catch (error) {
+			if (!continueOnFail) throw asNodeError(this.getNode(), error, i);
+			prepared = { error };
+		}
+		state.prepared[i] = prepared;
+	}
+}
+
+export function concurrency(this: IExecuteFunctions): number {
+	const value = Number(this.getNodeParameter('options.concurrency', 0, DEFAULT_CONCURRENCY));
+	if (!Number.isFinite(value)) return DEFAULT_CONCURRENCY;
+	return Math.min(MAX_CONCURRENCY, Math.max(1, Math.floor(value)));
+}
+
+export async function execute(this: IExecuteFunctions, itemIndex: number, state: ExecutionState): Promise<IDataObject> {
+	const prepared = state.prepared[itemIndex] as Prepared;
+	if ('error' in prepared) throw asNodeError(this.getNode(), prepared.error, itemIndex);
+	const request = {
+		method: 'POST' as const,
+		path: `/${prepared.queueId}/tasks/create`,
+		body: { data: prepared.data },
+		retry: 'ifNotProcessed' as const,
+		action: `create a task in queue ${prepared.queueId}`,
+		itemIndex,
+	};
+	const response = await taskQueueRequest.call(this, request);
+	return parseBody(this.getNode(), taskSchema, response, request) as IDataObject;
+}

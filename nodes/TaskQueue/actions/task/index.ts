@@ -1,0 +1,38 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+import type { TaskQueueOperation } from '../node.type';
+import * as create from './create.operation';
+import * as getCompleted from './getCompleted.operation';
+
+export { create, getCompleted };
+
+export const operations: Record<string, TaskQueueOperation> = { create, getCompleted };
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: ['task'] } },
+		options: [
+			{
+				name: 'Create',
+				value: 'create',
+				description:
+					"Create a task for a person to work on in a queue; its fields follow the queue's configuration. Returns the new task with its ID and status \"new\".",
+				action: 'Create a task',
+			},
+			{
+				name: 'Get Completed',
+				value: 'getCompleted',
+				description:
+					'Get the tasks people have completed in a queue, newest first, with the values they filled in',
+				action: 'Get completed tasks',
+			},
+		],
+		default: 'create',
+	},
+	...create.description,
+	...getCompleted.description,
+];

@@ -1,0 +1,69 @@
+// Shared set-up of the Task Queue node's integration tests: an in-process sandbox over real HTTP,
+// the node run through n8n-core's WorkflowExecute, and what the sandbox received.
+import type { IDataObject, INodeParameters } from 'n8n-workflow';
+
+import { startSandbox, type Sandbox } from '../../../sandbox';
+import { SandboxClient, type RequestLogEntry } from '../../../sandbox/client';
+import { TaskQueue } from '../../../nodes/TaskQueue/TaskQueue.node';
+import { runActionNode, TestCredentialsHelper, type ActionRun } from '../../helpers/n8n';
+
+export const ALICE_KEY = 'tqs_sandbox_2f8a61c4e9d07b35';
+
+export interface TestEnv {
+	sandbox: Sandbox;
+	client: SandboxClient;
+	credentials(overrides?: IDataObject): TestCredentialsHelper;
+	run(
+		parameters: INodeParameters,
+		input?: IDataObject[],
+		options?: { continueOnFail?: boolean; credentials?: TestCredentialsHelper },
+	): Promise<ActionRun>;
+	/** API requests received since the last reset, without the volatile parts. */
+	requests(): Promise<Array<Pick<RequestLogEntry, 'method' | 'path' | 'query' | 'body' | 'status'> & { authorization: unknown }>>;
+	close(): Promise<void>;
+}
+
+export const node = new TaskQueue();
+
+export function locator(queueId: number | string, mode: 'list' | 'id' | 'url' = 'id') {
+	return { __rl: true, mode, value: String(queueId) };
+}
+
+export async function startEnv(): Promise<TestEnv> {
+	const sandbox = await startSandbox();
+	const client = new SandboxClient(sandbox.baseUrl, sandbox.adminSecret);
+	const credentials = (overrides: IDataObject = {}) =>
+		new TestCredentialsHelper({
+			baseUrl: sandbox.baseUrl,
+			apiKey: sandbox.apiKey,
+			organizationId: sandbox.organizationId,
+			apiPaths: 'queues',
+			ignoreSslIssues: false,
+			...overrides,
+		});
+	return {
+		sandbox,
+		client,
+		credentials,
+		run: async (parameters, input = [{}], options = {}) =>
+			await runActionNode({
+				types: { taskQueue: node },
+				node: { type: 'taskQueue', parameters, continueOnFail: options.continueOnFail },
+				input,
+				credentials: options.credentials ?? credentials(),
+			}),
+		requests: async () =>
+			(await client.requests()).map((entry) => ({
+				method: entry.method,
+				path: entry.path,
+				query: entry.query,
+				body: entry.body,
+				status: entry.status,
+				authorization: entry.headers.authorization,
+			})),
+		close: async () => {
+			client.close();
+			await sandbox.close();
+		},
+	};
+}
