@@ -3,7 +3,15 @@
 (function () {
 	'use strict';
 
-	var INPUT_KINDS = ['image', 'audio', 'video', 'pdf', 'embed', 'named_entity_recognition', 'bounding_boxes'];
+	var INPUT_KINDS = [
+		'image',
+		'audio',
+		'video',
+		'pdf',
+		'embed',
+		'named_entity_recognition',
+		'bounding_boxes',
+	];
 	var USER_KEY = 'taskQueueSandbox.user';
 	var main = document.getElementById('main');
 	var userSelect = document.getElementById('user-select');
@@ -41,7 +49,9 @@
 		}).then(function (res) {
 			return res.json().then(function (data) {
 				if (!res.ok) {
-					var msg = (data && data.errors && data.errors[0] && data.errors[0].message) || 'HTTP ' + res.status;
+					var msg =
+						(data && data.errors && data.errors[0] && data.errors[0].message) ||
+						'HTTP ' + res.status;
 					throw new Error(msg);
 				}
 				return data;
@@ -60,13 +70,19 @@
 
 	function optionList(block) {
 		return (settingsOf(block).options || []).map(function (o) {
-			return typeof o === 'string' ? { id: o, name: o } : { id: String(o.id), name: String(o.name || o.id) };
+			return typeof o === 'string'
+				? { id: o, name: o }
+				: { id: String(o.id), name: String(o.name || o.id) };
 		});
 	}
 
 	function currentUser() {
 		var email = userSelect.value;
-		return users.find(function (u) { return u.email === email; }) || null;
+		return (
+			users.find(function (u) {
+				return u.email === email;
+			}) || null
+		);
 	}
 
 	function go(path) {
@@ -87,7 +103,12 @@
 	}
 
 	function message(kind, text, testid) {
-		return el('div', { class: 'message ' + kind, role: kind === 'error' ? 'alert' : 'status', testid: testid, text: text });
+		return el('div', {
+			class: 'message ' + kind,
+			role: kind === 'error' ? 'alert' : 'status',
+			testid: testid,
+			text: text,
+		});
 	}
 
 	// ---- who am I --------------------------------------------------------------------------
@@ -96,10 +117,18 @@
 		return api('GET', '/users').then(function (list) {
 			users = list;
 			list.forEach(function (u) {
-				userSelect.appendChild(el('option', { value: u.email, text: u.name + ' (' + u.email + ')' }));
+				userSelect.appendChild(
+					el('option', { value: u.email, text: u.name + ' (' + u.email + ')' }),
+				);
 			});
 			var saved = localStorage.getItem(USER_KEY);
-			if (saved && list.some(function (u) { return u.email === saved; })) userSelect.value = saved;
+			if (
+				saved &&
+				list.some(function (u) {
+					return u.email === saved;
+				})
+			)
+				userSelect.value = saved;
 		});
 	}
 
@@ -114,41 +143,94 @@
 		var user = currentUser();
 		if (!user) {
 			main.replaceChildren(
-				el('div', { class: 'card', testid: 'pick-user' },
+				el(
+					'div',
+					{ class: 'card', testid: 'pick-user' },
 					el('h1', { text: 'Welcome' }),
-					el('p', { class: 'muted', text: 'Pick who you are in the top right corner to see your queues.' }),
-					el('div', { class: 'row' }, users.map(function (u) {
-						return el('button', {
-							class: 'secondary', testid: 'pick-user-' + u.email,
-							onclick: function () { userSelect.value = u.email; userSelect.dispatchEvent(new Event('change')); },
-						}, u.name);
-					})),
+					el('p', {
+						class: 'muted',
+						text: 'Pick who you are in the top right corner to see your queues.',
+					}),
+					el(
+						'div',
+						{ class: 'row' },
+						users.map(function (u) {
+							return el(
+								'button',
+								{
+									class: 'secondary',
+									testid: 'pick-user-' + u.email,
+									onclick: function () {
+										userSelect.value = u.email;
+										userSelect.dispatchEvent(new Event('change'));
+									},
+								},
+								u.name,
+							);
+						}),
+					),
 				),
 			);
 			return Promise.resolve();
 		}
 		var orgs = user.organizations;
-		return Promise.all(orgs.map(function (o) { return api('GET', '/orgs/' + o.id + '/queues'); })).then(function (lists) {
+		return Promise.all(
+			orgs.map(function (o) {
+				return api('GET', '/orgs/' + o.id + '/queues');
+			}),
+		).then(function (lists) {
 			var sections = orgs.map(function (org, i) {
-				return el('section', { class: 'card', testid: 'org-' + org.id },
-					el('div', { class: 'row' },
+				return el(
+					'section',
+					{ class: 'card', testid: 'org-' + org.id },
+					el(
+						'div',
+						{ class: 'row' },
 						el('h2', { text: org.name }),
 						el('span', { class: 'badge', text: 'Organization ' + org.id }),
 						el('span', { class: 'badge', text: org.admin ? 'admin' : 'member' }),
 					),
-					lists[i].length === 0 ? el('p', { class: 'muted', text: 'No queues.' }) :
-					el('ul', { class: 'queues', testid: 'queue-list' }, lists[i].map(function (q) {
-						return el('li', {},
-							link('/app/queues/' + q.id, { class: 'queue-tile', testid: 'queue-link-' + q.id },
-								el('div', { class: 'name', text: q.name }),
-								el('div', { class: 'count', testid: 'pending-count-' + q.id, text: String(q.n_tasks) }),
-								el('div', { class: 'muted', text: 'pending · queue ' + q.id + (q.active_users.length ? ' · working: ' + q.active_users.join(', ') : '') }),
+					lists[i].length === 0
+						? el('p', { class: 'muted', text: 'No queues.' })
+						: el(
+								'ul',
+								{ class: 'queues', testid: 'queue-list' },
+								lists[i].map(function (q) {
+									return el(
+										'li',
+										{},
+										link(
+											'/app/queues/' + q.id,
+											{ class: 'queue-tile', testid: 'queue-link-' + q.id },
+											el('div', { class: 'name', text: q.name }),
+											el('div', {
+												class: 'count',
+												testid: 'pending-count-' + q.id,
+												text: String(q.n_tasks),
+											}),
+											el('div', {
+												class: 'muted',
+												text:
+													'pending · queue ' +
+													q.id +
+													(q.active_users.length ? ' · working: ' + q.active_users.join(', ') : ''),
+											}),
+										),
+									);
+								}),
 							),
-						);
-					})),
 				);
 			});
-			main.replaceChildren.apply(main, [el('h1', { text: 'Your queues' }), el('p', { class: 'muted', text: 'Hello ' + user.name + '. Open a queue to work on its tasks.' })].concat(sections));
+			main.replaceChildren.apply(
+				main,
+				[
+					el('h1', { text: 'Your queues' }),
+					el('p', {
+						class: 'muted',
+						text: 'Hello ' + user.name + '. Open a queue to work on its tasks.',
+					}),
+				].concat(sections),
+			);
 		});
 	}
 
@@ -159,11 +241,17 @@
 	}
 
 	function showValue(block, value) {
-		if (value === null || value === undefined || value === '') return el('span', { class: 'muted', text: '—' });
+		if (value === null || value === undefined || value === '')
+			return el('span', { class: 'muted', text: '—' });
 		switch (block.type) {
 			case 'image': {
 				var box = el('div', {});
-				var img = el('img', { class: 'preview', src: value, alt: block.name, testid: 'preview-' + block.id });
+				var img = el('img', {
+					class: 'preview',
+					src: value,
+					alt: block.name,
+					testid: 'preview-' + block.id,
+				});
 				img.addEventListener('error', function () {
 					img.replaceWith(el('div', { class: 'img-missing', text: 'image preview not reachable' }));
 				});
@@ -171,9 +259,19 @@
 				return box;
 			}
 			case 'audio':
-				return el('div', {}, el('audio', { controls: true, src: value, preload: 'none' }), el('div', {}, urlLink(value)));
+				return el(
+					'div',
+					{},
+					el('audio', { controls: true, src: value, preload: 'none' }),
+					el('div', {}, urlLink(value)),
+				);
 			case 'video':
-				return el('div', {}, el('video', { controls: true, src: value, preload: 'none', width: '320' }), el('div', {}, urlLink(value)));
+				return el(
+					'div',
+					{},
+					el('video', { controls: true, src: value, preload: 'none', width: '320' }),
+					el('div', {}, urlLink(value)),
+				);
 			case 'link':
 			case 'pdf':
 			case 'embed':
@@ -182,41 +280,84 @@
 				return el('a', { href: 'mailto:' + value, text: value });
 			case 'rich_text':
 				// shown as plain text: the markup is not trusted
-				return el('span', { text: new DOMParser().parseFromString(String(value), 'text/html').body.textContent || '' });
+				return el('span', {
+					text: new DOMParser().parseFromString(String(value), 'text/html').body.textContent || '',
+				});
 			case 'binary':
-				return el('span', { text: value === true ? 'Yes' : value === false ? 'No' : String(value) });
+				return el('span', {
+					text: value === true ? 'Yes' : value === false ? 'No' : String(value),
+				});
 			case 'single_selection': {
-				var opt = optionList(block).find(function (o) { return o.id === value; });
+				var opt = optionList(block).find(function (o) {
+					return o.id === value;
+				});
 				return el('span', { text: opt ? opt.name : String(value) });
 			}
 			case 'multiple_selection':
 			case 'list':
 			case 'text_sequence':
-				return el('ul', {}, (Array.isArray(value) ? value : [value]).map(function (v) { return el('li', { text: String(v) }); }));
+				return el(
+					'ul',
+					{},
+					(Array.isArray(value) ? value : [value]).map(function (v) {
+						return el('li', { text: String(v) });
+					}),
+				);
 			case 'named_entity_recognition': {
 				if (typeof value === 'string') return el('span', { text: value });
 				var text = String(value.text || '');
 				var parts = [];
 				var pos = 0;
-				(value.entities || []).slice().sort(function (a, b) { return a.start - b.start; }).forEach(function (e) {
-					if (e.start < pos) return;
-					parts.push(text.slice(pos, e.start));
-					parts.push(el('mark', {}, text.slice(e.start, e.end), el('small', { text: e.category })));
-					pos = e.end;
-				});
+				(value.entities || [])
+					.slice()
+					.sort(function (a, b) {
+						return a.start - b.start;
+					})
+					.forEach(function (e) {
+						if (e.start < pos) return;
+						parts.push(text.slice(pos, e.start));
+						parts.push(
+							el('mark', {}, text.slice(e.start, e.end), el('small', { text: e.category })),
+						);
+						pos = e.end;
+					});
 				parts.push(text.slice(pos));
 				return el('span', {}, parts);
 			}
 			case 'bounding_boxes':
-				return el('div', {}, urlLink(String(value.image || '')), el('ul', {}, (value.objects || []).map(function (o) {
-					return el('li', { text: o.category + ' at x ' + o.x + ', y ' + o.y + ', ' + o.w + ' × ' + o.h });
-				})));
+				return el(
+					'div',
+					{},
+					urlLink(String(value.image || '')),
+					el(
+						'ul',
+						{},
+						(value.objects || []).map(function (o) {
+							return el('li', {
+								text: o.category + ' at x ' + o.x + ', y ' + o.y + ', ' + o.w + ' × ' + o.h,
+							});
+						}),
+					),
+				);
 			case 'form_sequence':
-				return el('dl', {}, (settingsOf(block).blocks || []).map(function (sub) {
-					return [el('dt', { text: sub.name || sub.id }), el('dd', {}, showValue(sub, value[sub.id]))];
-				}).reduce(function (a, b) { return a.concat(b); }, []));
+				return el(
+					'dl',
+					{},
+					(settingsOf(block).blocks || [])
+						.map(function (sub) {
+							return [
+								el('dt', { text: sub.name || sub.id }),
+								el('dd', {}, showValue(sub, value[sub.id])),
+							];
+						})
+						.reduce(function (a, b) {
+							return a.concat(b);
+						}, []),
+				);
 			default:
-				return el('span', { text: typeof value === 'object' ? JSON.stringify(value) : String(value) });
+				return el('span', {
+					text: typeof value === 'object' ? JSON.stringify(value) : String(value),
+				});
 		}
 	}
 
@@ -226,70 +367,130 @@
 	function fieldFor(block, value, prefix) {
 		var s = settingsOf(block);
 		var id = 'field-' + prefix + block.id;
-		var label = el('label', { for: id }, block.name || block.id, s.is_required ? el('span', { class: 'req', text: ' *' }) : null);
-		var common = { id: id, name: block.id, testid: id, placeholder: s.placeholder, required: !!s.is_required && block.type !== 'binary' };
+		var label = el(
+			'label',
+			{ for: id },
+			block.name || block.id,
+			s.is_required ? el('span', { class: 'req', text: ' *' }) : null,
+		);
+		var common = {
+			id: id,
+			name: block.id,
+			testid: id,
+			placeholder: s.placeholder,
+			required: !!s.is_required && block.type !== 'binary',
+		};
 		var input;
 		var read;
 		switch (block.type) {
 			case 'rich_text':
 				input = el('textarea', common);
 				input.value = value || '';
-				read = function () { return input.value === '' ? undefined : input.value; };
+				read = function () {
+					return input.value === '' ? undefined : input.value;
+				};
 				break;
 			case 'number':
 				input = el('input', Object.assign({ type: 'number', step: 'any' }, common));
 				input.value = value === null || value === undefined ? '' : String(value);
-				read = function () { return input.value === '' ? undefined : Number(input.value); };
+				read = function () {
+					return input.value === '' ? undefined : Number(input.value);
+				};
 				break;
 			case 'binary':
 				input = el('input', Object.assign({ type: 'checkbox' }, common));
 				input.checked = value === true;
 				return {
-					node: el('div', { class: 'field checks' }, el('label', { for: id }, input, block.name || block.id)),
-					read: function () { return input.checked; },
+					node: el(
+						'div',
+						{ class: 'field checks' },
+						el('label', { for: id }, input, block.name || block.id),
+					),
+					read: function () {
+						return input.checked;
+					},
 				};
 			case 'date':
 				input = el('input', Object.assign({ type: 'date' }, common));
 				input.value = typeof value === 'string' ? value.slice(0, 10) : '';
-				read = function () { return input.value === '' ? undefined : input.value; };
+				read = function () {
+					return input.value === '' ? undefined : input.value;
+				};
 				break;
 			case 'email':
 				input = el('input', Object.assign({ type: 'email' }, common));
 				input.value = value || '';
-				read = function () { return input.value === '' ? undefined : input.value; };
+				read = function () {
+					return input.value === '' ? undefined : input.value;
+				};
 				break;
 			case 'link':
 				input = el('input', Object.assign({ type: 'url' }, common));
 				input.value = value || '';
-				read = function () { return input.value === '' ? undefined : input.value; };
+				read = function () {
+					return input.value === '' ? undefined : input.value;
+				};
 				break;
 			case 'single_selection':
-				input = el('select', common, el('option', { value: '', text: 'Choose…' }), optionList(block).map(function (o) {
-					return el('option', { value: o.id, text: o.name });
-				}));
+				input = el(
+					'select',
+					common,
+					el('option', { value: '', text: 'Choose…' }),
+					optionList(block).map(function (o) {
+						return el('option', { value: o.id, text: o.name });
+					}),
+				);
 				input.value = value || '';
-				read = function () { return input.value === '' ? undefined : input.value; };
+				read = function () {
+					return input.value === '' ? undefined : input.value;
+				};
 				break;
 			case 'multiple_selection': {
 				var boxes = optionList(block).map(function (o) {
-					var cb = el('input', { type: 'checkbox', value: o.id, testid: id + '-' + o.id, id: id + '-' + o.id });
+					var cb = el('input', {
+						type: 'checkbox',
+						value: o.id,
+						testid: id + '-' + o.id,
+						id: id + '-' + o.id,
+					});
 					cb.checked = Array.isArray(value) && value.indexOf(o.id) !== -1;
 					return cb;
 				});
 				return {
-					node: el('div', { class: 'field checks', testid: id, role: 'group', 'aria-label': block.name },
+					node: el(
+						'div',
+						{ class: 'field checks', testid: id, role: 'group', 'aria-label': block.name },
 						el('span', { class: 'label', text: block.name || block.id }),
-						boxes.map(function (cb, i) { return el('label', { for: cb.id }, cb, optionList(block)[i].name); })),
-					read: function () { return boxes.filter(function (b) { return b.checked; }).map(function (b) { return b.value; }); },
+						boxes.map(function (cb, i) {
+							return el('label', { for: cb.id }, cb, optionList(block)[i].name);
+						}),
+					),
+					read: function () {
+						return boxes
+							.filter(function (b) {
+								return b.checked;
+							})
+							.map(function (b) {
+								return b.value;
+							});
+					},
 				};
 			}
 			case 'list':
 			case 'text_sequence': {
 				var numeric = s.subtype === 'number';
-				input = el('textarea', Object.assign({}, common, { placeholder: s.placeholder || 'One per line' }));
+				input = el(
+					'textarea',
+					Object.assign({}, common, { placeholder: s.placeholder || 'One per line' }),
+				);
 				input.value = Array.isArray(value) ? value.join('\n') : '';
 				read = function () {
-					var lines = input.value.split('\n').map(function (l) { return l.trim(); }).filter(Boolean);
+					var lines = input.value
+						.split('\n')
+						.map(function (l) {
+							return l.trim();
+						})
+						.filter(Boolean);
 					if (lines.length === 0) return undefined;
 					return numeric ? lines.map(Number) : lines;
 				};
@@ -297,16 +498,29 @@
 			}
 			case 'form_sequence': {
 				var subs = (s.blocks || []).map(function (sub) {
-					return { id: sub.id, f: fieldFor(sub, value ? value[sub.id] : null, prefix + block.id + '-') };
+					return {
+						id: sub.id,
+						f: fieldFor(sub, value ? value[sub.id] : null, prefix + block.id + '-'),
+					};
 				});
 				return {
-					node: el('fieldset', { class: 'field', testid: id }, el('legend', { text: block.name || block.id }), subs.map(function (x) { return x.f.node; })),
+					node: el(
+						'fieldset',
+						{ class: 'field', testid: id },
+						el('legend', { text: block.name || block.id }),
+						subs.map(function (x) {
+							return x.f.node;
+						}),
+					),
 					read: function () {
 						var out = {};
 						var any = false;
 						subs.forEach(function (x) {
 							var v = x.f.read();
-							if (v !== undefined) { out[x.id] = v; any = true; }
+							if (v !== undefined) {
+								out[x.id] = v;
+								any = true;
+							}
 						});
 						return any ? out : undefined;
 					},
@@ -315,7 +529,9 @@
 			default:
 				input = el('input', Object.assign({ type: 'text' }, common));
 				input.value = value === null || value === undefined ? '' : String(value);
-				read = function () { return input.value === '' ? undefined : input.value; };
+				read = function () {
+					return input.value === '' ? undefined : input.value;
+				};
 		}
 		return { node: el('div', { class: 'field' }, label, input), read: read };
 	}
@@ -327,35 +543,88 @@
 	function renderQueue(queueId) {
 		var user = currentUser();
 		return api('GET', '/queues/' + queueId).then(function (queue) {
-			var isMember = user && user.organizations.some(function (o) { return o.id === queue.org_id; });
-			var header = el('div', { class: 'row' },
-				el('div', {},
+			var isMember =
+				user &&
+				user.organizations.some(function (o) {
+					return o.id === queue.org_id;
+				});
+			var header = el(
+				'div',
+				{ class: 'row' },
+				el(
+					'div',
+					{},
 					el('h1', { testid: 'queue-name', text: queue.name }),
-					el('div', { class: 'muted' }, 'Queue ', el('code', { testid: 'queue-id', text: String(queue.id) }), ' · organization ' + queue.org_id + ' · ',
-						el('span', { testid: 'queue-pending', text: String(queue.n_tasks) }), ' pending'),
+					el(
+						'div',
+						{ class: 'muted' },
+						'Queue ',
+						el('code', { testid: 'queue-id', text: String(queue.id) }),
+						' · organization ' + queue.org_id + ' · ',
+						el('span', { testid: 'queue-pending', text: String(queue.n_tasks) }),
+						' pending',
+					),
 					queue.description ? el('p', { class: 'muted', text: queue.description }) : null,
 				),
 				el('div', { class: 'spacer' }),
 				link('/app/', { class: 'button secondary', testid: 'back-to-queues' }, 'All queues'),
 			);
 			var parts = [header];
-			if (flash) { parts.push(flash); flash = null; }
+			if (flash) {
+				parts.push(flash);
+				flash = null;
+			}
 			if (!user) {
-				parts.push(el('div', { class: 'card' }, el('p', { text: 'Pick who you are (top right) to work on this queue.' })));
+				parts.push(
+					el(
+						'div',
+						{ class: 'card' },
+						el('p', { text: 'Pick who you are (top right) to work on this queue.' }),
+					),
+				);
 				main.replaceChildren.apply(main, parts);
 				return;
 			}
 			if (!isMember) {
-				parts.push(message('error', user.name + ' is not a member of this queue’s organization.', 'not-member'));
+				parts.push(
+					message(
+						'error',
+						user.name + ' is not a member of this queue’s organization.',
+						'not-member',
+					),
+				);
 				main.replaceChildren.apply(main, parts);
 				return;
 			}
-			var work = el('section', { class: 'card', testid: 'work-area' },
+			var work = el(
+				'section',
+				{ class: 'card', testid: 'work-area' },
 				el('h2', { text: 'Work' }),
-				el('p', { class: 'muted', text: 'Take the next pending task; it becomes yours (in progress) until you complete it.' }),
-				el('button', { testid: 'take-next', onclick: function () { takeNext(queue, work); } }, 'Take next task'),
+				el('p', {
+					class: 'muted',
+					text: 'Take the next pending task; it becomes yours (in progress) until you complete it.',
+				}),
+				el(
+					'button',
+					{
+						testid: 'take-next',
+						onclick: function () {
+							takeNext(queue, work);
+						},
+					},
+					'Take next task',
+				),
 			);
-			parts.push(work, connections(queue, user), el('section', { class: 'card', testid: 'recent' }, el('h2', { text: 'Recently completed' }), el('p', { class: 'muted', text: 'Loading…' })));
+			parts.push(
+				work,
+				connections(queue, user),
+				el(
+					'section',
+					{ class: 'card', testid: 'recent' },
+					el('h2', { text: 'Recently completed' }),
+					el('p', { class: 'muted', text: 'Loading…' }),
+				),
+			);
 			main.replaceChildren.apply(main, parts);
 			loadRecent(queue);
 		});
@@ -363,28 +632,58 @@
 
 	function takeNext(queue, work) {
 		var user = currentUser();
-		api('POST', '/queues/' + queue.id + '/take', { email: user.email }).then(function (r) {
-			if (!r.task) {
-				work.replaceChildren(el('h2', { text: 'Work' }), message('ok', 'No pending task in this queue. Well done!', 'no-task'));
-				return;
-			}
-			renderTask(queue, r.task, work);
-		}).catch(function (e) { work.prepend(message('error', e.message, 'form-error')); });
+		api('POST', '/queues/' + queue.id + '/take', { email: user.email })
+			.then(function (r) {
+				if (!r.task) {
+					work.replaceChildren(
+						el('h2', { text: 'Work' }),
+						message('ok', 'No pending task in this queue. Well done!', 'no-task'),
+					);
+					return;
+				}
+				renderTask(queue, r.task, work);
+			})
+			.catch(function (e) {
+				work.prepend(message('error', e.message, 'form-error'));
+			});
 	}
 
 	function renderTask(queue, task, work) {
-		var inputs = queue.data.filter(function (b) { return !isFilledByPeople(b); });
+		var inputs = queue.data.filter(function (b) {
+			return !isFilledByPeople(b);
+		});
 		var filled = queue.data.filter(isFilledByPeople);
-		var fields = filled.map(function (b) { return { block: b, f: fieldFor(b, task.data[b.id], '') }; });
+		var fields = filled.map(function (b) {
+			return { block: b, f: fieldFor(b, task.data[b.id], '') };
+		});
 		var errorBox = el('div', {});
-		var form = el('form', { testid: 'task-form', novalidate: true },
-			fields.map(function (x) { return x.f.node; }),
+		var form = el(
+			'form',
+			{ testid: 'task-form', novalidate: true },
+			fields.map(function (x) {
+				return x.f.node;
+			}),
 			errorBox,
-			el('div', { class: 'row' },
+			el(
+				'div',
+				{ class: 'row' },
 				el('button', { type: 'submit', testid: 'complete-task' }, 'Complete task'),
-				el('button', { type: 'button', class: 'secondary', testid: 'release-task', onclick: function () {
-					api('POST', '/queues/' + queue.id + '/tasks/' + task.id + '/release', { email: currentUser().email }).then(function () { route(); });
-				} }, 'Give back'),
+				el(
+					'button',
+					{
+						type: 'button',
+						class: 'secondary',
+						testid: 'release-task',
+						onclick: function () {
+							api('POST', '/queues/' + queue.id + '/tasks/' + task.id + '/release', {
+								email: currentUser().email,
+							}).then(function () {
+								route();
+							});
+						},
+					},
+					'Give back',
+				),
 			),
 		);
 		form.addEventListener('submit', function (e) {
@@ -397,13 +696,25 @@
 				else if (settingsOf(x.block).is_required) missing.push(x.block.name || x.block.id);
 			});
 			if (missing.length) {
-				errorBox.replaceChildren(message('error', 'Please fill in: ' + missing.join(', '), 'form-error'));
+				errorBox.replaceChildren(
+					message('error', 'Please fill in: ' + missing.join(', '), 'form-error'),
+				);
 				return;
 			}
 			form.querySelector('[data-testid=complete-task]').disabled = true;
-			api('POST', '/queues/' + queue.id + '/tasks/' + task.id + '/complete', { email: currentUser().email, data: data })
+			api('POST', '/queues/' + queue.id + '/tasks/' + task.id + '/complete', {
+				email: currentUser().email,
+				data: data,
+			})
 				.then(function (r) {
-					flash = message('ok', 'Task #' + r.task.id + ' completed' + (queue.webhook && queue.webhook.target ? ' and sent to the webhook.' : '.'), 'completed-message');
+					flash = message(
+						'ok',
+						'Task #' +
+							r.task.id +
+							' completed' +
+							(queue.webhook && queue.webhook.target ? ' and sent to the webhook.' : '.'),
+						'completed-message',
+					);
 					return renderQueue(queue.id);
 				})
 				.catch(function (err) {
@@ -412,30 +723,86 @@
 				});
 		});
 		work.replaceChildren(
-			el('div', { class: 'row' }, el('h2', { text: 'Task #' + task.id }), el('span', { class: 'badge', testid: 'task-status', text: task.status.replace('_', ' ') })),
-			el('div', { class: 'two-col', testid: 'task-' + task.id },
-				el('div', {}, el('h2', { text: 'Input' }), inputs.length === 0 ? el('p', { class: 'muted', text: 'No input values.' }) :
-					el('dl', { class: 'inputs', testid: 'task-inputs' }, inputs.map(function (b) {
-						return [el('dt', { text: b.name || b.id }), el('dd', { testid: 'input-' + b.id }, showValue(b, task.data[b.id]))];
-					}).reduce(function (a, b) { return a.concat(b); }, []))),
+			el(
+				'div',
+				{ class: 'row' },
+				el('h2', { text: 'Task #' + task.id }),
+				el('span', { class: 'badge', testid: 'task-status', text: task.status.replace('_', ' ') }),
+			),
+			el(
+				'div',
+				{ class: 'two-col', testid: 'task-' + task.id },
+				el(
+					'div',
+					{},
+					el('h2', { text: 'Input' }),
+					inputs.length === 0
+						? el('p', { class: 'muted', text: 'No input values.' })
+						: el(
+								'dl',
+								{ class: 'inputs', testid: 'task-inputs' },
+								inputs
+									.map(function (b) {
+										return [
+											el('dt', { text: b.name || b.id }),
+											el('dd', { testid: 'input-' + b.id }, showValue(b, task.data[b.id])),
+										];
+									})
+									.reduce(function (a, b) {
+										return a.concat(b);
+									}, []),
+							),
+				),
 				el('div', {}, el('h2', { text: 'Your answer' }), form),
 			),
 		);
 	}
 
 	function connections(queue, user) {
-		var input = el('input', { type: 'url', id: 'webhook-target', testid: 'webhook-target', placeholder: 'https://example.com/hook', 'aria-label': 'Webhook URL' });
+		var input = el('input', {
+			type: 'url',
+			id: 'webhook-target',
+			testid: 'webhook-target',
+			placeholder: 'https://example.com/hook',
+			'aria-label': 'Webhook URL',
+		});
 		input.value = (queue.webhook && queue.webhook.target) || '';
 		var status = el('div', {});
-		return el('section', { class: 'card', testid: 'connections' },
+		return el(
+			'section',
+			{ class: 'card', testid: 'connections' },
 			el('h2', { text: 'Connections' }),
-			el('p', { class: 'muted', text: 'One webhook per queue: it receives a POST each time a task here is completed.' }),
-			el('form', { class: 'row', onsubmit: function (e) {
-				e.preventDefault();
-				api('PUT', '/queues/' + queue.id + '/webhook', { email: user.email, target: input.value })
-					.then(function () { status.replaceChildren(message('ok', input.value ? 'Webhook saved.' : 'Webhook removed.', 'webhook-saved')); })
-					.catch(function (err) { status.replaceChildren(message('error', err.message, 'webhook-error')); });
-			} }, el('div', { class: 'spacer' }, input), el('button', { type: 'submit', class: 'secondary', testid: 'webhook-save' }, 'Save')),
+			el('p', {
+				class: 'muted',
+				text: 'One webhook per queue: it receives a POST each time a task here is completed.',
+			}),
+			el(
+				'form',
+				{
+					class: 'row',
+					onsubmit: function (e) {
+						e.preventDefault();
+						api('PUT', '/queues/' + queue.id + '/webhook', {
+							email: user.email,
+							target: input.value,
+						})
+							.then(function () {
+								status.replaceChildren(
+									message(
+										'ok',
+										input.value ? 'Webhook saved.' : 'Webhook removed.',
+										'webhook-saved',
+									),
+								);
+							})
+							.catch(function (err) {
+								status.replaceChildren(message('error', err.message, 'webhook-error'));
+							});
+					},
+				},
+				el('div', { class: 'spacer' }, input),
+				el('button', { type: 'submit', class: 'secondary', testid: 'webhook-save' }, 'Save'),
+			),
 			status,
 		);
 	}
@@ -444,15 +811,50 @@
 		api('GET', '/queues/' + queue.id + '/completed').then(function (tasks) {
 			var box = main.querySelector('[data-testid=recent]');
 			if (!box) return;
-			box.replaceChildren(el('h2', { text: 'Recently completed' }), tasks.length === 0 ? el('p', { class: 'muted', text: 'None yet.' }) :
-				el('table', {}, el('thead', {}, el('tr', {}, ['Task', 'Completed at', 'By', 'Values'].map(function (h) { return el('th', { text: h }); }))),
-					el('tbody', {}, tasks.map(function (t) {
-						var values = queue.data.filter(isFilledByPeople).map(function (b) {
-							var v = t.data[b.id];
-							return v === null || v === undefined ? null : b.id + ': ' + (typeof v === 'object' ? JSON.stringify(v) : String(v));
-						}).filter(Boolean).join(' · ');
-						return el('tr', { testid: 'completed-row-' + t.id }, el('td', { text: '#' + t.id }), el('td', { text: t.completed_at }), el('td', { text: t.completed_by || '' }), el('td', { text: values }));
-					}))));
+			box.replaceChildren(
+				el('h2', { text: 'Recently completed' }),
+				tasks.length === 0
+					? el('p', { class: 'muted', text: 'None yet.' })
+					: el(
+							'table',
+							{},
+							el(
+								'thead',
+								{},
+								el(
+									'tr',
+									{},
+									['Task', 'Completed at', 'By', 'Values'].map(function (h) {
+										return el('th', { text: h });
+									}),
+								),
+							),
+							el(
+								'tbody',
+								{},
+								tasks.map(function (t) {
+									var values = queue.data
+										.filter(isFilledByPeople)
+										.map(function (b) {
+											var v = t.data[b.id];
+											return v === null || v === undefined
+												? null
+												: b.id + ': ' + (typeof v === 'object' ? JSON.stringify(v) : String(v));
+										})
+										.filter(Boolean)
+										.join(' · ');
+									return el(
+										'tr',
+										{ testid: 'completed-row-' + t.id },
+										el('td', { text: '#' + t.id }),
+										el('td', { text: t.completed_at }),
+										el('td', { text: t.completed_by || '' }),
+										el('td', { text: values }),
+									);
+								}),
+							),
+						),
+			);
 		});
 	}
 
@@ -461,7 +863,9 @@
 	function route() {
 		var m = /^\/app\/queues\/(\d+)/.exec(location.pathname);
 		var p = m ? renderQueue(Number(m[1])) : renderHome();
-		return p.catch(function (e) { main.replaceChildren(message('error', e.message, 'page-error')); });
+		return p.catch(function (e) {
+			main.replaceChildren(message('error', e.message, 'page-error'));
+		});
 	}
 
 	window.addEventListener('popstate', route);
