@@ -13,11 +13,15 @@ function run(command, args) {
 
 /** `npm run sandbox`: the local Task Queue Service on port 5680 (see sandbox/README.md). */
 function sandbox() {
-	return run(process.execPath, [
+	const child = run(process.execPath, [
 		require.resolve('tsx/cli'),
 		'sandbox/cli.ts',
 		...argsAfter('sandbox'),
 	]);
+	// Ctrl-C reaches sandbox/cli.ts too: gulp waits for it to close cleanly.
+	process.on('SIGINT', () => undefined);
+	process.on('SIGTERM', () => child.kill('SIGTERM'));
+	return child;
 }
 sandbox.description = 'Start the local Task Queue Service sandbox (port 5680)';
 
