@@ -1,0 +1,130 @@
+import type {
+	IHookFunctions,
+	INodeType,
+	INodeTypeDescription,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
+
+import { queueLocator } from './helpers/descriptions';
+import { searchQueues } from './methods/listSearch';
+import { receiveDelivery } from './trigger/receive';
+import { createWebhook, deleteWebhook, WEBHOOK_PATH, webhookExists } from './trigger/webhookLifecycle';
+
+export class TaskQueueTrigger implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Task Queue Trigger',
+		name: 'taskQueueTrigger',
+		icon: { light: 'file:../../icons/taskQueue.svg', dark: 'file:../../icons/taskQueue.dark.svg' },
+		group: ['trigger'],
+		version: 1,
+		subtitle: '={{"Task completed"}}',
+		description: 'Starts the workflow when a person completes a task in a Task Queue Service queue',
+		defaults: { name: 'Task Queue Trigger' },
+		inputs: [],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'taskQueueApi', required: true }],
+		webhooks: [
+			{
+				name: 'default',
+				httpMethod: 'POST',
+				responseMode: 'onReceived',
+				path: WEBHOOK_PATH,
+			},
+		],
+		properties: [
+			{
+				displayName:
+					"The service gives each queue one webhook: while this workflow is active, it owns the queue's webhook. The service must be able to reach n8n's webhook URL; if n8n runs on localhost or a private network, use the Task Queue Poll Trigger instead.",
+				name: 'notice',
+				type: 'notice',
+				default: '',
+			},
+			{
+				displayName: 'Event',
+				name: 'event',
+				type: 'options',
+				options: [
+					{
+						name: 'Task Completed',
+						value: 'taskCompleted',
+						description: 'A person completed a task in the queue',
+					},
+				],
+				default: 'taskCompleted',
+			},
+			queueLocator,
+			{
+				displayName: 'Options',
+				name: 'options',
+				type: 'collection',
+				placeholder: 'Add Option',
+				default: {},
+				options: [
+					{
+						displayName: 'Catch Up on Missed Completions',
+						name: 'catchUp',
+						type: 'boolean',
+						default: false,
+						description:
+							'Whether each delivery also emits the completions whose delivery was lost since the last one emitted (the service does not retry, e.g. while n8n was down). Costs one or more requests per delivery.',
+					},
+					{
+						displayName: 'Emit Re-Completions',
+						name: 'emitRecompletions',
+						type: 'boolean',
+						default: true,
+						description:
+							'Whether a task completed again (forced by a reviewer: same ID, new completion time) starts the workflow again. Off: only the first completion of a task among the last 1,000 counts.',
+					},
+					{
+						displayName: 'Output Data Only',
+						name: 'dataOnly',
+						type: 'boolean',
+						default: false,
+						description: "Whether to output only the task's data (the values filled in) instead of the whole task",
+					},
+					{
+						displayName: 'Replace Existing Webhook',
+						name: 'replaceExistingWebhook',
+						type: 'boolean',
+						default: false,
+						description:
+							"Whether to take over the queue's webhook when another address is set (by a person on the queue's Connections screen, another workflow or another tool). Off: activation fails and says so.",
+					},
+					{
+						displayName: 'Restore Previous Webhook',
+						name: 'restorePreviousWebhook',
+						type: 'boolean',
+						default: true,
+						description:
+							'Whether deactivating the workflow puts back the address that Replace Existing Webhook took over. Off: the queue is left without a webhook.',
+					},
+				],
+			},
+		],
+	};
+
+	methods = {
+		listSearch: { searchQueues },
+	};
+
+	webhookMethods = {
+		default: {
+			async checkExists(this: IHookFunctions): Promise<boolean> {
+				return await webhookExists.call(this);
+			},
+			async create(this: IHookFunctions): Promise<boolean> {
+				return await createWebhook.call(this);
+			},
+			async delete(this: IHookFunctions): Promise<boolean> {
+				return await deleteWebhook.call(this);
+			},
+		},
+	};
+
+	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		return await receiveDelivery.call(this);
+	}
+}

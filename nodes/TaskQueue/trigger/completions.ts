@@ -1,0 +1,81 @@
+import type { IDataObject } from 'n8n-workflow';
+
+import type { CompletedTask } from '../transport/schemas';
+
+/**
+ * A completion is one (task, completed_at) pair: a forced re-completion keeps the id and gets a new
+ * `completed_at`, so it is a different completion with a different key.
+ */
+export function completionKey(task: Pick<CompletedTask, 'id' | 'completed_at'>): string {
+	return `${task.id}:${task.completed_at}`;
+}
+
+const ISO = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+/**
+ * A sortable form of a timestamp: `YYYY-MM-DDTHH:MM:SS.ffffff` in UTC. The service writes
+ * timestamps with or without milliseconds (Django: microseconds), so string order of the raw
+ * values is not time order ("…:00Z" sorts after "…:00.5Z"). Unparseable values sort first.
+ */
+export function timeKey(timestamp: string): string {
+	const match = ISO.exec(timestamp.trim());
+	if (!match) {
+		const ms = Date.parse(timestamp);
+		return Number.isNaN(ms) ? '' : `${new Date(ms).toISOString().slice(0, 19)}.${String(ms % 1000).padStart(3, '0')}000`;
+	}
+	const [, day, time, fraction = '', zone] = match;
+	const micro = fraction.padEnd(6, '0').slice(0, 6);
+	if (!zone || zone.toUpperCase() === 'Z') return `${day}T${time}.${micro}`;
+	const ms = Date.parse(`${day}T${time}${zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone}`);
+	if (Number.isNaN(ms)) return '';
+	return `${new Date(ms).toISOString().slice(0, 19)}.${micro}`;
+}
+
+/** Oldest completion first; the id breaks ties so the order is stable. */
+export function compareCompletions(a: CompletedTask, b: CompletedTask): number {
+	const ka = timeKey(a.completed_at);
+	const kb = timeKey(b.completed_at);
+	if (ka !== kb) return ka < kb ? -1 : 1;
+	return a.id - b.id;
+}
+
+/**
+ * Where a trigger stands: the newest completion it has emitted (`at`, a timeKey) and the ids of
+ * the tasks completed at exactly that instant (several can share a timestamp).
+ * `at: ''` means "before the first completion".
+ */
+export interface Cursor {
+	at: string;
+	ids: number[];
+}
+
+export function readCursor(value: unknown): Cursor | undefined {
+	if (typeof value !== 'object' || value === null) return undefined;
+	const { at, ids } = value as IDataObject;
+	if (typeof at !== 'string' || !Array.isArray(ids)) return undefined;
+	return { at, ids: ids.filter((id): id is number => typeof id === 'number') };
+}
+
+/** Whether the completion comes after the cursor (and so has not been emitted by this trigger). */
+export function isAfter(task: CompletedTask, cursor: Cursor): boolean {
+	const key = timeKey(task.completed_at);
+	if (key !== cursor.at) return key > cursor.at;
+	return !cursor.ids.includes(task.id);
+}
+
+/** The cursor once `tasks` have been emitted too. */
+export function advanceCursor(cursor: Cursor | undefined, tasks: CompletedTask[]): Cursor | undefined {
+	let next = cursor ? { at: cursor.at, ids: [...cursor.ids] } : undefined;
+	for (const task of tasks) {
+		const key = timeKey(task.completed_at);
+		if (!next || key > next.at) next = { at: key, ids: [task.id] };
+		else if (key === next.at && !next.ids.includes(task.id)) next.ids.push(task.id);
+	}
+	return next;
+}
+
+/** The cursor that marks every completion in `newestFirst` (a first page of the list) as seen. */
+export function cursorAtNewest(newestFirst: CompletedTask[]): Cursor {
+	if (newestFirst.length === 0) return { at: '', ids: [] };
+	return advanceCursor(undefined, newestFirst) as Cursor;
+}

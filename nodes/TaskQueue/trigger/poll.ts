@@ -1,0 +1,65 @@
+import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { advanceCursor, cursorAtNewest, readCursor } from './completions';
+import type { Cursor } from './completions';
+import { collectAfter, fetchCompletedPage, FIRST_PAGE_LIMIT } from './pollCursor';
+import { toItem } from './receive';
+import { triggerQueueId } from './webhookLifecycle';
+
+/** Share of n8n's poll budget spent paging before giving the tick back (2.x only). */
+const BUDGET_SHARE = 0.8;
+
+/**
+ * One poll: the completions after the cursor, oldest first, or null when there are none.
+ * The first poll after activation only places the cursor at the newest completion (unless the
+ * option Include Existing is on); a manual test returns the latest completed task.
+ */
+export async function pollCompletions(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+	const queueId = triggerQueueId.call(this);
+	const options = this.getNodeParameter('options', {}) as IDataObject;
+	const dataOnly = options.dataOnly === true;
+
+	if (this.getMode() === 'manual') {
+		const page = await fetchCompletedPage.call(this, queueId, 0, 1);
+		const latest = page.tasks[0];
+		if (!latest) {
+			throw new NodeOperationError(this.getNode(), `No task of queue ${queueId} has been completed yet`, {
+				description:
+					'Complete a task in the queue, then test again. Once the workflow is active, it starts for each task completed after activation.',
+			});
+		}
+		return [[toItem(latest, dataOnly)]];
+	}
+
+	const state = this.getWorkflowStaticData('node');
+	let cursor: Cursor | undefined = state.queueId === queueId ? readCursor(state.cursor) : undefined;
+	if (!cursor) {
+		if (options.includeExisting !== true) {
+			// Start from "now": everything completed so far counts as seen.
+			const page = await fetchCompletedPage.call(this, queueId, 0, FIRST_PAGE_LIMIT);
+			state.queueId = queueId;
+			state.cursor = cursorAtNewest(page.tasks) as unknown as IDataObject;
+			return null;
+		}
+		cursor = { at: '', ids: [] };
+	}
+
+	// n8n 2.x tells a poll how long it may take; 1.x has no budget.
+	const budgetMs = typeof this.getPollBudgetMs === 'function' ? this.getPollBudgetMs() : undefined;
+	const deadline = budgetMs !== undefined && budgetMs > 0 ? Date.now() + budgetMs * BUDGET_SHARE : undefined;
+	const collected = await collectAfter.call(this, queueId, cursor, { deadline });
+	if (!collected.complete) {
+		this.logger.warn(
+			`Task Queue Poll Trigger: queue ${queueId} has more new completions than one poll can read in its time budget (${collected.requests} pages read); nothing emitted, the cursor stays, the next poll tries again`,
+		);
+		return null;
+	}
+	state.queueId = queueId;
+	if (collected.tasks.length === 0) {
+		if (!readCursor(state.cursor)) state.cursor = cursor as unknown as IDataObject;
+		return null;
+	}
+	state.cursor = advanceCursor(cursor, collected.tasks) as unknown as IDataObject;
+	return [collected.tasks.map((task) => toItem(task, dataOnly))];
+}

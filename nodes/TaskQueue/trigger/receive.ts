@@ -1,0 +1,77 @@
+import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+
+import type { CompletedTask } from '../transport/schemas';
+import { advanceCursor, compareCompletions, readCursor } from './completions';
+import { checkDelivery, SeenCompletions, secretMatches } from './delivery';
+import { collectAfter } from './pollCursor';
+import { readRegistration } from './webhookLifecycle';
+
+export function toItem(task: CompletedTask, dataOnly: boolean): INodeExecutionData {
+	return { json: dataOnly ? ((task.data ?? {}) as IDataObject) : (task as unknown as IDataObject) };
+}
+
+/** Answers the caller without starting an execution. */
+function answer(this: IWebhookFunctions, status: number, body: IDataObject): IWebhookResponseData {
+	this.getResponseObject().status(status).json(body);
+	return { noWebhookResponse: true };
+}
+
+/**
+ * One POST from the service: checks the secret (401), the body (400), drops duplicates (200, no
+ * execution), optionally catches up on completions whose delivery was lost, and emits the new
+ * completions oldest first.
+ */
+export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	const state = this.getWorkflowStaticData('node');
+	const registration = readRegistration(state);
+	const query = this.getQueryData() as IDataObject;
+	if (!registration || !secretMatches(query.secret, registration.secret)) {
+		this.logger.debug('Task Queue Trigger: refused a call without the registered secret (401)');
+		return answer.call(this, 401, { message: 'Unauthorized' });
+	}
+
+	const check = checkDelivery(this.getBodyData(), registration.queueId);
+	if (!check.ok) {
+		this.logger.warn(`Task Queue Trigger: refused a delivery for queue ${registration.queueId}: ${check.reason}`);
+		return answer.call(this, 400, { message: check.reason });
+	}
+	const task = check.task;
+	const options = this.getNodeParameter('options', {}) as IDataObject;
+	const emitRecompletions = options.emitRecompletions !== false;
+	const dataOnly = options.dataOnly === true;
+	const seen = new SeenCompletions(state, `${this.getWorkflow().id}:${this.getNode().id}:${registration.secret}`);
+	const skip = (t: CompletedTask) => seen.has(t) || (!emitRecompletions && seen.hasTask(t));
+
+	if (skip(task)) {
+		const reason = seen.has(task) ? 'duplicate' : 'recompletion';
+		return answer.call(this, 200, { received: true, ignored: reason });
+	}
+	// Claimed before any await, so a copy of this delivery arriving meanwhile is a duplicate.
+	seen.claim([task]);
+
+	const cursor = readCursor(state.cursor);
+	let emit: CompletedTask[] = [task];
+	if (options.catchUp === true && cursor) {
+		try {
+			const collected = await collectAfter.call(this, registration.queueId, cursor);
+			seen.refresh();
+			const missed = collected.tasks.filter((t) => !skip(t));
+			seen.claim(missed);
+			emit = [...missed, task].sort(compareCompletions);
+			state.cursor = advanceCursor(cursor, emit) as unknown as IDataObject;
+			if (missed.length > 0) {
+				this.logger.info(
+					`Task Queue Trigger: caught up ${missed.length} completion(s) of queue ${registration.queueId} whose delivery was lost`,
+				);
+			}
+		} catch (error) {
+			// The delivered task still runs; the cursor stays, so the next delivery looks again.
+			this.logger.warn(
+				`Task Queue Trigger: could not look for missed completions of queue ${registration.queueId} (${(error as Error).message}); the next delivery tries again`,
+			);
+		}
+	} else {
+		state.cursor = advanceCursor(cursor, [task]) as unknown as IDataObject;
+	}
+	return { workflowData: [emit.map((t) => toItem(t, dataOnly))] };
+}

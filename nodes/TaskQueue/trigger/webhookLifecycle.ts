@@ -1,0 +1,261 @@
+import { randomBytes } from 'crypto';
+import type { IDataObject, IHookFunctions, INodeParameterResourceLocator } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { getQueueId } from '../helpers/queue';
+import { getTaskQueueCredentials, parseBody, taskQueueRequest } from '../transport';
+import { queueSchema, webhookSchema } from '../transport/schemas';
+import { reachabilityWarning } from './reachability';
+
+/** The service stores a webhook target of at most 255 characters. */
+export const MAX_TARGET_LENGTH = 255;
+export const WEBHOOK_PATH = 'task-completed';
+const SECRET_PARAM = 'secret';
+
+/** What this node registered, kept in the workflow's static data (`registration`). */
+export interface Registration {
+	queueId: number;
+	/** This node's webhook URL, without the secret. */
+	url: string;
+	secret: string;
+	/** The target that was there before (set by someone else) and is put back on deactivation. */
+	previousTarget: string | null;
+	/** A registration for "listen for test event" (n8n keeps its static data apart). */
+	test: boolean;
+}
+
+export function readRegistration(state: IDataObject): Registration | undefined {
+	const value = state.registration as Partial<Registration> | undefined;
+	if (!value || typeof value !== 'object') return undefined;
+	if (typeof value.queueId !== 'number' || typeof value.secret !== 'string' || typeof value.url !== 'string') {
+		return undefined;
+	}
+	return {
+		queueId: value.queueId,
+		url: value.url,
+		secret: value.secret,
+		previousTarget: typeof value.previousTarget === 'string' && value.previousTarget !== '' ? value.previousTarget : null,
+		test: value.test === true,
+	};
+}
+
+/** The queue chosen in a context without items (hooks, webhook, poll). */
+export function triggerQueueId(this: Pick<IHookFunctions, 'getNode' | 'getNodeParameter'>): number {
+	const context = {
+		getNode: () => this.getNode(),
+		getNodeParameter: (name: string, _itemIndex: number, fallback: unknown, options: object) =>
+			this.getNodeParameter(name, fallback, options) as INodeParameterResourceLocator,
+	};
+	return getQueueId.call(context as never, 0);
+}
+
+/** `origin + path` of a URL, the part compared between a live target and this node's URL. */
+export function withoutQuery(url: string): string {
+	try {
+		const parsed = new URL(url);
+		return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
+	} catch {
+		return url.split('?')[0].replace(/\/+$/, '');
+	}
+}
+
+function secretOf(url: string): string | undefined {
+	try {
+		return new URL(url).searchParams.get(SECRET_PARAM) ?? undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * - `none`: the queue has no webhook;
+ * - `mine`: this node's URL in this mode (production or test);
+ * - `ours`: this node's other URL (its production URL seen from a test, its test URL or an old
+ *   base URL seen from production), recognised by the node's unique webhook id in the path;
+ * - `foreign`: anything else (set by a person, another workflow or another tool).
+ */
+export type TargetKind = 'none' | 'mine' | 'ours' | 'foreign';
+
+export function classifyTarget(target: string | null | undefined, myUrl: string, webhookId?: string): TargetKind {
+	if (!target) return 'none';
+	const live = withoutQuery(target);
+	if (live === withoutQuery(myUrl)) return 'mine';
+	if (webhookId && live.endsWith(`/${webhookId}/${WEBHOOK_PATH}`)) return 'ours';
+	return 'foreign';
+}
+
+/** The registered target: the webhook URL plus a random secret, within the service's limit. */
+export function targetWithSecret(url: string, secret: string): string {
+	return `${url}${url.includes('?') ? '&' : '?'}${SECRET_PARAM}=${secret}`;
+}
+
+export function newSecret(url: string, node: IHookFunctions['getNode']): string {
+	const room = MAX_TARGET_LENGTH - targetWithSecret(url, '').length;
+	// 32 random bytes (64 hex characters); fewer if the URL is long, never fewer than 16 bytes.
+	const bytes = Math.min(32, Math.floor(room / 2));
+	if (bytes < 16) {
+		throw new NodeOperationError(node(), `This workflow's webhook URL is too long for the Task Queue Service (${url.length} characters)`, {
+			description: `The service stores at most ${MAX_TARGET_LENGTH} characters per webhook, including a secret of at least 32 characters. Shorten n8n's WEBHOOK_URL, or use the Task Queue Poll Trigger.`,
+		});
+	}
+	return randomBytes(bytes).toString('hex');
+}
+
+export async function getLiveTarget(this: IHookFunctions, queueId: number): Promise<string | null> {
+	const request = {
+		method: 'GET' as const,
+		path: `/${queueId}/webhook`,
+		retry: 'idempotent' as const,
+		action: `read the webhook of queue ${queueId}`,
+	};
+	const webhook = parseBody(this.getNode(), webhookSchema, await taskQueueRequest.call(this, request), request);
+	return webhook.target ? webhook.target : null;
+}
+
+export async function setLiveTarget(this: IHookFunctions, queueId: number, target: string): Promise<void> {
+	await taskQueueRequest.call(this, {
+		method: 'PUT',
+		path: `/${queueId}/webhook`,
+		body: { target },
+		retry: 'idempotent',
+		action: target ? `set the webhook of queue ${queueId}` : `remove the webhook of queue ${queueId}`,
+	});
+}
+
+/** "Invoices" (101), or just (101) when the name cannot be read. */
+async function queueLabel(this: IHookFunctions, queueId: number): Promise<string> {
+	const request = {
+		method: 'GET' as const,
+		path: `/${queueId}`,
+		retry: 'idempotent' as const,
+		action: `read queue ${queueId}`,
+	};
+	try {
+		const queue = parseBody(this.getNode(), queueSchema, await taskQueueRequest.call(this, request), request);
+		return `"${queue.name}" (${queueId})`;
+	} catch (error) {
+		// Only the message loses the name; the refusal itself is what matters.
+		this.logger.debug(`Could not read the name of queue ${queueId}: ${(error as Error).message}`);
+		return `${queueId}`;
+	}
+}
+
+function isTestRegistration(this: IHookFunctions): boolean {
+	return this.getMode() === 'manual' || this.getActivationMode() === 'manual';
+}
+
+/** Whether this node's registration (URL and secret) is live on the service. */
+export async function webhookExists(this: IHookFunctions): Promise<boolean> {
+	const state = this.getWorkflowStaticData('node');
+	const registration = readRegistration(state);
+	const queueId = triggerQueueId.call(this);
+	const url = this.getNodeWebhookUrl('default') as string;
+	const live = await getLiveTarget.call(this, queueId);
+	if (!registration || registration.queueId !== queueId || live === null) return false;
+	return classifyTarget(live, url) === 'mine' && secretOf(live) === registration.secret;
+}
+
+/** Registers this node's URL with a new secret, refusing to take over someone else's target. */
+export async function createWebhook(this: IHookFunctions): Promise<boolean> {
+	const state = this.getWorkflowStaticData('node');
+	const previous = readRegistration(state);
+	const queueId = triggerQueueId.call(this);
+	const url = this.getNodeWebhookUrl('default') as string;
+	const test = isTestRegistration.call(this);
+	const node = this.getNode();
+	const options = this.getNodeParameter('options', {}) as IDataObject;
+	const live = await getLiveTarget.call(this, queueId);
+	const kind = classifyTarget(live, url, node.webhookId);
+
+	let previousTarget: string | null = previous?.queueId === queueId ? previous.previousTarget : null;
+	if (kind === 'ours' && test) {
+		const label = await queueLabel.call(this, queueId);
+		throw new NodeOperationError(node, `Queue ${label} already sends its completed tasks to this workflow's production webhook`, {
+			description:
+				'The service allows one webhook per queue, and a test must not take it from the active workflow. ' +
+				"While the workflow is active, each completed task starts a production execution: open the workflow's Executions list to see them. " +
+				'To listen for a test event here, deactivate the workflow first. If the workflow is not active, the production address is left over: remove it on the queue\'s Connections screen in the service (or with the Task Queue node\'s Webhook > Remove operation), then test again.',
+		});
+	}
+	if (kind === 'foreign') {
+		if (options.replaceExistingWebhook !== true) {
+			const label = await queueLabel.call(this, queueId);
+			throw new NodeOperationError(node, `Queue ${label} already sends its completed tasks to another address (${withoutQuery(live as string)})`, {
+				description:
+					'The service allows one webhook per queue, and this one was set by someone else (on the queue\'s Connections screen, by another workflow or another tool). ' +
+					'To let this workflow take it over, turn on the option "Replace Existing Webhook": the other address stops receiving completed tasks, and is put back when this workflow is deactivated (option "Restore Previous Webhook"). ' +
+					'Or remove the other address on the queue\'s Connections screen in the service, then activate again.',
+			});
+		}
+		previousTarget = live;
+		this.logger.warn(
+			`Task Queue Trigger: replacing the webhook of queue ${queueId} (${withoutQuery(live as string)}), as the option "Replace Existing Webhook" asks`,
+		);
+	}
+
+	const secret = newSecret(url, () => node);
+	await setLiveTarget.call(this, queueId, targetWithSecret(url, secret));
+	const registration: Registration = { queueId, url, secret, previousTarget, test };
+	state.registration = registration as unknown as IDataObject;
+	if (!previous || previous.queueId !== queueId) {
+		// A new queue (or a first activation): catch-up starts from here, not from an old cursor.
+		delete state.cursor;
+	}
+
+	const credentials = await getTaskQueueCredentials.call(this);
+	const warning = reachabilityWarning(url, credentials.baseUrl);
+	if (warning) this.logger.warn(`Task Queue Trigger on queue ${queueId}: ${warning}`);
+	return true;
+}
+
+/**
+ * Removes this node's registration if the queue's target is still this node's URL, putting back
+ * the target it replaced (option "Restore Previous Webhook"). A target changed by someone else
+ * since is left alone. Safe to call twice; failures of the service are thrown, not hidden.
+ */
+export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
+	const state = this.getWorkflowStaticData('node');
+	const registration = readRegistration(state);
+	let queueId = registration?.queueId;
+	if (queueId === undefined) {
+		try {
+			queueId = triggerQueueId.call(this);
+		} catch (error) {
+			this.logger.warn(
+				`Task Queue Trigger: nothing registered and no valid queue chosen, so no webhook to remove (${(error as Error).message})`,
+			);
+			return true;
+		}
+	}
+	const url = this.getNodeWebhookUrl('default') as string;
+	const options = this.getNodeParameter('options', {}) as IDataObject;
+	const restore = options.restorePreviousWebhook !== false;
+
+	let live: string | null;
+	try {
+		live = await getLiveTarget.call(this, queueId);
+	} catch (error) {
+		const message = `Could not check the webhook of queue ${queueId} to remove this workflow's address`;
+		this.logger.error(`Task Queue Trigger: ${message}: ${(error as Error).message}`);
+		throw new NodeOperationError(this.getNode(), error as Error, {
+			message,
+			description: `${(error as Error).message}. This workflow's address may still be registered: n8n retries the removal; otherwise remove it on the queue's Connections screen in the service.`,
+		});
+	}
+	if (classifyTarget(live, url) === 'mine') {
+		const back = restore && registration?.previousTarget ? registration.previousTarget : '';
+		await setLiveTarget.call(this, queueId, back);
+		this.logger.info(
+			back
+				? `Task Queue Trigger: restored the previous webhook of queue ${queueId} (${withoutQuery(back)})`
+				: `Task Queue Trigger: removed this workflow's webhook from queue ${queueId}`,
+		);
+	} else if (registration) {
+		this.logger.info(
+			`Task Queue Trigger: the webhook of queue ${queueId} no longer points at this workflow (changed since); left as it is`,
+		);
+	}
+	delete state.registration;
+	delete state.cursor;
+	return true;
+}

@@ -1,0 +1,257 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports */
+// Set-up of the trigger tests: an in-process sandbox over real HTTP, the triggers run through
+// n8n-core's HookContext / WebhookContext / PollContext, and static data handled as n8n does:
+// each activation, webhook call and poll gets its own copy loaded from a stored "database" value
+// and writes it back when it ends (last writer wins, as in n8n).
+import http from 'http';
+import type { AddressInfo } from 'net';
+import type { IDataObject, INodeExecutionData, INodeParameters, IWebhookResponseData } from 'n8n-workflow';
+
+import { startSandbox, type Sandbox } from '../../../../sandbox';
+import { SandboxClient } from '../../../../sandbox/client';
+import { TaskQueuePollTrigger } from '../../../../nodes/TaskQueue/TaskQueuePollTrigger.node';
+import { TaskQueueTrigger } from '../../../../nodes/TaskQueue/TaskQueueTrigger.node';
+import {
+	hookContext,
+	makePollEnv,
+	makeWebhookEnv,
+	pollContext,
+	TestCredentialsHelper,
+	webhookContext,
+	type HookEnv,
+	type RecordedResponse,
+} from '../../../helpers/n8n';
+
+export const webhookTrigger = new TaskQueueTrigger();
+export const pollTrigger = new TaskQueuePollTrigger();
+export const WEBHOOK_ID = '6f1c2b0e-4d7a-4e8b-9a51-0c3d2e1f4a5b';
+
+export function locator(queueId: number) {
+	return { __rl: true, mode: 'id', value: String(queueId) };
+}
+
+const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value ?? {})) as T;
+
+export interface TriggerTestEnv {
+	sandbox: Sandbox;
+	client: SandboxClient;
+	credentials(overrides?: IDataObject): TestCredentialsHelper;
+	close(): Promise<void>;
+}
+
+export async function startTriggerEnv(): Promise<TriggerTestEnv> {
+	const sandbox = await startSandbox();
+	const client = new SandboxClient(sandbox.baseUrl, sandbox.adminSecret);
+	return {
+		sandbox,
+		client,
+		credentials: (overrides = {}) =>
+			new TestCredentialsHelper({
+				baseUrl: sandbox.baseUrl,
+				apiKey: sandbox.apiKey,
+				organizationId: sandbox.organizationId,
+				apiPaths: 'queues',
+				ignoreSslIssues: false,
+				...overrides,
+			}),
+		close: async () => {
+			client.close();
+			await sandbox.close();
+		},
+	};
+}
+
+export interface Delivery {
+	response: RecordedResponse;
+	result: IWebhookResponseData;
+	items: INodeExecutionData[];
+}
+
+/** One webhook trigger node of one workflow, production or test registration. */
+export class WebhookTriggerUnderTest {
+	/** The workflow's static data as n8n stores it between calls. */
+	db: IDataObject;
+
+	/** Every item emitted, in the order the executions were started. */
+	emitted: IDataObject[] = [];
+
+	/** Executions started (webhook calls that returned workflowData). */
+	executions = 0;
+
+	webhookBaseUrl = 'http://localhost:5678/webhook';
+
+	webhookTestBaseUrl = 'http://localhost:5678/webhook-test';
+
+	constructor(
+		private readonly options: {
+			credentials: TestCredentialsHelper;
+			parameters: INodeParameters;
+			isTest?: boolean;
+			webhookId?: string;
+			db?: IDataObject;
+			logger?: { warnings: string[] };
+		},
+	) {
+		this.db = clone(options.db ?? {});
+	}
+
+	set parameters(parameters: INodeParameters) {
+		this.options.parameters = parameters;
+	}
+
+	get parameters(): INodeParameters {
+		return this.options.parameters;
+	}
+
+	/** A fresh environment whose static data is a copy of the stored one. */
+	env(): HookEnv {
+		const env = makeWebhookEnv({
+			types: { taskQueueTrigger: webhookTrigger },
+			node: {
+				type: 'taskQueueTrigger',
+				name: 'Task Queue Trigger',
+				parameters: this.options.parameters,
+				webhookId: this.options.webhookId ?? WEBHOOK_ID,
+			},
+			credentials: this.options.credentials,
+			isTest: this.options.isTest,
+			staticData: clone(this.db),
+		});
+		env.additionalData.webhookBaseUrl = this.webhookBaseUrl;
+		env.additionalData.webhookTestBaseUrl = this.webhookTestBaseUrl;
+		return env;
+	}
+
+	/** The URL the node registers (without its secret). */
+	url(): string {
+		const base = this.options.isTest ? this.webhookTestBaseUrl : this.webhookBaseUrl;
+		return `${base}/${this.options.webhookId ?? WEBHOOK_ID}/task-completed`;
+	}
+
+	/** The node's state in the stored static data. */
+	state(): IDataObject {
+		return (this.db['node:Task Queue Trigger'] ?? {}) as IDataObject;
+	}
+
+	secret(): string | undefined {
+		return (this.state().registration as IDataObject | undefined)?.secret as string | undefined;
+	}
+
+	private async hook<T>(run: (env: HookEnv) => Promise<T>): Promise<T> {
+		const env = this.env();
+		const result = await run(env);
+		this.db = clone(env.workflow.staticData);
+		return result;
+	}
+
+	async checkExists(): Promise<boolean> {
+		return await this.hook(async (env) => await webhookTrigger.webhookMethods.default.checkExists.call(hookContext(env)));
+	}
+
+	async create(): Promise<boolean> {
+		return await this.hook(async (env) => await webhookTrigger.webhookMethods.default.create.call(hookContext(env)));
+	}
+
+	async delete(): Promise<boolean> {
+		return await this.hook(async (env) => await webhookTrigger.webhookMethods.default.delete.call(hookContext(env)));
+	}
+
+	/** What n8n does on activation: create unless checkExists says it is there. */
+	async activate(): Promise<void> {
+		if (!(await this.checkExists())) await this.create();
+	}
+
+	/** One incoming POST, as n8n runs it: static data loaded, webhook(), static data saved. */
+	async deliver(request: { body: unknown; query?: Record<string, string>; headers?: Record<string, string> }): Promise<Delivery> {
+		const env = this.env();
+		const { context, response } = webhookContext(env, request);
+		const result = await webhookTrigger.webhook.call(context);
+		this.db = clone(env.workflow.staticData);
+		const items = result.workflowData?.[0] ?? [];
+		if (result.workflowData) {
+			this.executions++;
+			this.emitted.push(...items.map((item) => item.json));
+		}
+		return { response, result, items };
+	}
+}
+
+/**
+ * A local HTTP server standing in for n8n's webhook endpoint: the sandbox's POSTs go through
+ * `deliver()` (so WebhookContext and webhook()) and get the status the node answered.
+ */
+export async function startWebhookServer(trigger: WebhookTriggerUnderTest): Promise<{ baseUrl: string; close(): Promise<void> }> {
+	const server = http.createServer((req, res) => {
+		const chunks: Buffer[] = [];
+		req.on('data', (chunk: Buffer) => chunks.push(chunk));
+		req.on('end', () => {
+			const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+			let body: unknown;
+			try {
+				body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+			} catch {
+				body = Buffer.concat(chunks).toString('utf8');
+			}
+			const expected = new URL(trigger.url()).pathname;
+			if (url.pathname !== expected) {
+				res.statusCode = 404;
+				res.end();
+				return;
+			}
+			trigger
+				.deliver({ body, query: Object.fromEntries(url.searchParams) })
+				.then(({ response }) => {
+					res.statusCode = response.statusCode;
+					res.setHeader('content-type', 'application/json');
+					res.end(JSON.stringify(response.body ?? { message: 'Workflow was started' }));
+				})
+				.catch((error: Error) => {
+					res.statusCode = 500;
+					res.end(JSON.stringify({ message: error.message }));
+				});
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	const baseUrl = `http://127.0.0.1:${port}/webhook`;
+	trigger.webhookBaseUrl = baseUrl;
+	trigger.webhookTestBaseUrl = `http://127.0.0.1:${port}/webhook-test`;
+	return {
+		baseUrl,
+		close: async () =>
+			await new Promise<void>((resolve) => {
+				server.close(() => resolve());
+				server.closeAllConnections();
+			}),
+	};
+}
+
+/** One poll trigger node; static data stored between polls like n8n's database. */
+export class PollTriggerUnderTest {
+	db: IDataObject = {};
+
+	emitted: IDataObject[] = [];
+
+	constructor(
+		private readonly options: { credentials: TestCredentialsHelper; parameters: INodeParameters },
+	) {}
+
+	state(): IDataObject {
+		return (this.db['node:Task Queue Poll Trigger'] ?? {}) as IDataObject;
+	}
+
+	async poll(mode: 'trigger' | 'manual' = 'trigger'): Promise<INodeExecutionData[][] | null> {
+		const env = makePollEnv({
+			types: { taskQueuePollTrigger: pollTrigger },
+			node: { type: 'taskQueuePollTrigger', name: 'Task Queue Poll Trigger', parameters: this.options.parameters },
+			credentials: this.options.credentials,
+			staticData: clone(this.db),
+		});
+		const result = await pollTrigger.poll.call(pollContext(env, mode));
+		if (mode !== 'manual') {
+			this.db = clone(env.workflow.staticData);
+			if (result) this.emitted.push(...result[0].map((item) => item.json));
+		}
+		return result;
+	}
+}
