@@ -1,0 +1,147 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
+// Shared helpers of the sandbox tests: raw HTTP calls to the API, and a webhook listener.
+import http from 'http';
+import type { AddressInfo } from 'net';
+
+export const ALICE = 'alice@example.com';
+export const BOB = 'bob@example.com';
+export const CAROL = 'carol@example.com';
+export const API_KEY = 'tqs_sandbox_2f8a61c4e9d07b35';
+
+export interface RawResponse {
+	status: number;
+	headers: http.IncomingHttpHeaders;
+	text: string;
+	/** parsed JSON, or undefined when the body is not JSON */
+	json: unknown;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+
+/** Frees the keep-alive sockets (call in afterAll). */
+export function closeAgent(): void {
+	agent.destroy();
+}
+
+/**
+ * One HTTP request with node's http module (so status codes, content types and bodies are
+ * seen exactly as sent). `token: null` sends no Authorization header.
+ */
+export async function call(
+	baseUrl: string,
+	method: string,
+	path: string,
+	options: {
+		token?: string | null;
+		body?: unknown;
+		rawBody?: string;
+		headers?: Record<string, string>;
+	} = {},
+): Promise<RawResponse> {
+	const url = new URL(baseUrl + path);
+	const headers: Record<string, string> = { ...options.headers };
+	const token = options.token === undefined ? API_KEY : options.token;
+	if (token !== null && !headers.Authorization) headers.Authorization = `Token ${token}`;
+	let payload: string | undefined = options.rawBody;
+	if (options.body !== undefined) payload = JSON.stringify(options.body);
+	if (payload !== undefined) {
+		headers['Content-Type'] ??= 'application/json';
+		headers['Content-Length'] = String(Buffer.byteLength(payload));
+	}
+	return await new Promise<RawResponse>((resolve, reject) => {
+		const req = http.request(url, { method, headers, agent }, (res) => {
+			const chunks: Buffer[] = [];
+			res.on('data', (c: Buffer) => chunks.push(c));
+			res.on('error', reject);
+			res.on('end', () => {
+				const text = Buffer.concat(chunks).toString('utf8');
+				let json: unknown;
+				try {
+					json = text === '' ? undefined : JSON.parse(text);
+				} catch {
+					json = undefined;
+				}
+				resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+			});
+		});
+		req.on('error', reject);
+		req.end(payload);
+	});
+}
+
+export interface ReceivedHook {
+	method: string;
+	url: string;
+	headers: http.IncomingHttpHeaders;
+	body: string;
+}
+
+export interface Listener {
+	url: string;
+	received: ReceivedHook[];
+	/** status the listener answers (default 200) */
+	status: number;
+	waitFor(count: number, timeoutMs?: number): Promise<ReceivedHook[]>;
+	close(): Promise<void>;
+}
+
+/** A local HTTP listener on 127.0.0.1, random port, recording every request. */
+export async function startListener(): Promise<Listener> {
+	const received: ReceivedHook[] = [];
+	const waiters: Array<() => void> = [];
+	const state = { status: 200 };
+	const server = http.createServer((req, res) => {
+		const chunks: Buffer[] = [];
+		req.on('data', (c: Buffer) => chunks.push(c));
+		req.on('end', () => {
+			received.push({
+				method: req.method ?? '',
+				url: req.url ?? '',
+				headers: req.headers,
+				body: Buffer.concat(chunks).toString('utf8'),
+			});
+			res.writeHead(state.status, { 'Content-Type': 'text/plain' });
+			res.end('ok');
+			for (const w of waiters.splice(0)) w();
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	const listener: Listener = {
+		url: `http://127.0.0.1:${port}`,
+		received,
+		get status() {
+			return state.status;
+		},
+		set status(s: number) {
+			state.status = s;
+		},
+		async waitFor(count, timeoutMs = 5000) {
+			const deadline = Date.now() + timeoutMs;
+			while (received.length < count) {
+				if (Date.now() > deadline) {
+					throw new Error(`expected ${count} webhook POSTs, got ${received.length}`);
+				}
+				await new Promise<void>((resolve) => {
+					const t = setTimeout(resolve, 50);
+					waiters.push(() => {
+						clearTimeout(t);
+						resolve();
+					});
+				});
+			}
+			return received;
+		},
+		async close() {
+			server.closeAllConnections();
+			await new Promise<void>((resolve) => server.close(() => resolve()));
+		},
+	};
+	return listener;
+}
+
+export function sleep(ms: number): Promise<void> {
+	return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
