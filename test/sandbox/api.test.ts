@@ -32,7 +32,7 @@ test('startSandbox gives the base URL, page URL, organization, queues and API ke
 	expect(sandbox.pageUrl).toBe(`${sandbox.baseUrl}/app/`);
 	expect(sandbox.organizationId).toBe(1);
 	expect(sandbox.queueIds).toEqual([101, 102, 103]);
-	expect(sandbox.apiKey).toBe(API_KEY);
+	expect(sandbox.apiKey).toBe('tqs_sandbox_2f8a61c4e9d07b35');
 	expect(sandbox.adminSecret).toBe('sandbox-admin');
 });
 

@@ -3,10 +3,13 @@
 import http from 'http';
 import type { AddressInfo } from 'net';
 
+import { loadDefaultSeed } from '../../sandbox/index';
+
 export const ALICE = 'alice@example.com';
 export const BOB = 'bob@example.com';
 export const CAROL = 'carol@example.com';
-export const API_KEY = 'tqs_sandbox_2f8a61c4e9d07b35';
+/** Alice's key in sandbox/seed.json (`tqs_sandbox_2f8a61c4e9d07b35`) */
+export const API_KEY = loadDefaultSeed().apiKeys[0].key;
 
 export interface RawResponse {
 	status: number;
