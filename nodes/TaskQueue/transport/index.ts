@@ -247,11 +247,13 @@ function networkError(
 		request.retry === 'ifNotProcessed' && code !== 'ECONNREFUSED'
 			? ' The task may or may not have been created: check the queue before running this item again.'
 			: '';
-	return new NodeApiError(node, { code: reason } as JsonObject, {
-		message: `Could not reach the Task Queue Service to ${request.action} (${reason})${attemptsNote(attempt)}`,
+	const message = `Could not reach the Task Queue Service to ${request.action} (${reason})${attemptsNote(attempt)}`;
+	const error = new NodeApiError(node, { code: reason } as JsonObject, {
+		message,
 		description: `Check the Base URL of the Task Queue API credential (${credentials.baseUrl}) and that the service is running and reachable from n8n.${createHint}`,
 		itemIndex: request.itemIndex,
 	});
+	return keepMessage(error, message);
 }
 
 function httpError(
@@ -313,9 +315,20 @@ function httpError(
 		description = serviceMessages ?? 'Check the Base URL and the API Paths setting of the credential.';
 	}
 
-	return new NodeApiError(
+	const error = new NodeApiError(
 		node,
 		{ statusCode, message, serviceMessages: serviceMessages ?? null } as JsonObject,
 		{ message, description, httpCode: String(statusCode), itemIndex: request.itemIndex },
 	);
+	return keepMessage(error, message);
+}
+
+/**
+ * NodeApiError swaps a message that mentions a Node.js error code (ECONNRESET, ...) for a generic
+ * text of its own ("The connection to the server was closed unexpectedly"): keep the one written here,
+ * which says what the node was doing and whether a create may have gone through.
+ */
+function keepMessage(error: NodeApiError, message: string): NodeApiError {
+	error.message = message;
+	return error;
 }
