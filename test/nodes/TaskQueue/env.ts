@@ -7,8 +7,6 @@ import { SandboxClient, type RequestLogEntry } from '../../../sandbox/client';
 import { TaskQueue } from '../../../nodes/TaskQueue/TaskQueue.node';
 import { runActionNode, TestCredentialsHelper, type ActionRun } from '../../helpers/n8n';
 
-export const ALICE_KEY = 'tqs_sandbox_2f8a61c4e9d07b35';
-
 export interface TestEnv {
 	sandbox: Sandbox;
 	client: SandboxClient;
