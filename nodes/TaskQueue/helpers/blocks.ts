@@ -215,6 +215,14 @@ function dateText(value: unknown): unknown {
 	return value;
 }
 
+/** The service keeps only the documented keys of an object value: refuse others rather than lose them. */
+function unknownKey(value: Record<string, unknown>, known: string[]): string | undefined {
+	const extra = Object.keys(value).filter((key) => !known.includes(key));
+	return extra.length > 0
+		? `${extra.map((key) => `"${key}"`).join(', ')} ${extra.length === 1 ? 'is' : 'are'} not part of it (only ${known.join(' and ')}; the service would drop ${extra.length === 1 ? 'it' : 'them'})`
+		: undefined;
+}
+
 function isFraction(value: unknown): value is number {
 	return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1;
 }
@@ -284,6 +292,8 @@ function entities(compiled: CompiledBlock, value: unknown): Checked {
 	}
 	const list = parsed.entities ?? [];
 	if (!Array.isArray(list)) return bad('entities should be a list of {start, end, category}');
+	const extra = unknownKey(parsed, ['text', 'entities']);
+	if (extra) return bad(extra);
 	const { text } = parsed;
 	for (const [index, entity] of list.entries()) {
 		const where = `entity ${index + 1}`;
@@ -298,7 +308,7 @@ function entities(compiled: CompiledBlock, value: unknown): Checked {
 		const problem = category(compiled, entity.category, where);
 		if (problem) return bad(problem);
 	}
-	return ok({ ...parsed, text, entities: list });
+	return ok({ text, entities: list });
 }
 
 function boxes(compiled: CompiledBlock, value: unknown): Checked {
@@ -311,6 +321,8 @@ function boxes(compiled: CompiledBlock, value: unknown): Checked {
 	}
 	const objects = parsed.objects ?? [];
 	if (!Array.isArray(objects)) return bad('objects should be a list of {x, y, w, h, category}');
+	const extra = unknownKey(parsed, ['image', 'objects']);
+	if (extra) return bad(extra);
 	for (const [index, object] of objects.entries()) {
 		const where = `object ${index + 1}`;
 		if (!isPlainObject(object)) return bad(`${where} should be {x, y, w, h, category}`);
@@ -321,7 +333,7 @@ function boxes(compiled: CompiledBlock, value: unknown): Checked {
 		const problem = category(compiled, object.category, where);
 		if (problem) return bad(problem);
 	}
-	return ok({ ...parsed, objects });
+	return ok({ image: parsed.image, objects });
 }
 
 function checkValue(compiled: CompiledBlock, value: unknown, problems: Problem[], path: string): Checked {
