@@ -1,0 +1,217 @@
+// Webhook delivery as real deployments do it: one POST of the bare task per completion, no
+// retry, no signature, the target called verbatim; failures only recorded; delivery faults.
+import { SandboxClient } from '../../sandbox/client';
+import { startSandbox, type Sandbox } from '../../sandbox/index';
+import {
+	ALICE,
+	BOB,
+	call,
+	closeAgent,
+	ISO_MS,
+	sleep,
+	startListener,
+	type Listener,
+} from './helpers';
+
+let sandbox: Sandbox;
+let client: SandboxClient;
+let listener: Listener;
+
+beforeAll(async () => {
+	sandbox = await startSandbox();
+	client = new SandboxClient(sandbox.baseUrl, sandbox.adminSecret);
+});
+
+afterAll(async () => {
+	client.close();
+	closeAgent();
+	await sandbox.close();
+});
+
+beforeEach(async () => {
+	await client.reset();
+	listener = await startListener();
+});
+
+afterEach(async () => {
+	await listener.close();
+});
+
+test('completing a task POSTs the bare task once, to the target verbatim, without signature', async () => {
+	const target = `${listener.url}/webhook/abc?token=x&y=1`;
+	const set = await call(sandbox.baseUrl, 'PUT', '/orgs/1/queues/101/webhook', {
+		body: { target },
+	});
+	expect(set.status).toBe(201);
+	const taken = await client.takeNext(101, ALICE);
+	const done = await client.complete(101, taken.id, {
+		by: ALICE,
+		data: { decision: 'approve', note: 'fine' },
+	});
+	expect(done).toEqual({
+		...taken,
+		status: 'completed',
+		completed_at: expect.stringMatching(ISO_MS),
+		completed_by: ALICE,
+		data: { ...taken.data, decision: 'approve', note: 'fine' },
+	});
+	const [hook] = await listener.waitFor(1);
+	await sleep(100);
+	expect(listener.received).toHaveLength(1);
+	expect(hook.method).toBe('POST');
+	expect(hook.url).toBe('/webhook/abc?token=x&y=1');
+	expect(hook.headers['content-type']).toBe('application/json');
+	expect(hook.headers.authorization).toBeUndefined();
+	expect(Object.keys(hook.headers).filter((h) => /signature|hmac/i.test(h))).toEqual([]);
+	expect(JSON.parse(hook.body)).toEqual(done);
+	const calls = await client.waitForWebhookCalls(1);
+	expect(calls).toEqual([
+		expect.objectContaining({
+			url: target,
+			queueId: 101,
+			taskId: done.id,
+			status: 200,
+			error: null,
+			state: 'done',
+			fault: null,
+			body: done,
+		}),
+	]);
+});
+
+test('no webhook set: nothing is called', async () => {
+	await client.complete(101, undefined, { by: ALICE });
+	await sleep(100);
+	expect(await client.webhookCalls()).toEqual([]);
+});
+
+test('forced re-completion fires again with the same id and a new completed_at', async () => {
+	await client.setWebhook(101, `${listener.url}/hook`);
+	const first = await client.complete(101, 4, { by: ALICE, data: { decision: 'reject' } });
+	await listener.waitFor(1);
+	await sleep(2);
+	const again = await client.recomplete(first.id, { by: BOB });
+	await listener.waitFor(2);
+	const [a, b] = listener.received.map((r) => JSON.parse(r.body) as typeof first);
+	expect(a).toEqual(first);
+	expect(b).toEqual(again);
+	expect(b.id).toBe(a.id);
+	expect(b.completed_by).toBe(BOB);
+	expect(b.completed_at! > a.completed_at!).toBe(true);
+	// it moves to the front of the completed list
+	const page = await call(sandbox.baseUrl, 'GET', '/orgs/1/queues/101/tasks/completed');
+	expect((page.json as { tasks: Array<{ id: number }> }).tasks[0]).toEqual(again);
+});
+
+test('a receiver that is down or answers an error: recorded, never retried', async () => {
+	listener.status = 500;
+	await client.setWebhook(101, `${listener.url}/hook`);
+	await client.complete(101, undefined, { by: ALICE });
+	await listener.waitFor(1);
+	const [call500] = await client.waitForWebhookCalls(1);
+	expect(call500).toMatchObject({ status: 500, error: 'HTTP 500', state: 'failed' });
+
+	await client.clearWebhookCalls();
+	await client.setWebhook(101, 'http://127.0.0.1:9/closed-port');
+	await client.complete(101, undefined, { by: ALICE });
+	const [refused] = await client.waitForWebhookCalls(1);
+	expect(refused).toMatchObject({ status: null, error: 'ECONNREFUSED', state: 'failed' });
+	await sleep(300);
+	expect(listener.received).toHaveLength(1);
+	expect(await client.webhookCalls()).toHaveLength(1);
+});
+
+test('delivery does not block the completing request', async () => {
+	// a receiver that never answers
+	const hanging = await import('http').then(
+		async (http) =>
+			await new Promise<import('http').Server>((resolve) => {
+				const server = http.createServer(() => undefined);
+				server.listen(0, '127.0.0.1', () => resolve(server));
+			}),
+	);
+	const port = (hanging.address() as import('net').AddressInfo).port;
+	try {
+		await client.setWebhook(101, `http://127.0.0.1:${port}/slow`);
+		const done = await client.complete(101, undefined, { by: ALICE });
+		expect(done.status).toBe('completed');
+		const calls = await client.webhookCalls();
+		expect(calls).toEqual([expect.objectContaining({ taskId: done.id, state: 'pending' })]);
+	} finally {
+		hanging.closeAllConnections();
+		await new Promise((resolve) => hanging.close(resolve));
+	}
+});
+
+test('completeMany: one webhook per task', async () => {
+	await client.setWebhook(102, `${listener.url}/burst`);
+	await client.createTasks(102, 48);
+	const { count, ids } = await client.completeMany(102, 100, { by: BOB });
+	expect(count).toBe(50);
+	await listener.waitFor(50);
+	await sleep(100);
+	expect(listener.received).toHaveLength(50);
+	expect(
+		listener.received.map((r) => (JSON.parse(r.body) as { id: number }).id).sort((x, y) => x - y),
+	).toEqual([...ids].sort((x, y) => x - y));
+});
+
+describe('delivery faults', () => {
+	test('drop: not sent at all, recorded as dropped', async () => {
+		await client.setFaults([{ webhook: 'drop', count: 1 }]);
+		await client.setWebhook(101, `${listener.url}/hook`);
+		const dropped = await client.complete(101, undefined, { by: ALICE });
+		const sent = await client.complete(101, undefined, { by: ALICE });
+		await listener.waitFor(1);
+		await sleep(100);
+		expect(listener.received.map((r) => (JSON.parse(r.body) as { id: number }).id)).toEqual([
+			sent.id,
+		]);
+		const calls = await client.webhookCalls();
+		expect(calls.map((c) => [c.taskId, c.state, c.fault])).toEqual([
+			[dropped.id, 'dropped', 'dropped'],
+			[sent.id, 'done', null],
+		]);
+	});
+
+	test('duplicate: the same body arrives twice', async () => {
+		await client.setFaults([{ webhook: 'duplicate' }]);
+		await client.setWebhook(101, `${listener.url}/hook`);
+		const done = await client.complete(101, undefined, { by: ALICE });
+		await listener.waitFor(2);
+		expect(listener.received.map((r) => r.body)).toEqual([
+			JSON.stringify(done),
+			JSON.stringify(done),
+		]);
+		expect((await client.waitForWebhookCalls(2)).map((c) => c.fault)).toEqual([null, 'duplicate']);
+	});
+
+	test('delay: sent after delayMs', async () => {
+		await client.setFaults([{ webhook: 'delay', delayMs: 300 }]);
+		await client.setWebhook(101, `${listener.url}/hook`);
+		await client.complete(101, undefined, { by: ALICE });
+		await sleep(100);
+		expect(listener.received).toHaveLength(0);
+		await listener.waitFor(1);
+		const [delayed] = await client.waitForWebhookCalls(1);
+		expect(delayed.fault).toBe('delayed');
+		expect(Date.parse(delayed.sentAt!) - Date.parse(delayed.queuedAt)).toBeGreaterThanOrEqual(250);
+	});
+
+	test('probability with a seeded PRNG is reproducible', async () => {
+		const run = async () => {
+			await client.reset();
+			await client.setWebhook(102, `${listener.url}/hook`);
+			await client.setFaults({ rules: [{ webhook: 'drop', probability: 0.5 }], seed: 7 });
+			await client.createTasks(102, 20);
+			await client.completeMany(102, 22, { by: ALICE });
+			const calls = await client.waitForWebhookCalls(22);
+			return calls.map((c) => c.state === 'dropped');
+		};
+		const first = await run();
+		const second = await run();
+		expect(second).toEqual(first);
+		expect(first.filter(Boolean).length).toBeGreaterThan(0);
+		expect(first.filter((d) => !d).length).toBeGreaterThan(0);
+	});
+});
