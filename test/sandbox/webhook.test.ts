@@ -1,5 +1,9 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // Webhook delivery as real deployments do it: one POST of the bare task per completion, no
 // retry, no signature, the target called verbatim; failures only recorded; delivery faults.
+import http from 'http';
+import type { AddressInfo } from 'net';
+
 import { SandboxClient } from '../../sandbox/client';
 import { startSandbox, type Sandbox } from '../../sandbox/index';
 import {
@@ -123,14 +127,9 @@ test('a receiver that is down or answers an error: recorded, never retried', asy
 
 test('delivery does not block the completing request', async () => {
 	// a receiver that never answers
-	const hanging = await import('http').then(
-		async (http) =>
-			await new Promise<import('http').Server>((resolve) => {
-				const server = http.createServer(() => undefined);
-				server.listen(0, '127.0.0.1', () => resolve(server));
-			}),
-	);
-	const port = (hanging.address() as import('net').AddressInfo).port;
+	const hanging = http.createServer(() => undefined);
+	await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+	const port = (hanging.address() as AddressInfo).port;
 	try {
 		await client.setWebhook(101, `http://127.0.0.1:${port}/slow`);
 		const done = await client.complete(101, undefined, { by: ALICE });
