@@ -1,9 +1,10 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // Set-up of the trigger tests: an in-process sandbox over real HTTP, the triggers run through
 // n8n-core's HookContext / WebhookContext / PollContext, and static data handled as n8n does:
 // each activation, webhook call and poll gets its own copy loaded from a stored "database" value
 // and writes it back when it ends (last writer wins, as in n8n).
 import http from 'http';
+import { PollContext } from 'n8n-core';
 import type { AddressInfo } from 'net';
 import type { IDataObject, INodeExecutionData, INodeParameters, IWebhookResponseData } from 'n8n-workflow';
 
@@ -77,6 +78,9 @@ export class WebhookTriggerUnderTest {
 
 	/** Executions started (webhook calls that returned workflowData). */
 	executions = 0;
+
+	/** Simulated database round trip before and after each webhook call. */
+	dbLatencyMs = 2;
 
 	webhookBaseUrl = 'http://localhost:5678/webhook';
 
@@ -164,8 +168,12 @@ export class WebhookTriggerUnderTest {
 	/** One incoming POST, as n8n runs it: static data loaded, webhook(), static data saved. */
 	async deliver(request: { body: unknown; query?: Record<string, string>; headers?: Record<string, string> }): Promise<Delivery> {
 		const env = this.env();
+		// n8n reads the workflow from its database, then runs webhook(), then saves static data:
+		// a round trip on each side lets concurrent calls overlap as they do in n8n.
+		await new Promise((resolve) => setTimeout(resolve, this.dbLatencyMs));
 		const { context, response } = webhookContext(env, request);
 		const result = await webhookTrigger.webhook.call(context);
+		await new Promise((resolve) => setTimeout(resolve, this.dbLatencyMs));
 		this.db = clone(env.workflow.staticData);
 		const items = result.workflowData?.[0] ?? [];
 		if (result.workflowData) {
@@ -240,6 +248,12 @@ export class PollTriggerUnderTest {
 		return (this.db['node:Task Queue Poll Trigger'] ?? {}) as IDataObject;
 	}
 
+	/**
+	 * n8n 2.x's poll budget (PollContext's getPollBudgetMs); `null` removes the function, as in
+	 * n8n 1.x where it does not exist.
+	 */
+	budgetMs: number | null | undefined = undefined;
+
 	async poll(mode: 'trigger' | 'manual' = 'trigger'): Promise<INodeExecutionData[][] | null> {
 		const env = makePollEnv({
 			types: { taskQueuePollTrigger: pollTrigger },
@@ -247,7 +261,26 @@ export class PollTriggerUnderTest {
 			credentials: this.options.credentials,
 			staticData: clone(this.db),
 		});
-		const result = await pollTrigger.poll.call(pollContext(env, mode));
+		let context = pollContext(env, mode);
+		if (typeof this.budgetMs === 'number') {
+			const budget = this.budgetMs;
+			context = new PollContext(
+				env.workflow,
+				env.node,
+				env.additionalData,
+				mode,
+				mode === 'manual' ? 'manual' : 'activate',
+				undefined,
+				undefined,
+				undefined,
+				undefined,
+				undefined,
+				() => budget,
+			);
+		} else if (this.budgetMs === null) {
+			Object.defineProperty(context, 'getPollBudgetMs', { value: undefined });
+		}
+		const result = await pollTrigger.poll.call(context);
 		if (mode !== 'manual') {
 			this.db = clone(env.workflow.staticData);
 			if (result) this.emitted.push(...result[0].map((item) => item.json));

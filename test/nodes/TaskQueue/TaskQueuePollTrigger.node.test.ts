@@ -1,0 +1,224 @@
+// The Task Queue Poll Trigger through n8n-core's PollContext against the sandbox over HTTP:
+// cursor placement, idle cost, order, a 2,500-completion backlog read while completions and
+// re-completions keep arriving, manual mode, and n8n 2.x's poll budget.
+import type { IDataObject } from 'n8n-workflow';
+
+import { locator, PollTriggerUnderTest, startTriggerEnv, type TriggerTestEnv } from './trigger/env';
+
+const QUEUE = 101;
+const BY = { by: 'alice@example.com' };
+
+let env: TriggerTestEnv;
+
+beforeAll(async () => {
+	env = await startTriggerEnv();
+});
+
+afterAll(async () => {
+	await env.close();
+});
+
+beforeEach(async () => {
+	await env.client.reset();
+});
+
+function trigger(options: Record<string, unknown> = {}, queueId = QUEUE) {
+	return new PollTriggerUnderTest({
+		credentials: env.credentials(),
+		parameters: { queue: locator(queueId), options },
+	});
+}
+
+const key = (t: { id: unknown; completed_at: unknown }) => `${String(t.id)}:${String(t.completed_at)}`;
+
+async function completedRequests() {
+	return (await env.client.requests())
+		.filter((r) => r.path.endsWith('/tasks/completed'))
+		.map((r) => ({ method: r.method, path: r.path, query: r.query, status: r.status }));
+}
+
+/** The queue's completed tasks, newest first, as the API lists them. */
+async function completedNewestFirst(queueId = QUEUE): Promise<IDataObject[]> {
+	const page = await env.client.tasks(queueId);
+	return page
+		.filter((t) => t.status === 'completed')
+		.sort((a, b) => String(b.completed_at).localeCompare(String(a.completed_at))) as unknown as IDataObject[];
+}
+
+describe('first activation', () => {
+	it('starts from "now": the first poll emits nothing and places the cursor at the newest completion, in one request', async () => {
+		const t = trigger();
+		const [newest] = await completedNewestFirst();
+		await env.client.clearRequests();
+		expect(await t.poll()).toBeNull();
+		expect(t.state()).toEqual({ queueId: QUEUE, cursor: { at: expect.any(String), ids: [newest.id] } });
+		expect(await completedRequests()).toEqual([
+			{ method: 'GET', path: '/orgs/1/queues/101/tasks/completed', query: { limit: '20' }, status: 200 },
+		]);
+	});
+
+	it('an idle poll costs exactly one request', async () => {
+		const t = trigger();
+		await t.poll();
+		for (let i = 0; i < 3; i++) {
+			await env.client.clearRequests();
+			expect(await t.poll()).toBeNull();
+			expect(await env.client.requests()).toHaveLength(1);
+		}
+	});
+
+	it('then emits each new completion once, oldest first, as the service sends it', async () => {
+		const t = trigger();
+		await t.poll();
+		const { ids } = await env.client.createTasks(QUEUE, 5);
+		const done = [];
+		for (const id of ids) done.push(await env.client.complete(QUEUE, id, BY));
+		await env.client.clearRequests();
+		const result = await t.poll();
+		expect(result).toEqual([done.map((task) => ({ json: task }))]);
+		expect(await env.client.requests()).toHaveLength(1);
+		expect(await t.poll()).toBeNull();
+	});
+
+	it('with Include Existing, the first poll emits every completion so far, oldest first', async () => {
+		const t = trigger({ includeExisting: true });
+		const existing = await completedNewestFirst();
+		expect(existing).toHaveLength(3);
+		const result = await t.poll();
+		expect(result?.[0].map((i) => i.json.id)).toEqual([...existing].reverse().map((x) => x.id));
+		expect(await t.poll()).toBeNull();
+	});
+
+	it('Output Data Only emits the data object', async () => {
+		const t = trigger({ dataOnly: true });
+		await t.poll();
+		const { ids } = await env.client.createTasks(QUEUE, 1);
+		const task = await env.client.complete(QUEUE, ids[0], BY);
+		expect(await t.poll()).toEqual([[{ json: task.data }]]);
+	});
+
+	it('a forced re-completion is a new event', async () => {
+		const t = trigger();
+		await t.poll();
+		const [older] = await completedNewestFirst();
+		const again = await env.client.recomplete(older.id as number);
+		expect(await t.poll()).toEqual([[{ json: again }]]);
+	});
+});
+
+describe('manual mode', () => {
+	it('returns the latest completed task, one item, without touching the cursor', async () => {
+		const t = trigger();
+		const [newest] = await completedNewestFirst();
+		await env.client.clearRequests();
+		const result = await t.poll('manual');
+		expect(result).toEqual([[{ json: newest }]]);
+		expect(t.db).toEqual({});
+		expect(await completedRequests()).toEqual([
+			{ method: 'GET', path: '/orgs/1/queues/101/tasks/completed', query: { limit: '1' }, status: 200 },
+		]);
+	});
+
+	it('says so when the queue has no completed task yet', async () => {
+		const t = trigger({}, 102);
+		const error = await t.poll('manual').catch((e: Error) => e);
+		expect((error as Error).message).toBe('No task of queue 102 has been completed yet');
+	});
+});
+
+describe('a backlog of 2,500 completions read while more arrive', () => {
+	it('emits every completion once, oldest first, none lost, none twice', async () => {
+		const t = trigger();
+		await t.poll();
+		const before = new Set((await completedNewestFirst()).map(key));
+
+		await env.client.createTasks(QUEUE, 2700);
+		await env.client.completeMany(QUEUE, 2500, BY);
+		const backlog = (await completedNewestFirst()).filter((x) => !before.has(key(x)));
+		expect(backlog).toHaveLength(2500);
+
+		// While the first poll pages through the backlog, people keep completing tasks and a
+		// reviewer forces re-completions of tasks the poll has already read or not yet read.
+		let polling = true;
+		let arrived = 0;
+		const traffic = (async () => {
+			let i = 0;
+			while (polling) {
+				if (i % 3 === 2) await env.client.recomplete(backlog[(i * 97) % backlog.length].id as number);
+				else await env.client.completeMany(QUEUE, 1, BY);
+				arrived++;
+				i++;
+			}
+		})();
+		await env.client.clearRequests();
+		// Slow answers (25 ms each) so that plenty arrives between the poll's requests.
+		await env.client.setLatency(25);
+		const first = await t.poll();
+		polling = false;
+		await env.client.clearFaults();
+		await traffic;
+		const requests = await completedRequests();
+
+		// Later polls pick up what arrived meanwhile; then the queue is idle.
+		let polls = 1;
+		while ((await t.poll()) !== null) polls++;
+		expect(await t.poll()).toBeNull();
+
+		const emitted = t.emitted;
+		const emittedKeys = emitted.map(key);
+		const live = (await completedNewestFirst()).filter((x) => !before.has(key(x)));
+		const lost = live.filter((x) => !emittedKeys.includes(key(x)));
+		const duplicated = emittedKeys.length - new Set(emittedKeys).size;
+		const times = emitted.map((x) => Date.parse(String(x.completed_at)));
+		const outOfOrder = times.filter((time, i) => i > 0 && time < times[i - 1]).length;
+		// eslint-disable-next-line no-console
+		console.log(
+			`poll backlog: first poll ${first?.[0].length} items in ${requests.length} requests; ${arrived} completions/re-completions arrived during it; ` +
+				`${polls} polls in all; emitted ${emittedKeys.length}; lost ${lost.length}; duplicated ${duplicated}; out of order ${outOfOrder}`,
+		);
+		// Backlog tasks re-completed before the poll read them are emitted at their new time instead.
+		expect(first?.[0].length).toBeGreaterThan(2000);
+		expect(arrived).toBeGreaterThan(0);
+		expect(lost).toEqual([]);
+		expect(duplicated).toBe(0);
+		expect(outOfOrder).toBe(0);
+		// Emitted completions that the service no longer lists are earlier completions of tasks
+		// re-completed since (each re-completion is its own event).
+		const liveById = new Map(live.map((x) => [x.id, x]));
+		const superseded = emitted.filter((x) => !live.some((y) => key(y) === key(x)));
+		for (const x of superseded) {
+			const now = liveById.get(x.id);
+			expect(now).toBeDefined();
+			expect(Date.parse(String(now?.completed_at))).toBeGreaterThan(Date.parse(String(x.completed_at)));
+		}
+		// The paging started small and went on with large pages, each starting one item early.
+		expect(requests[0].query).toEqual({ limit: '20' });
+		expect(requests[1].query).toEqual({ offset: '19', limit: '500' });
+	});
+});
+
+describe("n8n's poll budget", () => {
+	it('when the backlog cannot be read within the budget, nothing is emitted and the cursor stays', async () => {
+		const t = trigger();
+		await t.poll();
+		const cursor = t.state().cursor;
+		await env.client.createTasks(QUEUE, 600);
+		await env.client.completeMany(QUEUE, 600, BY);
+		await env.client.setLatency(30);
+		t.budgetMs = 10;
+		expect(await t.poll()).toBeNull();
+		expect(t.state().cursor).toEqual(cursor);
+		await env.client.clearFaults();
+		t.budgetMs = 60_000;
+		expect((await t.poll())?.[0]).toHaveLength(600);
+	});
+
+	it('works without getPollBudgetMs (n8n 1.x)', async () => {
+		const t = trigger();
+		t.budgetMs = null;
+		await t.poll();
+		await env.client.createTasks(QUEUE, 2);
+		await env.client.completeMany(QUEUE, 2, BY);
+		expect((await t.poll())?.[0]).toHaveLength(2);
+	});
+});

@@ -1,0 +1,294 @@
+// Incoming deliveries of the Task Queue Trigger through n8n-core's WebhookContext: refused calls
+// (no execution), deduplication, re-completions, and real deliveries from the sandbox (its POSTs
+// forwarded into webhook()) including its drop and duplicate faults, with catch-up.
+import type { IDataObject } from 'n8n-workflow';
+
+import type { Task } from '../../../sandbox/types';
+import {
+	locator,
+	startTriggerEnv,
+	startWebhookServer,
+	WebhookTriggerUnderTest,
+	type TriggerTestEnv,
+} from './trigger/env';
+
+const QUEUE = 101;
+const BY = { by: 'alice@example.com' };
+
+let env: TriggerTestEnv;
+
+beforeAll(async () => {
+	env = await startTriggerEnv();
+});
+
+afterAll(async () => {
+	await env.close();
+});
+
+beforeEach(async () => {
+	await env.client.reset();
+});
+
+function trigger(options: Record<string, unknown> = {}) {
+	return new WebhookTriggerUnderTest({
+		credentials: env.credentials(),
+		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options },
+	});
+}
+
+const key = (t: { id: unknown; completed_at: unknown }) => `${String(t.id)}:${String(t.completed_at)}`;
+
+/** Completes one new task in the queue (the sandbox posts it to whatever target is set). */
+async function completeOne(queueId = QUEUE): Promise<Task> {
+	const { ids } = await env.client.createTasks(queueId, 1);
+	return await env.client.complete(queueId, ids[0], BY);
+}
+
+describe('refused calls start no execution', () => {
+	let t: WebhookTriggerUnderTest;
+	let task: Task;
+
+	beforeEach(async () => {
+		t = trigger();
+		await t.activate();
+		task = await completeOne();
+	});
+
+	it.each([
+		['no secret', {}],
+		['a wrong secret of the same length', { secret: 'f'.repeat(64) }],
+		['a wrong secret of another length', { secret: 'abc' }],
+		['an empty secret', { secret: '' }],
+	])('401 for %s', async (_label, query) => {
+		const { response, result } = await t.deliver({ body: task, query });
+		expect(response).toEqual({ statusCode: 401, body: { message: 'Unauthorized' }, ended: true });
+		expect(result).toEqual({ noWebhookResponse: true });
+		expect(t.executions).toBe(0);
+	});
+
+	it('401 when the node has no registration at all (static data lost)', async () => {
+		const secret = t.secret() as string;
+		t.db = {};
+		const { response } = await t.deliver({ body: task, query: { secret } });
+		expect(response.statusCode).toBe(401);
+		expect(t.executions).toBe(0);
+	});
+
+	it.each([
+		['a string', 'hello', 'The body is not a task object'],
+		['an array', [1, 2], 'The body is not a task object'],
+		['a task that is not completed', { status: 'new' }, 'The task\'s status is "new", not "completed"'],
+	])('400 for %s', async (_label, body, message) => {
+		const { response, result } = await t.deliver({ body, query: { secret: t.secret() as string } });
+		expect(response).toEqual({ statusCode: 400, body: { message }, ended: true });
+		expect(result).toEqual({ noWebhookResponse: true });
+		expect(t.executions).toBe(0);
+	});
+
+	it('400 for a completed task without completed_at or with a wrong type', async () => {
+		const body = { ...task, completed_at: null, id: 'x' };
+		const { response } = await t.deliver({ body, query: { secret: t.secret() as string } });
+		expect(response.statusCode).toBe(400);
+		expect((response.body as IDataObject).message).toBe(
+			'The body is not a completed task (id: Expected number, received string; completed_at: Expected string, received null)',
+		);
+		expect(t.executions).toBe(0);
+	});
+
+	it("400 for a task of another queue", async () => {
+		const other = { ...task, queue_id: 102, queue: 'Content Review' };
+		const { response } = await t.deliver({ body: other, query: { secret: t.secret() as string } });
+		expect(response).toEqual({ statusCode: 400, body: { message: 'The task belongs to queue 102, not 101' }, ended: true });
+		expect(t.executions).toBe(0);
+	});
+});
+
+describe('accepted deliveries', () => {
+	it('emit the task exactly as sent, or its data with Output Data Only', async () => {
+		const t = trigger();
+		await t.activate();
+		const task = await completeOne();
+		const { items, response } = await t.deliver({ body: task, query: { secret: t.secret() as string } });
+		expect(items).toEqual([{ json: task }]);
+		expect(response.ended).toBe(false); // n8n answers itself ("Workflow was started")
+
+		const d = trigger({ dataOnly: true });
+		await d.activate();
+		const other = await completeOne();
+		const result = await d.deliver({ body: other, query: { secret: d.secret() as string } });
+		expect(result.items).toEqual([{ json: other.data }]);
+	});
+
+	it('deduplicate the same completion delivered twice: one execution, 200 for the copy', async () => {
+		const t = trigger();
+		await t.activate();
+		const task = await completeOne();
+		const query = { secret: t.secret() as string };
+		await t.deliver({ body: task, query });
+		const copy = await t.deliver({ body: task, query });
+		expect(copy.response).toEqual({ statusCode: 200, body: { received: true, ignored: 'duplicate' }, ended: true });
+		expect(copy.result).toEqual({ noWebhookResponse: true });
+		expect(t.executions).toBe(1);
+		expect((t.state().seen as string[])).toEqual([key(task)]);
+	});
+
+	it('emit a forced re-completion (same id, new completed_at) as a new event', async () => {
+		const t = trigger();
+		await t.activate();
+		const task = await completeOne();
+		const again = await env.client.recomplete(task.id);
+		expect(again.id).toBe(task.id);
+		expect(again.completed_at).not.toBe(task.completed_at);
+		const query = { secret: t.secret() as string };
+		await t.deliver({ body: task, query });
+		const second = await t.deliver({ body: again, query });
+		expect(second.items).toEqual([{ json: again }]);
+		expect(t.executions).toBe(2);
+	});
+
+	it('ignore re-completions when Emit Re-Completions is off', async () => {
+		const t = trigger({ emitRecompletions: false });
+		await t.activate();
+		const task = await completeOne();
+		const again = await env.client.recomplete(task.id);
+		const query = { secret: t.secret() as string };
+		await t.deliver({ body: task, query });
+		const second = await t.deliver({ body: again, query });
+		expect(second.response).toEqual({ statusCode: 200, body: { received: true, ignored: 'recompletion' }, ended: true });
+		expect(t.executions).toBe(1);
+	});
+
+	it('keep at most 1,000 keys for deduplication', async () => {
+		const t = trigger();
+		t.dbLatencyMs = 0;
+		await t.activate();
+		const task = await completeOne();
+		const query = { secret: t.secret() as string };
+		for (let i = 0; i < 1005; i++) {
+			await t.deliver({ body: { ...task, id: 100_000 + i }, query });
+		}
+		const seen = t.state().seen as string[];
+		expect(seen).toHaveLength(1000);
+		expect(seen[999]).toBe(`${100_000 + 1004}:${task.completed_at}`);
+	});
+});
+
+describe('real deliveries from the sandbox', () => {
+	async function withServer(t: WebhookTriggerUnderTest, run: () => Promise<void>) {
+		const server = await startWebhookServer(t);
+		try {
+			await run();
+		} finally {
+			await server.close();
+		}
+	}
+
+	/** Lost and duplicated completions, comparing what was emitted with what the service holds. */
+	async function completedKeys(): Promise<string[]> {
+		return (await env.client.tasks(QUEUE)).filter((x) => x.status === 'completed').map(key);
+	}
+
+	async function audit(t: WebhookTriggerUnderTest, before: string[]) {
+		const expected = new Set((await completedKeys()).filter((k) => !before.includes(k)));
+		const emittedKeys = t.emitted.map(key);
+		const lost = [...expected].filter((k) => !emittedKeys.includes(k));
+		const duplicated = emittedKeys.length - new Set(emittedKeys).size;
+		return { expected: expected.size, emitted: emittedKeys.length, lost: lost.length, duplicated };
+	}
+
+	it('every completion starts one execution; the sandbox gets 200s', async () => {
+		const t = trigger();
+		await withServer(t, async () => {
+			await t.activate();
+			// Only completions after activation count; the seed's three are older.
+			t.emitted = [];
+			await env.client.createTasks(QUEUE, 30);
+			await env.client.completeMany(QUEUE, 30, BY);
+			const calls = await env.client.waitForWebhookCalls(30);
+			expect(calls.map((c) => c.status)).toEqual(Array(30).fill(200));
+			expect(calls.every((c) => c.url === `${t.url()}?secret=${t.secret()}`)).toBe(true);
+			const completed = (await env.client.tasks(QUEUE)).filter((x) => x.status === 'completed');
+			const recent = completed.filter((x) => calls.some((c) => c.taskId === x.id));
+			expect(t.emitted.map(key).sort()).toEqual(recent.map(key).sort());
+			expect(t.executions).toBe(30);
+		});
+	});
+
+	it("the service's duplicate deliveries (sent at the same time) start one execution each", async () => {
+		const t = trigger();
+		await withServer(t, async () => {
+			await t.activate();
+			await env.client.setFaults([{ webhook: 'duplicate', probability: 1 }]);
+			await env.client.createTasks(QUEUE, 20);
+			await env.client.completeMany(QUEUE, 20, BY);
+			const calls = await env.client.waitForWebhookCalls(40);
+			expect(calls.filter((c) => c.fault === 'duplicate')).toHaveLength(20);
+			expect(t.executions).toBe(20);
+			const keys = t.emitted.map(key);
+			expect(new Set(keys).size).toBe(20);
+		});
+	});
+
+	it('catch-up: completions whose delivery was dropped are emitted with the next delivery, none twice', async () => {
+		const t = trigger({ catchUp: true });
+		await withServer(t, async () => {
+			const before = await completedKeys();
+			await t.activate();
+			await env.client.createTasks(QUEUE, 60);
+			// A first delivery places the cursor.
+			await env.client.completeMany(QUEUE, 1, BY);
+			await env.client.waitForWebhookCalls(1);
+			// n8n "down": the next 25 deliveries are lost.
+			await env.client.setFaults([{ webhook: 'drop', count: 25 }]);
+			await env.client.completeMany(QUEUE, 25, BY);
+			await env.client.waitForWebhookCalls(26);
+			expect(t.executions).toBe(1);
+			// Back up: the next delivery brings the 25 missed ones, oldest first, then itself.
+			await env.client.completeMany(QUEUE, 1, BY);
+			await env.client.waitForWebhookCalls(27);
+			expect(t.executions).toBe(2);
+			const calls = await env.client.webhookCalls();
+			const order = calls.map((c) => c.taskId);
+			expect(t.emitted.map((x) => x.id)).toEqual(order);
+			// Mixed: random drops and duplicates over 30 more completions.
+			await env.client.setFaults({ rules: [{ webhook: 'drop', probability: 0.3 }, { webhook: 'duplicate', probability: 0.3 }], seed: 7 });
+			await env.client.completeMany(QUEUE, 30, BY);
+			await env.client.clearFaults();
+			const total = (await env.client.webhookCalls()).length;
+			await env.client.waitForWebhookCalls(total);
+			// A last delivery without faults catches up whatever the drops left.
+			await env.client.completeMany(QUEUE, 1, BY);
+			await env.client.waitForWebhookCalls(total + 1);
+
+			const result = await audit(t, before);
+			// eslint-disable-next-line no-console
+			console.log(`catch-up audit: ${JSON.stringify(result)}`);
+			expect(result).toEqual({ expected: 58, emitted: 58, lost: 0, duplicated: 0 });
+		});
+	});
+
+	it('catch-up survives a failing completed-tasks request: the task is emitted, the gap is filled next time', async () => {
+		const t = trigger({ catchUp: true });
+		await withServer(t, async () => {
+			await t.activate();
+			await env.client.createTasks(QUEUE, 10);
+			await env.client.completeMany(QUEUE, 1, BY);
+			await env.client.waitForWebhookCalls(1);
+			await env.client.setFaults([{ webhook: 'drop', count: 3 }]);
+			await env.client.completeMany(QUEUE, 3, BY);
+			await env.client.setFaults([{ route: 'completed', kind: 'html500' }]);
+			await env.client.completeMany(QUEUE, 1, BY);
+			await env.client.waitForWebhookCalls(5);
+			expect(t.executions).toBe(2);
+			expect(t.emitted).toHaveLength(2);
+			await env.client.clearFaults();
+			await env.client.completeMany(QUEUE, 1, BY);
+			await env.client.waitForWebhookCalls(6);
+			expect(t.executions).toBe(3);
+			const ids = t.emitted.map((x) => x.id);
+			const calls = (await env.client.webhookCalls()).map((c) => c.taskId);
+			expect([...ids].sort()).toEqual([...calls].sort());
+			expect(new Set(t.emitted.map(key)).size).toBe(6);
+		});
+	});
+});
