@@ -1,0 +1,239 @@
+// Fault injection per route (429, 503, reset, html500, slow, truncated), count and
+// probability, latency, and the legacy 1.0.x defect mode.
+import { SandboxClient } from '../../sandbox/client';
+import { startSandbox, type Sandbox } from '../../sandbox/index';
+import { call, closeAgent } from './helpers';
+
+let sandbox: Sandbox;
+let client: SandboxClient;
+
+beforeAll(async () => {
+	sandbox = await startSandbox();
+	client = new SandboxClient(sandbox.baseUrl, sandbox.adminSecret);
+});
+
+afterAll(async () => {
+	client.close();
+	closeAgent();
+	await sandbox.close();
+});
+
+beforeEach(async () => {
+	await client.reset();
+});
+
+const api = (method: string, path: string, options?: Parameters<typeof call>[3]) =>
+	call(sandbox.baseUrl, method, path, options);
+const createTask = async () =>
+	await api('POST', '/orgs/1/queues/101/tasks/create', {
+		body: { data: { customer_message: 'x' } },
+	});
+const pending = async () => (await client.getQueue(101)).n_tasks;
+
+test('test control needs the admin secret', async () => {
+	const none = await call(sandbox.baseUrl, 'POST', '/_sandbox/reset', { token: null, body: {} });
+	expect(none.status).toBe(401);
+	const wrong = await call(sandbox.baseUrl, 'GET', '/_sandbox/requests', {
+		token: null,
+		headers: { 'x-sandbox-admin': 'nope' },
+	});
+	expect(wrong.status).toBe(401);
+	await expect(new SandboxClient(sandbox.baseUrl, 'wrong').tasks(101)).rejects.toMatchObject({
+		status: 401,
+	});
+});
+
+test('429 with Retry-After, applied count times, nothing stored', async () => {
+	await client.setFaults([{ route: 'createTask', kind: '429', retryAfter: 3, count: 2 }]);
+	const a = await createTask();
+	expect(a.status).toBe(429);
+	expect(a.headers['retry-after']).toBe('3');
+	expect(a.json).toEqual({
+		status_code: 429,
+		errors: [{ message: 'Request was throttled. Expected available in 3 seconds.' }],
+	});
+	expect((await createTask()).status).toBe(429);
+	expect(await pending()).toBe(3);
+	expect((await createTask()).status).toBe(201);
+	expect(await pending()).toBe(4);
+	// other routes untouched
+	expect((await api('GET', '/orgs/1/queues')).status).toBe(200);
+});
+
+test('503 (HTML, with Retry-After when given)', async () => {
+	await client.setFaults([{ route: 'listQueues', kind: '503', retryAfter: 1 }]);
+	const res = await api('GET', '/orgs/1/workflows');
+	expect(res.status).toBe(503);
+	expect(res.headers['retry-after']).toBe('1');
+	expect(res.headers['content-type']).toMatch(/^text\/html/);
+	expect(res.json).toBeUndefined();
+});
+
+test('reset destroys the connection before the request is processed', async () => {
+	await client.setFaults([{ route: 'createTask', kind: 'reset', count: 1 }]);
+	await expect(createTask()).rejects.toMatchObject({ code: 'ECONNRESET' });
+	expect(await pending()).toBe(3);
+	expect((await createTask()).status).toBe(201);
+	const log = await client.requests();
+	expect(log.map((e) => [e.route, e.status, e.fault])).toEqual([
+		['createTask', null, 'reset'],
+		['createTask', 201, null],
+	]);
+});
+
+test('html500 on any route with "*"', async () => {
+	await client.setFaults([{ route: '*', kind: 'html500' }]);
+	for (const [method, path] of [
+		['GET', '/orgs/1/queues'],
+		['GET', '/orgs/1/queues/101'],
+		['PUT', '/orgs/1/workflows/101/flush'],
+		['GET', '/orgs/1/queues/101/webhook'],
+	]) {
+		const res = await api(method, path);
+		expect(res.status).toBe(500);
+		expect(res.text).toContain('Server Error (500)');
+	}
+	expect(await pending()).toBe(3);
+});
+
+test('slow: delays, then processes normally', async () => {
+	await client.setFaults([{ route: 'createTask', kind: 'slow', delayMs: 200 }]);
+	const started = Date.now();
+	const res = await createTask();
+	expect(res.status).toBe(201);
+	expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+	expect(await pending()).toBe(4);
+});
+
+test('truncated: processed, then half a JSON body', async () => {
+	await client.setFaults([{ route: 'createTask', kind: 'truncated', count: 1 }]);
+	const res = await createTask();
+	expect(res.status).toBe(201);
+	expect(res.json).toBeUndefined();
+	expect(res.text.startsWith('{"id":')).toBe(true);
+	expect(() => JSON.parse(res.text) as unknown).toThrow();
+	expect(await pending()).toBe(4);
+	const tasks = await client.tasks(101);
+	const full = JSON.stringify(tasks[tasks.length - 1]);
+	expect(res.text).toBe(full.slice(0, Math.floor(full.length / 2)));
+});
+
+test('probability draws from a seeded PRNG: the same seed gives the same faults', async () => {
+	const run = async () => {
+		await client.setFaults({
+			rules: [{ route: 'listQueues', kind: '503', probability: 0.3 }],
+			seed: 42,
+		});
+		const statuses: number[] = [];
+		for (let i = 0; i < 30; i++) statuses.push((await api('GET', '/orgs/1/queues')).status);
+		return statuses;
+	};
+	const first = await run();
+	expect(await run()).toEqual(first);
+	expect(first).toContain(503);
+	expect(first).toContain(200);
+	await client.clearFaults();
+	expect((await client.faults()).rules).toEqual([]);
+});
+
+test('latencyMs delays every API answer; setLatency keeps the rules', async () => {
+	await client.setFaults([{ route: 'flush', kind: '429', count: 5 }]);
+	await client.setLatency(150);
+	const started = Date.now();
+	expect((await api('GET', '/orgs/1/queues')).status).toBe(200);
+	expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+	const state = await client.faults();
+	expect(state.latencyMs).toBe(150);
+	expect(state.rules).toEqual([{ route: 'flush', kind: '429', count: 5, remaining: 5 }]);
+	await client.clearFaults();
+	expect((await client.faults()).latencyMs).toBe(0);
+});
+
+test('malformed rules are refused', async () => {
+	await expect(
+		client.setFaults([{ route: 'createTask', kind: 'boom' as '429' }]),
+	).rejects.toMatchObject({ status: 400 });
+	await expect(client.setFaults([{ webhook: 'lose' as 'drop' }])).rejects.toMatchObject({
+		status: 400,
+	});
+});
+
+describe('legacy defect mode (self-hosted 1.0.x)', () => {
+	beforeEach(async () => {
+		await client.setLegacyDefect(true);
+	});
+
+	test('HTML 500 on the /queues/ get, webhook and flush routes', async () => {
+		for (const [method, path] of [
+			['GET', '/orgs/1/queues/101'],
+			['GET', '/orgs/1/queues/101/webhook'],
+			['PUT', '/orgs/1/queues/101/webhook'],
+			['PUT', '/orgs/1/queues/101/flush'],
+		]) {
+			const res = await api(method, path, { body: { target: 'https://hooks.example.com/x' } });
+			expect([method, path, res.status]).toEqual([method, path, 500]);
+			expect(res.headers['content-type']).toMatch(/^text\/html/);
+		}
+		expect(await pending()).toBe(3);
+		expect((await client.getQueue(101)).webhook).toBeUndefined();
+	});
+
+	test('the /workflows/ routes all work, and list, create and completed work under both', async () => {
+		expect((await api('GET', '/orgs/1/workflows/101')).status).toBe(200);
+		expect((await api('GET', '/orgs/1/workflows/101/webhook')).json).toEqual({ target: '' });
+		expect(
+			(
+				await api('PUT', '/orgs/1/workflows/101/webhook', {
+					body: { target: 'https://hooks.example.com/x' },
+				})
+			).status,
+		).toBe(201);
+		expect((await api('PUT', '/orgs/1/workflows/101/flush')).status).toBe(200);
+		for (const noun of ['queues', 'workflows']) {
+			expect((await api('GET', `/orgs/1/${noun}`)).status).toBe(200);
+			expect((await api('GET', `/orgs/1/${noun}/101/tasks/completed`)).status).toBe(200);
+			expect(
+				(await api('POST', `/orgs/1/${noun}/101/tasks/create`, { body: { data: { note: 'x' } } }))
+					.status,
+			).toBe(201);
+		}
+	});
+
+	test('auth is still checked first; turning it off restores the routes', async () => {
+		expect((await api('GET', '/orgs/1/queues/101', { token: null })).status).toBe(401);
+		await client.setLegacyDefect(false);
+		expect((await api('GET', '/orgs/1/queues/101')).status).toBe(200);
+	});
+});
+
+test('the request log records method, path, query, headers, parsed body and status', async () => {
+	await client.clearRequests();
+	await api('POST', '/orgs/1/queues/101/tasks/create?x=1', { body: { data: { note: 'n' } } });
+	await api('GET', '/orgs/1/queues/101/', { token: null });
+	const log = await client.requests();
+	expect(log).toEqual([
+		expect.objectContaining({
+			method: 'POST',
+			path: '/orgs/1/queues/101/tasks/create',
+			query: { x: '1' },
+			headers: expect.objectContaining({
+				authorization: `Token ${sandbox.apiKey}`,
+				'content-type': 'application/json',
+			}),
+			body: { data: { note: 'n' } },
+			route: 'createTask',
+			status: 201,
+			fault: null,
+			timestamp: expect.any(String),
+		}),
+		expect.objectContaining({
+			method: 'GET',
+			path: '/orgs/1/queues/101/',
+			route: null,
+			status: 404,
+		}),
+	]);
+	expect(await client.requests({ since: log[0].seq })).toEqual([log[1]]);
+	await client.clearRequests();
+	expect(await client.requests()).toEqual([]);
+});
