@@ -1,0 +1,94 @@
+import fc from 'fast-check';
+
+import {
+	advanceCursor,
+	compareCompletions,
+	completionKey,
+	cursorAtNewest,
+	isAfter,
+	readCursor,
+	timeKey,
+} from '../../../../nodes/TaskQueue/trigger/completions';
+import type { CompletedTask } from '../../../../nodes/TaskQueue/transport/schemas';
+
+function task(id: number, completed_at: string): CompletedTask {
+	return {
+		id,
+		status: 'completed',
+		completed_at,
+		created_at: '2021-06-01T00:00:00Z',
+		completed_by: 'alice@example.com',
+		queue: 'Refunds',
+		queue_id: 101,
+		data: {},
+		source: 'api',
+	};
+}
+
+describe('timeKey', () => {
+	it.each([
+		['2021-06-01T10:30:00Z', '2021-06-01T10:30:00.000000'],
+		['2021-06-01T10:30:00.5Z', '2021-06-01T10:30:00.500000'],
+		['2021-06-01T10:30:00.123Z', '2021-06-01T10:30:00.123000'],
+		['2021-06-01T10:30:00.123456Z', '2021-06-01T10:30:00.123456'],
+		['2021-06-01T12:30:00.25+02:00', '2021-06-01T10:30:00.250000'],
+		['2021-06-01T10:30:00', '2021-06-01T10:30:00.000000'],
+		['not a date', ''],
+	])('%s -> %s', (input, expected) => {
+		expect(timeKey(input)).toBe(expected);
+	});
+
+	it('orders like time, whatever the precision (string order of the raw values does not)', () => {
+		expect('2021-06-01T10:30:00Z' > '2021-06-01T10:30:00.5Z').toBe(true);
+		expect(timeKey('2021-06-01T10:30:00Z') < timeKey('2021-06-01T10:30:00.5Z')).toBe(true);
+		fc.assert(
+			fc.property(fc.date({ min: new Date('2000-01-01'), max: new Date('2099-12-31') }), fc.date({ min: new Date('2000-01-01'), max: new Date('2099-12-31') }), (a, b) => {
+				const ka = timeKey(a.toISOString());
+				const kb = timeKey(b.toISOString().replace('.000Z', 'Z'));
+				return Math.sign(a.getTime() - b.getTime()) === (ka === kb ? 0 : ka < kb ? -1 : 1);
+			}),
+		);
+	});
+});
+
+describe('cursor', () => {
+	const t1 = task(1, '2021-06-01T10:00:00.100Z');
+	const t2 = task(2, '2021-06-01T10:00:00.200Z');
+	const t3 = task(3, '2021-06-01T10:00:00.200Z');
+
+	it('keys a completion by id and completion time', () => {
+		expect(completionKey(t1)).toBe('1:2021-06-01T10:00:00.100Z');
+	});
+
+	it('advances to the newest completion and keeps every id sharing its timestamp', () => {
+		const cursor = advanceCursor(undefined, [t1, t2]);
+		expect(cursor).toEqual({ at: '2021-06-01T10:00:00.200000', ids: [2] });
+		expect(isAfter(t1, cursor!)).toBe(false);
+		expect(isAfter(t2, cursor!)).toBe(false);
+		// Same instant, another task: completed after the cursor was taken.
+		expect(isAfter(t3, cursor!)).toBe(true);
+		expect(advanceCursor(cursor, [t3])).toEqual({ at: '2021-06-01T10:00:00.200000', ids: [2, 3] });
+		// Never moves back.
+		expect(advanceCursor(cursor, [t1])).toEqual(cursor);
+	});
+
+	it('a re-completion (same id, later time) is after the cursor', () => {
+		const cursor = advanceCursor(undefined, [t2])!;
+		expect(isAfter(task(2, '2021-06-01T10:05:00Z'), cursor)).toBe(true);
+	});
+
+	it('the empty cursor is before everything', () => {
+		expect(cursorAtNewest([])).toEqual({ at: '', ids: [] });
+		expect(isAfter(t1, { at: '', ids: [] })).toBe(true);
+	});
+
+	it('reads back only well-formed cursors', () => {
+		expect(readCursor({ at: 'x', ids: [1, 'a'] })).toEqual({ at: 'x', ids: [1] });
+		expect(readCursor({ at: 1 })).toBeUndefined();
+		expect(readCursor(null)).toBeUndefined();
+	});
+
+	it('sorts oldest first, ids breaking ties', () => {
+		expect([t3, t1, t2].sort(compareCompletions).map((t) => t.id)).toEqual([1, 2, 3]);
+	});
+});
