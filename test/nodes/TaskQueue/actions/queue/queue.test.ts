@@ -1,0 +1,157 @@
+import { locator, startEnv, type TestEnv } from '../../env';
+
+let env: TestEnv;
+beforeAll(async () => (env = await startEnv()));
+afterAll(async () => await env.close());
+beforeEach(async () => await env.client.reset());
+
+const KEY_HEADER = 'Token tqs_sandbox_2f8a61c4e9d07b35';
+
+function request(method: string, path: string, status: number, body: unknown = null) {
+	return { method, path, query: {}, body, status, authorization: KEY_HEADER };
+}
+
+describe('Queue > Get', () => {
+	test('returns the queue with its block configuration', async () => {
+		const { items, error } = await env.run({ resource: 'queue', operation: 'get', queue: locator(102, 'list') });
+		expect(error).toBeUndefined();
+		expect(await env.requests()).toEqual([request('GET', '/orgs/1/queues/102', 200)]);
+		const queue = await env.client.getQueue(102);
+		expect(items).toEqual([{ json: queue, pairedItem: { item: 0 } }]);
+		expect(items[0].json).toMatchObject({ id: 102, name: 'Content Review', org_id: 1 });
+		expect((items[0].json.data as unknown[]).length).toBe(17);
+	});
+
+	test('one item per input item, each paired', async () => {
+		const { items } = await env.run(
+			{ resource: 'queue', operation: 'get', queue: { __rl: true, mode: 'id', value: '={{ $json.q }}' } },
+			[{ q: 103 }, { q: 101 }],
+		);
+		expect(items.map((i) => [i.json.id, i.pairedItem])).toEqual([
+			[103, { item: 0 }],
+			[101, { item: 1 }],
+		]);
+	});
+});
+
+describe('Queue > Get Many', () => {
+	test('Limit: the first queues of the list', async () => {
+		const { items } = await env.run({ resource: 'queue', operation: 'getMany', limit: 2 });
+		expect(await env.requests()).toEqual([request('GET', '/orgs/1/queues', 200)]);
+		expect(items.map((i) => i.json.name)).toEqual(['Refund Requests', 'Content Review']);
+	});
+
+	test('Return All: the organization\'s queues only, as the service lists them', async () => {
+		const { items } = await env.run({ resource: 'queue', operation: 'getMany', returnAll: true });
+		expect(items).toEqual([
+			{
+				json: {
+					id: 101,
+					name: 'Refund Requests',
+					created_at: '2024-05-01T09:00:00.000Z',
+					active_users: [],
+					n_tasks: 3,
+					description: 'Decide on customer refund requests.',
+				},
+				pairedItem: { item: 0 },
+			},
+			{
+				json: {
+					id: 102,
+					name: 'Content Review',
+					created_at: '2024-05-02T09:00:00.000Z',
+					active_users: [],
+					n_tasks: 2,
+					description: 'Review articles before they are published.',
+				},
+				pairedItem: { item: 0 },
+			},
+			{
+				json: {
+					id: 103,
+					name: 'Data Labeling',
+					created_at: '2024-05-03T09:00:00.000Z',
+					active_users: [],
+					n_tasks: 2,
+					description: 'Label entities, boxes and addresses.',
+				},
+				pairedItem: { item: 0 },
+			},
+		]);
+	});
+});
+
+describe('Queue > Flush', () => {
+	test('deletes the pending tasks, keeps the completed ones; the empty non-JSON answer is fine', async () => {
+		const { items, error } = await env.run({ resource: 'queue', operation: 'flush', queue: locator(101) });
+		expect(error).toBeUndefined();
+		expect(await env.requests()).toEqual([request('PUT', '/orgs/1/queues/101/flush', 200)]);
+		expect(items).toEqual([{ json: { queueId: 101, flushed: true }, pairedItem: { item: 0 } }]);
+		expect((await env.client.tasks(101)).map((t) => [t.id, t.status])).toEqual([
+			[1, 'completed'],
+			[2, 'completed'],
+			[3, 'completed'],
+		]);
+	});
+
+	test('flushing twice is harmless', async () => {
+		const { items } = await env.run({ resource: 'queue', operation: 'flush', queue: locator(101) }, [{}, {}]);
+		expect(items.map((i) => i.json)).toEqual([
+			{ queueId: 101, flushed: true },
+			{ queueId: 101, flushed: true },
+		]);
+	});
+});
+
+describe('the Legacy API Paths setting against a self-hosted 1.0.x server', () => {
+	beforeEach(async () => await env.client.setLegacyDefect(true));
+
+	test.each([
+		['get', { resource: 'queue', operation: 'get' }, 'get queue 101'],
+		['flush', { resource: 'queue', operation: 'flush' }, 'flush queue 101'],
+		['webhook get', { resource: 'webhook', operation: 'get' }, 'get the webhook of queue 101'],
+		['webhook set', { resource: 'webhook', operation: 'set', url: 'https://example.com/hook' }, 'set the webhook of queue 101'],
+	])('%s on /queues fails with the hint', async (_, parameters, action) => {
+		const { error } = await env.run({ ...parameters, queue: locator(101) });
+		expect(error).toMatchObject({
+			name: 'NodeApiError',
+			message: `The service crashed (HTTP 500) trying to ${action}`,
+			description:
+				'Self-hosted 1.0.x servers fail on this /queues route. Set "API Paths" to "Legacy (/workflows)" in the Task Queue API credential.',
+			httpCode: '500',
+		});
+	});
+
+	test('with Legacy (/workflows) every operation works', async () => {
+		const credentials = env.credentials({ apiPaths: 'workflows' });
+		const run = async (parameters: Record<string, unknown>) =>
+			await env.run({ queue: locator(101), ...parameters }, [{}], { credentials });
+		expect((await run({ resource: 'queue', operation: 'get' })).items[0].json).toMatchObject({ id: 101 });
+		expect((await run({ resource: 'queue', operation: 'getMany', returnAll: true })).items).toHaveLength(3);
+		expect((await run({ resource: 'webhook', operation: 'set', url: 'https://example.com/hook' })).items[0].json).toEqual({
+			queueId: 101,
+			target: 'https://example.com/hook',
+		});
+		expect((await run({ resource: 'webhook', operation: 'get' })).items[0].json).toEqual({
+			queueId: 101,
+			target: 'https://example.com/hook',
+			active: true,
+		});
+		expect((await run({ resource: 'webhook', operation: 'remove' })).items[0].json).toEqual({
+			queueId: 101,
+			target: null,
+			removed: true,
+		});
+		const created = await run({
+			resource: 'task',
+			operation: 'create',
+			taskData: { mappingMode: 'defineBelow', value: { customer_message: 'x', decision: 'approve' }, matchingColumns: [], schema: [] },
+		});
+		expect(created.error).toBeUndefined();
+		expect((await run({ resource: 'task', operation: 'getCompleted', limit: 1 })).items).toHaveLength(1);
+		expect((await run({ resource: 'queue', operation: 'flush' })).items[0].json).toEqual({ queueId: 101, flushed: true });
+		const requests = await env.requests();
+		expect(requests.every((r) => r.path.startsWith('/orgs/1/workflows'))).toBe(true);
+		expect(requests.every((r) => r.status !== null && r.status < 300)).toBe(true);
+	});
+});

@@ -1,0 +1,35 @@
+import type { ILoadOptionsFunctions } from 'n8n-workflow';
+
+import { loadOptionsContext } from '../../../helpers/n8n';
+import { node, startEnv, type TestEnv } from '../env';
+
+let env: TestEnv;
+beforeAll(async () => (env = await startEnv()));
+afterAll(async () => await env.close());
+
+async function search(filter?: string) {
+	const context = loadOptionsContext({
+		types: { taskQueue: node },
+		node: { type: 'taskQueue', parameters: { resource: 'queue', operation: 'get' } },
+		credentials: env.credentials(),
+	});
+	return await node.methods.listSearch.searchQueues.call(context as unknown as ILoadOptionsFunctions, filter);
+}
+
+test('the Queue picker lists the organization\'s queues by name', async () => {
+	expect(await search()).toEqual({
+		results: [
+			{ name: 'Content Review (102)', value: '102' },
+			{ name: 'Data Labeling (103)', value: '103' },
+			{ name: 'Refund Requests (101)', value: '101' },
+		],
+	});
+	const [request] = await env.client.requests();
+	expect(request).toMatchObject({ method: 'GET', path: '/orgs/1/queues', headers: { authorization: 'Token tqs_sandbox_2f8a61c4e9d07b35' } });
+});
+
+test('search by part of the name, or by ID', async () => {
+	expect((await search('refund')).results).toEqual([{ name: 'Refund Requests (101)', value: '101' }]);
+	expect((await search('103')).results).toEqual([{ name: 'Data Labeling (103)', value: '103' }]);
+	expect((await search('nothing like it')).results).toEqual([]);
+});

@@ -1,0 +1,102 @@
+import type { ILoadOptionsFunctions, ResourceMapperField } from 'n8n-workflow';
+
+import seed from '../../../../sandbox/seed.json';
+import { loadOptionsContext } from '../../../helpers/n8n';
+import { locator, node, startEnv, type TestEnv } from '../env';
+
+let env: TestEnv;
+beforeAll(async () => (env = await startEnv()));
+afterAll(async () => await env.close());
+
+async function fieldsFor(queue: unknown) {
+	const context = loadOptionsContext({
+		types: { taskQueue: node },
+		node: { type: 'taskQueue', parameters: { resource: 'task', operation: 'create', queue } },
+		credentials: env.credentials(),
+	});
+	return await node.methods.resourceMapping.getTaskFields.call(context as unknown as ILoadOptionsFunctions);
+}
+
+const field = (id: string, displayName: string, type: string, required = false, options?: Array<[string, string]>) => {
+	const f: ResourceMapperField = { id, displayName, required, defaultMatch: false, canBeUsedToMatch: false, display: true, type: type as never };
+	if (options) f.options = options.map(([name, value]) => ({ name, value }));
+	return f;
+};
+
+describe('resource mapper fields of the seeded queues', () => {
+	test('Refund Requests (101): inputs first, the decision as options with ids as values, required', async () => {
+		expect(await fieldsFor(locator(101, 'list'))).toEqual({
+			fields: [
+				field('customer_message', 'Customer message', 'string'),
+				field('order_total', 'Order total', 'number'),
+				field('receipt', 'Receipt', 'url'),
+				field('decision', 'Decision', 'options', true, [
+					['Approve', 'approve'],
+					['Reject', 'reject'],
+					['Escalate', 'escalate'],
+				]),
+				field('note', 'Note', 'string'),
+			],
+		});
+	});
+
+	test('Content Review (102): every kind mapped, read by the URL of the queue page', async () => {
+		const { fields } = await fieldsFor({ __rl: true, mode: 'url', value: `${env.sandbox.baseUrl}/app/queues/102` });
+		expect(fields.map((f) => [f.id, f.type, f.required])).toEqual([
+			['title', 'string', false],
+			['body', 'string', false],
+			['author_email', 'string', false],
+			['source_link', 'url', false],
+			['word_count', 'number', false],
+			['voiceover', 'url', false],
+			['clip', 'url', false],
+			['attachment', 'url', false],
+			['preview', 'url', false],
+			['approved', 'boolean', true],
+			['publish_on', 'dateTime', false],
+			['topics', 'array', false],
+			['tags', 'array', false],
+			['reviewer_email', 'string', false],
+			['summary', 'string', false],
+			['related_link', 'url', false],
+			['reading_minutes', 'number', false],
+		]);
+	});
+
+	test('Data Labeling (103): objects, arrays, plain-string options', async () => {
+		const { fields } = await fieldsFor(locator(103));
+		expect(fields.map((f) => [f.id, f.type, f.required])).toEqual([
+			['sentence', 'string', false],
+			['photo', 'object', false],
+			['transcript', 'array', false],
+			['address', 'object', false],
+			['scores', 'array', false],
+			['sentiment', 'options', true],
+		]);
+		expect(fields[5].options).toEqual([
+			{ name: 'positive', value: 'positive' },
+			{ name: 'neutral', value: 'neutral' },
+			{ name: 'negative', value: 'negative' },
+		]);
+	});
+
+	test('each seeded queue: one field per block, required exactly where is_required', async () => {
+		for (const queue of seed.queues.filter((q) => q.organizationId === 1)) {
+			const { fields } = await fieldsFor(locator(queue.id));
+			expect(fields.map((f) => f.id).sort()).toEqual(queue.blocks.map((b) => b.id).sort());
+			for (const block of queue.blocks) {
+				const settings = (block as Record<string, unknown>)[block.type] as { is_required?: boolean };
+				expect(fields.find((f) => f.id === block.id)?.required).toBe(settings?.is_required === true);
+			}
+		}
+	});
+
+	test('no queue chosen: a notice, and no request', async () => {
+		await env.client.clearRequests();
+		expect(await fieldsFor({ __rl: true, mode: 'list', value: '' })).toEqual({
+			fields: [],
+			emptyFieldsNotice: 'Choose a queue first: its fields appear here.',
+		});
+		expect(await env.client.requests()).toEqual([]);
+	});
+});
