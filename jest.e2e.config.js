@@ -7,6 +7,7 @@ module.exports = {
 	transform: {
 		'^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.dev.json', isolatedModules: true }],
 	},
+	globalSetup: '<rootDir>/test/e2e/global-setup.ts',
 	// the first run installs n8n into the cache (minutes); one n8n boot is ~7 s
 	testTimeout: 300_000,
 	maxWorkers: 1,

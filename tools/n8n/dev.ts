@@ -59,7 +59,7 @@ async function stopAll(code: number) {
 }
 
 export async function startSandboxProcess(port: number): Promise<string> {
-	const baseUrl = `http://localhost:${port}`;
+	const baseUrl = `http://127.0.0.1:${port}`;
 	const tsx = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 	const cli = join(REPO_ROOT, 'sandbox', 'cli.ts');
 	if (!existsSync(cli)) throw new Error('sandbox/cli.ts does not exist yet');

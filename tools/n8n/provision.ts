@@ -121,7 +121,7 @@ export async function upsertWorkflow(n8n: N8nHandle, wf: WorkflowJson): Promise<
 	}
 	try {
 		if (id) {
-			await n8n.api.post(`/workflows/${id}/deactivate`).catch(() => undefined);
+			await n8n.api.post(`/workflows/${id}/deactivate`, {}).catch(() => undefined);
 			await n8n.api.put(`/workflows/${id}`, wf);
 			return id;
 		}
@@ -134,7 +134,7 @@ export async function upsertWorkflow(n8n: N8nHandle, wf: WorkflowJson): Promise<
 
 export async function activateWorkflow(n8n: N8nHandle, id: string): Promise<void> {
 	try {
-		await n8n.api.post(`/workflows/${id}/activate`);
+		await n8n.api.post(`/workflows/${id}/activate`, {});
 	} catch (error) {
 		throw new Error(describe(error));
 	}

@@ -1,0 +1,15 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, no-console */
+// Once per e2e run: install the pinned n8n into the cache if it is cold (minutes; ~0 s when warm),
+// then build and pack this package; the test files install that tarball into their n8n.
+import { ensureN8n, majorFromEnv } from '../../tools/n8n/install';
+import { buildAndPack } from '../../tools/n8n/package';
+
+export default async function globalSetup(): Promise<void> {
+	const started = Date.now();
+	const [inst, tarball] = await Promise.all([
+		ensureN8n(majorFromEnv(), (s) => console.log(`[e2e] ${s}`)),
+		buildAndPack({ skipBuild: !!process.env.TQ_E2E_SKIP_BUILD }),
+	]);
+	process.env.TQ_E2E_TARBALL = tarball;
+	console.log(`\n[e2e] n8n ${inst.spec.version} from ${inst.dir}; package ${tarball} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+}

@@ -1,0 +1,259 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error, no-console */
+// Shared set-up of the end-to-end suite: the sandbox in-process, a real n8n (tools/n8n) with this
+// package installed from `npm pack`, a credential for the sandbox, and small workflow helpers.
+import axios, { type AxiosInstance } from 'axios';
+import { mkdtempSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+
+import { startSandbox, type Sandbox } from '../../sandbox/index';
+import { SandboxClient } from '../../sandbox/client';
+import { buildAndPack, extractInto } from '../../tools/n8n/package';
+import { ensureCredential, type WorkflowJson } from '../../tools/n8n/provision';
+import { startN8n, type N8nHandle } from '../../tools/n8n/start';
+
+export const PKG = 'n8n-nodes-task-queue';
+export const TYPES = {
+	action: `${PKG}.taskQueue`,
+	tool: `${PKG}.taskQueueTool`,
+	trigger: `${PKG}.taskQueueTrigger`,
+	poll: `${PKG}.taskQueuePollTrigger`,
+};
+export const CREDENTIAL_TYPE = 'taskQueueApi';
+
+export interface E2E {
+	n8n: N8nHandle;
+	sandbox: Sandbox;
+	client: SandboxClient;
+	/** Straight to the sandbox's API (what the sandbox holds), with the seed's key. */
+	service: AxiosInstance;
+	credentialId: string;
+	credentialData: Record<string, unknown>;
+	stop(): Promise<void>;
+}
+
+export const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
+
+export async function waitFor<T>(
+	what: string,
+	probe: () => Promise<T | undefined | null | false>,
+	timeoutMs = 30_000,
+	everyMs = 200,
+): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	let last: unknown;
+	for (;;) {
+		try {
+			const value = await probe();
+			if (value) return value;
+		} catch (error) {
+			last = error;
+		}
+		if (Date.now() > deadline) {
+			throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+		}
+		await sleep(everyMs);
+	}
+}
+
+/** The tarball globalSetup packed (or a fresh one when a test file runs alone). */
+async function tarball(): Promise<string> {
+	if (process.env.TQ_E2E_TARBALL) return process.env.TQ_E2E_TARBALL;
+	const t = await buildAndPack({ skipBuild: !!process.env.TQ_E2E_SKIP_BUILD });
+	process.env.TQ_E2E_TARBALL = t;
+	return t;
+}
+
+export async function setupE2E(): Promise<E2E> {
+	const sandbox = await startSandbox({ port: 0 });
+	const client = new SandboxClient(sandbox.baseUrl, sandbox.adminSecret);
+	const userFolder = mkdtempSync(join(tmpdir(), 'tq-e2e-n8n-'));
+	await extractInto(await tarball(), userFolder);
+	let n8n: N8nHandle;
+	try {
+		n8n = await startN8n({ port: 0, brokerPort: 0, userFolder, echo: process.env.TQ_N8N_ECHO ? '[n8n] ' : false });
+	} catch (error) {
+		await sandbox.close();
+		client.close();
+		throw error;
+	}
+	const credentialData = {
+		baseUrl: sandbox.baseUrl,
+		apiKey: sandbox.apiKey,
+		organizationId: sandbox.organizationId,
+		apiPaths: 'queues' as const,
+		allowUnauthorizedCerts: false,
+	};
+	let credentialId = '';
+	try {
+		credentialId = await ensureCredential(n8n, credentialData);
+	} catch (error) {
+		// The credential type is not there (yet): the tests that need it fail on their own.
+		console.warn(`[e2e] ${(error as Error).message}`);
+	}
+	const service = axios.create({
+		baseURL: `${sandbox.baseUrl}/orgs/${sandbox.organizationId}`,
+		headers: { Authorization: `Token ${sandbox.apiKey}` },
+		validateStatus: () => true,
+	});
+	return {
+		n8n,
+		sandbox,
+		client,
+		service,
+		credentialId,
+		credentialData,
+		async stop() {
+			await n8n.stop();
+			client.close();
+			await sandbox.close();
+		},
+	};
+}
+
+// ---- workflows ----------------------------------------------------------------------------
+
+let counter = 0;
+export const uniq = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++counter}`;
+
+export function credentialRef(e: E2E) {
+	return { taskQueueApi: { id: e.credentialId, name: 'Task Queue sandbox' } };
+}
+
+export function queueLocator(id: number | string, mode: 'list' | 'id' | 'url' = 'id', baseUrl?: string) {
+	return { __rl: true, mode, value: mode === 'url' ? `${baseUrl}/app/queues/${id}` : String(id) };
+}
+
+export async function createWorkflow(e: E2E, wf: WorkflowJson): Promise<string> {
+	const res = await e.n8n.api.post('/workflows', { settings: { executionOrder: 'v1' }, ...wf });
+	return String(res.data.id);
+}
+
+export async function activate(e: E2E, id: string): Promise<void> {
+	await e.n8n.api.post(`/workflows/${id}/activate`, {});
+}
+
+export async function deactivate(e: E2E, id: string): Promise<void> {
+	await e.n8n.api.post(`/workflows/${id}/deactivate`, {});
+}
+
+export async function deleteWorkflow(e: E2E, id: string): Promise<void> {
+	await e.n8n.api.post(`/workflows/${id}/deactivate`, {}).catch(() => undefined);
+	await e.n8n.api.delete(`/workflows/${id}`).catch(() => undefined);
+}
+
+export interface Execution {
+	id: string;
+	status: string;
+	finished: boolean;
+	mode: string;
+	startedAt: string;
+	data?: {
+		resultData: {
+			runData: Record<string, Array<{ data?: { main: Array<Array<{ json: Record<string, unknown> }> | null> }; error?: unknown }>>;
+			error?: { message: string };
+		};
+	};
+}
+
+export async function executions(e: E2E, workflowId: string): Promise<Execution[]> {
+	const res = await e.n8n.api.get('/executions', { params: { workflowId, includeData: true, limit: 100 } });
+	return (res.data.data as Execution[]).filter((x) => x.status !== 'running' && x.status !== 'new');
+}
+
+/** Output items (json) of a node in an execution's last run of it, output `index`. */
+export function nodeOutput(x: Execution, node: string, index = 0): Array<Record<string, unknown>> {
+	const runs = x.data?.resultData.runData[node];
+	if (!runs?.length) return [];
+	return (runs[runs.length - 1].data?.main[index] ?? []).map((i) => i.json);
+}
+
+/**
+ * Runs one Task Queue action in a real workflow: Webhook (answers with every output item) -> the node.
+ * Returns the node's output items as n8n saved them in the execution (and the webhook answered them).
+ */
+export async function runAction(
+	e: E2E,
+	parameters: Record<string, unknown>,
+	options: { body?: unknown; type?: string; keep?: boolean; code?: string } = {},
+): Promise<{ items: Array<Record<string, unknown>>; response: unknown; execution: Execution; workflowId: string }> {
+	const path = uniq('action');
+	const wf: WorkflowJson = {
+		name: `e2e ${path}`,
+		nodes: [
+			{
+				name: 'Webhook',
+				type: 'n8n-nodes-base.webhook',
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId: path,
+				parameters: { httpMethod: 'POST', path, responseMode: 'lastNode', responseData: 'allEntries', options: {} },
+			},
+			{
+				name: 'Task Queue',
+				type: options.type ?? TYPES.action,
+				typeVersion: 1,
+				position: [260, 0],
+				parameters,
+				credentials: credentialRef(e),
+			},
+		],
+		connections: { Webhook: { main: [[{ node: 'Task Queue', type: 'main', index: 0 }]] } },
+	};
+	if (options.code) {
+		// Webhook -> Code (input items) -> Task Queue
+		wf.nodes.push({ name: 'Items', type: 'n8n-nodes-base.code', typeVersion: 2, position: [130, 0], parameters: { jsCode: options.code } });
+		wf.connections = {
+			Webhook: { main: [[{ node: 'Items', type: 'main', index: 0 }]] },
+			Items: { main: [[{ node: 'Task Queue', type: 'main', index: 0 }]] },
+		};
+	}
+	const id = await createWorkflow(e, wf);
+	try {
+		await activate(e, id);
+		const url = `${e.n8n.webhookBase}/${path}`;
+		const response = await waitFor(`webhook ${path} registered`, async () => {
+			const res = await axios.post(url, options.body ?? {}, { validateStatus: () => true });
+			return res.status === 404 ? undefined : res;
+		});
+		const execution = await waitFor(`an execution of ${id}`, async () => (await executions(e, id))[0], 30_000);
+		if (execution.status !== 'success') {
+			throw new Error(
+				`execution ${execution.id} ${execution.status}: ${JSON.stringify(execution.data?.resultData.error ?? execution.data?.resultData.runData['Task Queue']?.[0]?.error).slice(0, 1500)}`,
+			);
+		}
+		return { items: nodeOutput(execution, 'Task Queue'), response: response.data, execution, workflowId: id };
+	} finally {
+		if (!options.keep) await deleteWorkflow(e, id);
+	}
+}
+
+/** A trigger workflow: the trigger node -> No Operation. */
+export function triggerWorkflow(
+	e: E2E,
+	name: string,
+	trigger: { type: string; parameters: Record<string, unknown>; webhookId?: string },
+): WorkflowJson {
+	return {
+		name,
+		nodes: [
+			{
+				name: 'Trigger',
+				type: trigger.type,
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: trigger.parameters,
+				...(trigger.webhookId ? { webhookId: trigger.webhookId } : {}),
+				credentials: credentialRef(e),
+			},
+			{ name: 'Done', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [260, 0], parameters: {} },
+		],
+		connections: { Trigger: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } },
+	};
+}
+
+/** The queue's webhook target as the sandbox holds it ('' when none). */
+export async function webhookTarget(e: E2E, queueId: number): Promise<string> {
+	const q = await e.client.getQueue(queueId);
+	return q.webhook?.target ?? '';
+}

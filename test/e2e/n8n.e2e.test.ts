@@ -1,0 +1,492 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, no-console */
+// End-to-end: this package, installed from `npm pack` into a real n8n (2.41.1 on node 24 by default,
+// TQ_N8N_VERSION=1 for 1.123.81 on the system node), against the sandbox. One n8n for the whole file.
+import axios from 'axios';
+import { chromium, type Browser } from 'playwright-core';
+
+import { isActivatable, loadExamples, prepareWorkflow } from '../../tools/n8n/provision';
+import {
+	activate,
+	createWorkflow,
+	CREDENTIAL_TYPE,
+	deactivate,
+	deleteWorkflow,
+	executions,
+	nodeOutput,
+	queueLocator,
+	runAction,
+	setupE2E,
+	sleep,
+	triggerWorkflow,
+	TYPES,
+	uniq,
+	waitFor,
+	webhookTarget,
+	type E2E,
+	type Execution,
+} from './helpers';
+import { startOpenAiMock } from './openai-mock';
+
+const ALICE = 'alice@example.com';
+const PREVIOUS_TARGET = 'https://hooks.example.com/set-by-a-person';
+
+let e: E2E;
+
+beforeAll(async () => {
+	e = await setupE2E();
+}, 600_000);
+
+afterAll(async () => {
+	await e?.stop();
+});
+
+afterEach(async () => {
+	// keep n8n's log of a failed test at hand
+	const state = expect.getState();
+	if (state.assertionCalls !== state.numPassingAsserts && e) {
+		console.log(`n8n log (last lines):\n${e.n8n.logs.text().split('\n').slice(-40).join('\n')}`);
+	}
+});
+
+async function serviceGet(path: string) {
+	const res = await e.service.get(path);
+	expect(res.status).toBe(200);
+	return res.data;
+}
+
+describe('the package in n8n', () => {
+	test('node types (with the AI tool variant) and the credential type are loaded', async () => {
+		const nodes = await axios.get(`${e.n8n.url}/types/nodes.json`, { headers: e.n8n.rest.defaults.headers.common as Record<string, string> });
+		const names = (nodes.data as Array<{ name: string; version: number | number[] }>).map((n) => n.name);
+		expect(names).toEqual(expect.arrayContaining([TYPES.action, TYPES.tool, TYPES.trigger, TYPES.poll]));
+		const creds = await axios.get(`${e.n8n.url}/types/credentials.json`, { headers: e.n8n.rest.defaults.headers.common as Record<string, string> });
+		const cred = (creds.data as Array<{ name: string; displayName: string; properties: Array<{ name: string }> }>).find(
+			(c) => c.name === CREDENTIAL_TYPE,
+		);
+		expect(cred?.displayName).toBe('Task Queue API');
+		expect(cred?.properties.map((p) => p.name)).toEqual(expect.arrayContaining(['baseUrl', 'apiKey', 'organizationId', 'apiPaths']));
+		expect(e.credentialId).not.toBe('');
+	});
+
+	describe('credential test through n8n (POST /rest/credentials/test)', () => {
+		const testWith = async (patch: Record<string, unknown>) => {
+			const res = await e.n8n.rest.post('/credentials/test', {
+				credentials: { id: e.credentialId, name: 'Task Queue sandbox', type: CREDENTIAL_TYPE, data: { ...e.credentialData, ...patch } },
+			});
+			return res.data.data as { status: 'OK' | 'Error'; message: string };
+		};
+
+		test('passes with the sandbox key', async () => {
+			expect(await testWith({})).toEqual(expect.objectContaining({ status: 'OK' }));
+		});
+
+		test('fails with a wrong key (401), another organization (403), a wrong base URL (404)', async () => {
+			const badKey = await testWith({ apiKey: 'tqs_wrong_key' });
+			expect(badKey.status).toBe('Error');
+			expect(badKey.message).toMatch(/401/);
+			expect(badKey.message).not.toContain('tqs_wrong_key');
+			const otherOrg = await testWith({ organizationId: 2 });
+			expect(otherOrg.status).toBe('Error');
+			expect(otherOrg.message).toMatch(/403/);
+			const badBase = await testWith({ baseUrl: `${e.sandbox.baseUrl}/nothing-here` });
+			expect(badBase.status).toBe('Error');
+			expect(badBase.message).toMatch(/404/);
+		});
+	});
+});
+
+describe('every action operation in a workflow', () => {
+	beforeAll(async () => {
+		await e.client.reset();
+	});
+
+	test('task: create (fields defined below) returns the task the sandbox holds', async () => {
+		const { items } = await runAction(
+			e,
+			{
+				resource: 'task',
+				operation: 'create',
+				queue: queueLocator(101, 'list'),
+				taskData: {
+					mappingMode: 'defineBelow',
+					value: {
+						customer_message: '={{ $json.body.message }}',
+						order_total: '={{ $json.body.total }}',
+						receipt: 'https://example.com/receipts/e2e.png',
+					},
+					matchingColumns: [],
+					schema: [
+						{ id: 'customer_message', displayName: 'Customer message', required: false, defaultMatch: false, display: true, type: 'string', canBeUsedToMatch: false },
+						{ id: 'order_total', displayName: 'Order total', required: false, defaultMatch: false, display: true, type: 'number', canBeUsedToMatch: false },
+						{ id: 'receipt', displayName: 'Receipt', required: false, defaultMatch: false, display: true, type: 'string', canBeUsedToMatch: false },
+					],
+				},
+				options: {},
+			},
+			{ body: { message: 'Broken on arrival (e2e)', total: 19.5 } },
+		);
+		expect(items).toHaveLength(1);
+		const held = (await e.client.tasks(101)).find((t) => t.id === items[0].id);
+		expect(items[0]).toEqual(held);
+		expect(held).toEqual(
+			expect.objectContaining({
+				status: 'new',
+				source: 'api',
+				queue_id: 101,
+				data: { customer_message: 'Broken on arrival (e2e)', order_total: 19.5, receipt: 'https://example.com/receipts/e2e.png', decision: null, note: null },
+			}),
+		);
+	});
+
+	test('task: create from input items (auto-map) makes one task per item', async () => {
+		const { items } = await runAction(
+			e,
+			{
+				resource: 'task',
+				operation: 'create',
+				queue: queueLocator(102, 'id'),
+				taskData: { mappingMode: 'autoMapInputData', value: {}, matchingColumns: [], schema: [] },
+				options: { concurrency: 2 },
+			},
+			{ code: "return [{ json: { title: 'E2E one', word_count: 11 } }, { json: { title: 'E2E two', word_count: 22 } }];" },
+		);
+		const held = await e.client.tasks(102);
+		expect(items).toEqual(items.map((i) => held.find((t) => t.id === i.id)));
+		expect(items.map((i) => (i.data as Record<string, unknown>).title)).toEqual(['E2E one', 'E2E two']);
+		expect(items.map((i) => (i.data as Record<string, unknown>).word_count)).toEqual([11, 22]);
+	});
+
+	test('task: get completed (all, and a limit) returns what the sandbox lists', async () => {
+		const listed = (await serviceGet('/queues/101/tasks/completed?limit=1000')).tasks as Array<{ id: number }>;
+		expect(listed.length).toBeGreaterThan(1);
+		const all = await runAction(e, { resource: 'task', operation: 'getCompleted', queue: queueLocator(101), returnAll: true, filters: {} });
+		const byId = (a: Array<{ id: unknown }>) => [...a].sort((x, y) => Number(x.id) - Number(y.id));
+		expect(byId(all.items as Array<{ id: unknown }>)).toEqual(byId(listed));
+		const limited = await runAction(e, { resource: 'task', operation: 'getCompleted', queue: queueLocator(101), returnAll: false, limit: 2, filters: {} });
+		expect(limited.items).toHaveLength(2);
+		expect(limited.items).toEqual(listed.slice(0, 2));
+	});
+
+	test('queue: get (id and URL locators) returns the queue the sandbox holds', async () => {
+		const held = await serviceGet('/queues/101');
+		const byId = await runAction(e, { resource: 'queue', operation: 'get', queue: queueLocator(101, 'id') });
+		expect(byId.items).toEqual([held]);
+		const byUrl = await runAction(e, { resource: 'queue', operation: 'get', queue: queueLocator(101, 'url', e.sandbox.baseUrl) });
+		expect(byUrl.items).toEqual([held]);
+	});
+
+	test('queue: get many (all, and a limit) returns the organization\'s queues', async () => {
+		const held = (await serviceGet('/queues')) as unknown[];
+		const all = await runAction(e, { resource: 'queue', operation: 'getMany', returnAll: true });
+		expect(all.items).toEqual(held);
+		const one = await runAction(e, { resource: 'queue', operation: 'getMany', returnAll: false, limit: 1 });
+		expect(one.items).toEqual(held.slice(0, 1));
+	});
+
+	test('queue: flush deletes the pending tasks and keeps the completed ones', async () => {
+		await e.client.createTasks(102, 3);
+		const completedBefore = (await e.client.tasks(102)).filter((t) => t.status === 'completed');
+		const { items } = await runAction(e, { resource: 'queue', operation: 'flush', queue: queueLocator(102) });
+		expect(items).toEqual([{ queueId: 102, flushed: true }]);
+		const after = await e.client.tasks(102);
+		expect(after.filter((t) => t.status !== 'completed')).toEqual([]);
+		expect(after).toEqual(completedBefore);
+	});
+
+	test('webhook: set, get, remove', async () => {
+		const target = 'https://hooks.example.com/e2e-set';
+		const set = await runAction(e, { resource: 'webhook', operation: 'set', queue: queueLocator(103), url: target });
+		expect(set.items).toEqual([{ queueId: 103, target }]);
+		expect(await webhookTarget(e, 103)).toBe(target);
+		const got = await runAction(e, { resource: 'webhook', operation: 'get', queue: queueLocator(103) });
+		expect(got.items).toEqual([{ queueId: 103, target, active: true }]);
+		const removed = await runAction(e, { resource: 'webhook', operation: 'remove', queue: queueLocator(103) });
+		expect(removed.items).toEqual([{ queueId: 103, target: null, removed: true }]);
+		expect(await webhookTarget(e, 103)).toBe('');
+		const none = await runAction(e, { resource: 'webhook', operation: 'get', queue: queueLocator(103) });
+		expect(none.items).toEqual([{ queueId: 103, target: null, active: false }]);
+	});
+});
+
+/** A person takes the next task of the queue on the sandbox page and completes it; returns its id. */
+async function completeOnPage(browser: Browser, queueId: number, fill: Record<string, string>): Promise<number> {
+	const page = await browser.newPage();
+	try {
+		await page.goto(`${e.sandbox.pageUrl}queues/${queueId}`);
+		await page.getByTestId('user-select').selectOption(ALICE);
+		await page.getByTestId('take-next').click();
+		await page.getByTestId('task-form').waitFor();
+		const heading = await page.locator('h2', { hasText: /^Task #\d+$/ }).first().textContent();
+		const taskId = Number(/#(\d+)/.exec(heading ?? '')?.[1]);
+		for (const [block, value] of Object.entries(fill)) {
+			const field = page.getByTestId(`field-${block}`);
+			const tag = await field.evaluate((el) => el.tagName);
+			if (tag === 'SELECT') await field.selectOption(value);
+			else await field.fill(value);
+		}
+		await page.getByTestId('complete-task').click();
+		await page.getByTestId('completed-message').waitFor();
+		return taskId;
+	} finally {
+		await page.close();
+	}
+}
+
+describe('webhook trigger', () => {
+	let browser: Browser;
+	let workflowId = '';
+	const webhookId = uniq('tq-trigger');
+
+	beforeAll(async () => {
+		await e.client.reset();
+		browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+	});
+
+	afterAll(async () => {
+		await browser?.close();
+		if (workflowId) await deleteWorkflow(e, workflowId);
+	});
+
+	const ourTarget = () => `${e.n8n.webhookBase}/${webhookId}/task-completed?secret=`;
+
+	test('activating registers the webhook; a person completes a task on the page; the execution holds it; deactivating restores the previous target', async () => {
+		await e.client.setWebhook(101, PREVIOUS_TARGET, { by: ALICE });
+		workflowId = await createWorkflow(
+			e,
+			triggerWorkflow(e, `e2e trigger ${webhookId}`, {
+				type: TYPES.trigger,
+				webhookId,
+				parameters: { event: 'taskCompleted', queue: queueLocator(101, 'list'), options: { replaceExistingWebhook: true } },
+			}),
+		);
+		await activate(e, workflowId);
+		const target = await waitFor('the trigger registered in the sandbox', async () => {
+			const t = await webhookTarget(e, 101);
+			return t.startsWith(ourTarget()) ? t : undefined;
+		});
+		expect(target).toMatch(/\?secret=[^&]{16,}$/);
+
+		const taskId = await completeOnPage(browser, 101, { decision: 'approve', note: 'Looks right (e2e)' });
+		const [execution] = await waitFor('the trigger execution', async () => {
+			const xs = await executions(e, workflowId);
+			return xs.length ? xs : undefined;
+		});
+		expect(execution.status).toBe('success');
+		const held = (await e.client.tasks(101)).find((t) => t.id === taskId);
+		expect(held).toEqual(expect.objectContaining({ status: 'completed', completed_by: ALICE, data: expect.objectContaining({ decision: 'approve', note: 'Looks right (e2e)' }) }));
+		expect(nodeOutput(execution, 'Trigger')).toEqual([held]);
+		const [call] = (await e.client.webhookCalls()).filter((c) => c.taskId === taskId);
+		expect(call.status).toBe(200);
+
+		await deactivate(e, workflowId);
+		await waitFor('the previous target restored', async () => (await webhookTarget(e, 101)) === PREVIOUS_TARGET);
+	});
+
+	test('restarting n8n keeps exactly one registration, and deactivating still restores the previous target', async () => {
+		await activate(e, workflowId);
+		const before = await waitFor('registered', async () => {
+			const t = await webhookTarget(e, 101);
+			return t.startsWith(ourTarget()) ? t : undefined;
+		});
+		await e.n8n.restart();
+		await sleep(1500); // n8n re-activates its workflows just after it answers
+		const after = await webhookTarget(e, 101);
+		expect(after.startsWith(ourTarget())).toBe(true);
+		expect(after).toBe(before);
+
+		const seen = (await executions(e, workflowId)).length;
+		await e.client.clearWebhookCalls();
+		await e.client.complete(101, undefined, { by: ALICE, data: { decision: 'reject', note: 'After the restart' } });
+		const calls = await e.client.waitForWebhookCalls(1);
+		await sleep(500);
+		expect((await e.client.webhookCalls()).map((c) => [c.url, c.status])).toEqual([[after, 200]]);
+		const xs = await waitFor('one more execution', async () => {
+			const list = await executions(e, workflowId);
+			return list.length === seen + 1 ? list : undefined;
+		});
+		expect(nodeOutput(xs[0], 'Trigger')).toEqual([calls[0].body]);
+
+		await deactivate(e, workflowId);
+		await waitFor('the previous target restored', async () => (await webhookTarget(e, 101)) === PREVIOUS_TARGET);
+	});
+});
+
+describe('poll trigger', () => {
+	let workflowId = '';
+
+	afterAll(async () => {
+		if (workflowId) await deleteWorkflow(e, workflowId);
+	});
+
+	async function pollsSoFar(): Promise<number> {
+		const reqs = await e.client.requests();
+		return reqs.filter((r) => r.method === 'GET' && /\/queues\/102\/tasks\/completed$/.test(r.path)).length;
+	}
+
+	test('emits the completions made while n8n was stopped, each once, oldest first', async () => {
+		await e.client.reset();
+		workflowId = await createWorkflow(
+			e,
+			triggerWorkflow(e, `e2e poll ${uniq('poll')}`, {
+				type: TYPES.poll,
+				parameters: { queue: queueLocator(102), pollTimes: { item: [{ mode: 'everyMinute' }] }, options: {} },
+			}),
+		);
+		await activate(e, workflowId);
+		// activation polls once at once: it only sets the cursor (includeExisting is off)
+		await waitFor('the first poll', async () => (await pollsSoFar()) >= 1);
+		await sleep(1000);
+		expect(await executions(e, workflowId)).toEqual([]);
+
+		await e.n8n.stop();
+		const done = await e.client.completeMany(102, 2, { by: ALICE });
+		expect(done.count).toBe(2);
+		const polls = await pollsSoFar();
+		await e.n8n.restart(); // starts again; activation polls at once
+
+		const [x] = await waitFor('the poll execution', async () => {
+			const xs = await executions(e, workflowId);
+			return xs.length ? xs : undefined;
+		});
+		const emitted = nodeOutput(x, 'Trigger');
+		const held = await e.client.tasks(102);
+		expect(emitted).toEqual(done.ids.map((id) => held.find((t) => t.id === id)));
+		expect(await pollsSoFar()).toBeGreaterThan(polls);
+
+		// once: another restart polls again and emits nothing new
+		const before = await pollsSoFar();
+		await e.n8n.restart();
+		await waitFor('the poll after the second restart', async () => (await pollsSoFar()) > before);
+		await sleep(1500);
+		const xs = await executions(e, workflowId);
+		expect(xs).toHaveLength(1);
+	});
+});
+
+describe('example workflows', () => {
+	const examples = loadExamples();
+	const created: string[] = [];
+
+	beforeAll(async () => {
+		await e.client.reset();
+	});
+
+	afterAll(async () => {
+		for (const id of created) await deleteWorkflow(e, id);
+	});
+
+	async function importExample(file: string, patch?: (wf: ReturnType<typeof prepareWorkflow>) => void) {
+		const example = examples.find((x) => x.file === file);
+		expect(example).toBeDefined();
+		const wf = prepareWorkflow(example!.text, e.credentialId);
+		patch?.(wf);
+		const id = await createWorkflow(e, wf);
+		created.push(id);
+		return { id, wf };
+	}
+
+	test('there are at least three, each names only built-in nodes and ours', () => {
+		expect(examples.length).toBeGreaterThanOrEqual(3);
+		for (const { text } of examples) {
+			const wf = JSON.parse(text) as { nodes: Array<{ type: string }> };
+			for (const node of wf.nodes) {
+				expect(node.type).toMatch(/^(n8n-nodes-base\.|@n8n\/n8n-nodes-langchain\.|n8n-nodes-task-queue\.)/);
+			}
+		}
+	});
+
+	test('refund requests: a request becomes a task, the decision on it is routed', async () => {
+		const { id, wf } = await importExample('refund-requests-routing.json');
+		expect(isActivatable(wf)).toBe(true);
+		await activate(e, id);
+		await waitFor('the trigger registered', async () => (await webhookTarget(e, 101)).includes('/task-completed?secret='));
+		const res = await waitFor('the intake webhook', async () => {
+			const r = await axios.post(`${e.n8n.webhookBase}/refund-request`, { message: 'My kettle leaks (example)', order_total: 42, receipt_url: 'https://example.com/r/42.png' }, { validateStatus: () => true });
+			return r.status === 404 ? undefined : r;
+		});
+		expect(res.status).toBe(200);
+		const created = (Array.isArray(res.data) ? res.data[0] : res.data) as { id: number };
+		const held = (await e.client.tasks(101)).find((t) => t.id === created.id);
+		expect(held?.data).toEqual(expect.objectContaining({ customer_message: 'My kettle leaks (example)', order_total: 42 }));
+
+		const seen = (await executions(e, id)).length;
+		await e.client.complete(101, created.id, { by: ALICE, data: { decision: 'reject', note: 'Water damage is not covered' } });
+		const xs = await waitFor('the decision execution', async () => {
+			const list = await executions(e, id);
+			return list.length > seen ? list : undefined;
+		});
+		const run = xs.find((x: Execution) => x.data?.resultData.runData['Decision made']) as Execution;
+		expect(nodeOutput(run, 'Tell the customer why not')).toEqual([
+			{ action: 'reply', task_id: created.id, reply: 'We are sorry, we cannot refund this order: Water damage is not covered' },
+		]);
+		expect(nodeOutput(run, 'Issue the refund')).toEqual([]);
+		await deactivate(e, id);
+	});
+
+	test('content review: bulk-create from a list (manual run), collect completed results (schedule)', async () => {
+		const { id } = await importExample('bulk-content-review.json', (wf) => {
+			// the example polls hourly; run its schedule every 5 seconds here
+			const schedule = wf.nodes.find((n) => n.type === 'n8n-nodes-base.scheduleTrigger')!;
+			schedule.parameters = { rule: { interval: [{ field: 'seconds', secondsInterval: 5 }] } };
+		});
+		const before = (await e.client.tasks(102)).length;
+		const cli = await e.n8n.executeCli(id);
+		if (cli.code !== 0) throw new Error(`n8n execute --id ${id} exited ${cli.code}:\n${cli.output.slice(-3000)}`);
+		const tasks = (await e.client.tasks(102)).slice(before);
+		expect(tasks.map((t) => t.data.title)).toEqual([
+			'Five ways to cut your energy bill',
+			"A beginner's guide to sourdough",
+			'What the new transit map means for you',
+		]);
+		await e.client.complete(102, tasks[1].id, { by: ALICE, data: { approved: true, summary: 'Tasty and clear' } });
+
+		await activate(e, id);
+		const x = await waitFor(
+			'a scheduled run',
+			async () => (await executions(e, id)).find((r) => r.data?.resultData.runData['Review result']),
+			30_000,
+		);
+		await deactivate(e, id);
+		expect(nodeOutput(x, 'Review result')).toEqual(
+			expect.arrayContaining([
+				expect.objectContaining({ title: "A beginner's guide to sourdough", approved: true, summary: 'Tasty and clear', reviewer: ALICE }),
+			]),
+		);
+	});
+
+	test('AI agent: when unsure it asks a person through the Task Queue tool', async () => {
+		const mock = await startOpenAiMock((text) => ({
+			customer_message: /Customer message: (.*)/.exec(text)?.[1] ?? text,
+			order_total: Number(/Order total: ([\d.]+)/.exec(text)?.[1] ?? 0),
+			receipt_url: /Receipt: (\S+)/.exec(text)?.[1] ?? '',
+		}));
+		try {
+			const cred = await e.n8n.api.post('/credentials', { name: `mock model ${uniq('m')}`, type: 'openAiApi', data: { apiKey: 'sk-mock', url: mock.baseUrl } });
+			const { id } = await importExample('ai-agent-asks-a-person.json', (wf) => {
+				const model = wf.nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi')!;
+				model.credentials = { openAiApi: { id: String(cred.data.id), name: cred.data.name } };
+			});
+			await activate(e, id);
+			const res = await waitFor('the agent webhook', async () => {
+				const r = await axios.post(
+					`${e.n8n.webhookBase}/refund-agent`,
+					{ message: 'I changed my mind after six months', order_total: 420, receipt_url: 'https://example.com/r/420.png' },
+					{ validateStatus: () => true },
+				);
+				return r.status === 404 ? undefined : r;
+			});
+			expect(res.status).toBe(200);
+			expect(mock.requests.length).toBeGreaterThanOrEqual(2);
+			const toolNames = (mock.requests[0].tools ?? []).map((t) => t.function.name);
+			expect(toolNames).toContain('ask_a_person');
+			const task = (await e.client.tasks(101)).find((t) => t.data.customer_message === 'I changed my mind after six months');
+			expect(task).toEqual(expect.objectContaining({ status: 'new', source: 'api', data: expect.objectContaining({ order_total: 420, receipt: 'https://example.com/r/420.png' }) }));
+			const answer = JSON.stringify(res.data);
+			expect(answer).toContain('A person will review your request');
+			expect(answer).toContain(String(task!.id));
+			await deactivate(e, id);
+		} finally {
+			await mock.close();
+		}
+	});
+});
