@@ -12,7 +12,7 @@ export interface TestEnv {
 	client: SandboxClient;
 	credentials(overrides?: IDataObject): TestCredentialsHelper;
 	run(
-		parameters: INodeParameters,
+		parameters: Record<string, unknown>,
 		input?: IDataObject[],
 		options?: { continueOnFail?: boolean; credentials?: TestCredentialsHelper },
 	): Promise<ActionRun>;
@@ -46,7 +46,7 @@ export async function startEnv(): Promise<TestEnv> {
 		run: async (parameters, input = [{}], options = {}) =>
 			await runActionNode({
 				types: { taskQueue: node },
-				node: { type: 'taskQueue', parameters, continueOnFail: options.continueOnFail },
+				node: { type: 'taskQueue', parameters: parameters as INodeParameters, continueOnFail: options.continueOnFail },
 				input,
 				credentials: options.credentials ?? credentials(),
 			}),

@@ -11,7 +11,7 @@ afterAll(async () => await env.close());
 async function fieldsFor(queue: unknown) {
 	const context = loadOptionsContext({
 		types: { taskQueue: node },
-		node: { type: 'taskQueue', parameters: { resource: 'task', operation: 'create', queue } },
+		node: { type: 'taskQueue', parameters: { resource: 'task', operation: 'create', queue: queue as never } },
 		credentials: env.credentials(),
 	});
 	return await node.methods.resourceMapping.getTaskFields.call(context as unknown as ILoadOptionsFunctions);

@@ -121,7 +121,7 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 			message: 'The service failed (HTTP 503) trying to create a task in queue 101',
 			httpCode: '503',
 		});
-		expect((await env.requests()).map((r) => [r.route ?? r.path, r.status])).toEqual([
+		expect((await env.requests()).map((r) => [r.path, r.status])).toEqual([
 			['/orgs/1/queues/101', 200],
 			['/orgs/1/queues/101/tasks/create', 503],
 		]);
