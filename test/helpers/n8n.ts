@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/require-node-api-error */
 // Runs nodes through n8n-core's real execution contexts (no hand-made `this`): WorkflowExecute for
 // action nodes, HookContext / WebhookContext / PollContext / LoadOptionsContext for the rest.
 import {
