@@ -8,6 +8,10 @@ module.exports = {
 		'^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.dev.json' }],
 	},
 	setupFiles: ['<rootDir>/test/setup-env.ts'],
+	// the secret scan: record what the package produces, then grep it for every secret used
+	setupFilesAfterEnv: ['<rootDir>/test/reliability/secrets/capture.ts'],
+	globalSetup: '<rootDir>/test/reliability/secrets/setup.ts',
+	globalTeardown: '<rootDir>/test/reliability/secrets/teardown.ts',
 	testTimeout: 60_000,
 	maxWorkers: 2,
 };

@@ -1,0 +1,227 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error, no-console */
+// jest setupFilesAfterEnv: records, for the secret scan, everything the package produces in the
+// jest suites (what n8n would log, show or store), and every secret the tests use.
+//   - n8n-core's Logger (what `this.logger` of every node context writes) and n8n-workflow's LoggerProxy
+//   - output items and errors of the nodes' execute(), poll(), webhook() (and what the caller got)
+//     and of the webhook lifecycle methods (checkExists, create, delete)
+//   - console output of the tests
+//   - secrets: sandbox API keys (seeded and minted), the API key of every test credential, and the
+//     secret of every webhook target registered in a sandbox
+import { basename, dirname } from 'path';
+
+import { recordArtifact, recordSecret, safeStringify, suiteDir } from './scan';
+
+const testPath = expect.getState().testPath ?? 'unknown';
+const DIR = suiteDir(testPath.includes('/test/e2e/') ? 'e2e' : 'jest');
+const testFile = testPath.replace(/^.*\/test\//, '').replace(/[^\w.-]+/g, '_');
+const NAME = `${testFile}-${process.pid}`;
+const record = (kind: string, content: unknown) => recordArtifact(DIR, NAME, kind, content);
+
+// ---- loggers ------------------------------------------------------------------------------------
+
+type LogFn = (message: unknown, meta?: unknown) => void;
+const LEVELS = ['error', 'warn', 'info', 'debug', 'verbose'] as const;
+
+function recordingLogger<T extends object>(inner: T): T {
+	// the proxy's target is a fresh object: the inner logger may be frozen (a test's mock)
+	return new Proxy({} as T, {
+		get(_target, prop) {
+			const value = Reflect.get(inner, prop) as unknown;
+			if (
+				typeof prop === 'string' &&
+				(LEVELS as readonly string[]).includes(prop) &&
+				typeof value === 'function'
+			) {
+				return (message: unknown, meta?: unknown) => {
+					record(`log.${prop}`, { message, meta });
+					return (value as LogFn).call(inner, message, meta);
+				};
+			}
+			if (prop === 'scoped' && typeof value === 'function') {
+				return (...args: unknown[]) =>
+					recordingLogger((value as (...a: unknown[]) => object).apply(inner, args));
+			}
+			return typeof value === 'function'
+				? (value as (...a: unknown[]) => unknown).bind(inner)
+				: value;
+		},
+		has: (_target, prop) => Reflect.has(inner, prop),
+	});
+}
+
+try {
+	const coreDir = dirname(require.resolve('n8n-core'));
+	// eslint-disable-next-line @typescript-eslint/no-require-imports
+	const { Container } = require(require.resolve('@n8n/di', { paths: [coreDir] })) as {
+		Container: { get(type: unknown): unknown };
+	};
+	const originalGet = Container.get.bind(Container);
+	const wrapped = new WeakMap<object, object>();
+	Container.get = (type: unknown) => {
+		const instance = originalGet(type);
+		if (
+			(type as { name?: string })?.name !== 'Logger' ||
+			typeof instance !== 'object' ||
+			instance === null
+		)
+			return instance;
+		let logger = wrapped.get(instance);
+		if (!logger) {
+			logger = recordingLogger(instance);
+			wrapped.set(instance, logger);
+		}
+		return logger;
+	};
+} catch {
+	// n8n-core not installed: nothing logs through it
+}
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { LoggerProxy } = require('n8n-workflow') as typeof import('n8n-workflow');
+const silent = { error() {}, warn() {}, info() {}, debug() {} };
+LoggerProxy.init(recordingLogger(silent) as never);
+
+for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
+	const original = console[level].bind(console);
+	console[level] = (...args: unknown[]) => {
+		record(
+			`console.${level}`,
+			args.map((a) => (typeof a === 'string' ? a : safeStringify(a))).join(' '),
+		);
+		original(...args);
+	};
+}
+
+// ---- the nodes ----------------------------------------------------------------------------------
+
+function wrapMethod(
+	owner: object,
+	name: string,
+	label: string,
+	onCall?: (self: unknown) => void,
+): void {
+	const original = (owner as Record<string, unknown>)[name];
+	if (typeof original !== 'function') return;
+	(owner as Record<string, unknown>)[name] = async function (this: unknown, ...args: unknown[]) {
+		onCall?.(this);
+		try {
+			const result = await (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+			record(`${label}.result`, result);
+			return result;
+		} catch (error) {
+			record(`${label}.error`, error);
+			throw error;
+		}
+	};
+}
+
+/** What an outside caller of the webhook receives. */
+function recordResponse(self: unknown): void {
+	try {
+		const res = (self as { getResponseObject(): Record<string, unknown> }).getResponseObject();
+		for (const method of ['json', 'send', 'end']) {
+			const original = res[method];
+			if (typeof original !== 'function' || (original as { __recorded?: boolean }).__recorded)
+				continue;
+			const wrappedMethod = function (this: unknown, ...args: unknown[]) {
+				record(`webhook.response.${method}`, args);
+				return (original as (...a: unknown[]) => unknown).apply(this, args);
+			};
+			(wrappedMethod as { __recorded?: boolean }).__recorded = true;
+			res[method] = wrappedMethod;
+		}
+	} catch {
+		// no response object in this context
+	}
+}
+
+function wrapWebhookMethods(instance: {
+	webhookMethods?: Record<string, Record<string, unknown>>;
+}): void {
+	for (const [group, methods] of Object.entries(instance.webhookMethods ?? {})) {
+		for (const name of Object.keys(methods))
+			wrapMethod(methods, name, `webhookMethods.${group}.${name}`);
+	}
+}
+
+function load<T>(path: string): T | undefined {
+	try {
+		// eslint-disable-next-line @typescript-eslint/no-require-imports
+		return require(path) as T;
+	} catch {
+		return undefined;
+	}
+}
+
+type NodeModule = Record<string, (new () => object) & { prototype: Record<string, unknown> }>;
+const NODES: Array<[string, string]> = [
+	['../../../nodes/TaskQueue/TaskQueue.node', 'TaskQueue'],
+	['../../../nodes/TaskQueue/TaskQueueTrigger.node', 'TaskQueueTrigger'],
+	['../../../nodes/TaskQueue/TaskQueuePollTrigger.node', 'TaskQueuePollTrigger'],
+];
+for (const [path, exportName] of NODES) {
+	const mod = load<NodeModule>(path);
+	const Original = mod?.[exportName];
+	if (!mod || !Original) continue;
+	wrapMethod(Original.prototype, 'execute', `${exportName}.execute`);
+	wrapMethod(Original.prototype, 'poll', `${exportName}.poll`);
+	wrapMethod(Original.prototype, 'webhook', `${exportName}.webhook`, recordResponse);
+	// webhookMethods is an instance field: wrap each instance as it is made
+	const Recording = class extends (Original as new () => object) {
+		constructor() {
+			super();
+			wrapWebhookMethods(this as never);
+		}
+	};
+	Object.defineProperty(Recording, 'name', { value: exportName });
+	mod[exportName] = Recording as never;
+}
+
+// ---- the secrets --------------------------------------------------------------------------------
+
+const harness = load<{ TestCredentialsHelper?: { prototype: Record<string, unknown> } }>(
+	'../../helpers/n8n',
+);
+const helperProto = harness?.TestCredentialsHelper?.prototype;
+if (helperProto && typeof helperProto.getDecrypted === 'function') {
+	const original = helperProto.getDecrypted as (
+		...a: unknown[]
+	) => Promise<Record<string, unknown>>;
+	helperProto.getDecrypted = async function (this: unknown, ...args: unknown[]) {
+		const data = await original.apply(this, args);
+		recordSecret(DIR, data?.apiKey, 'credential apiKey');
+		return data;
+	};
+}
+
+const store = load<{ Store?: { prototype: Record<string, unknown> } }>('../../../sandbox/store');
+const storeProto = store?.Store?.prototype;
+if (storeProto) {
+	const load0 = storeProto.load as (seed: { apiKeys?: Array<{ key: string }> }) => void;
+	storeProto.load = function (this: unknown, seed: { apiKeys?: Array<{ key: string }> }) {
+		for (const key of seed?.apiKeys ?? []) recordSecret(DIR, key.key, 'sandbox apiKey');
+		return load0.call(this, seed);
+	};
+	const mint = storeProto.mintApiKey as (email: string) => string;
+	storeProto.mintApiKey = function (this: unknown, email: string) {
+		const key = mint.call(this, email);
+		recordSecret(DIR, key, 'minted apiKey');
+		return key;
+	};
+	const setWebhook = storeProto.setWebhook as (...a: unknown[]) => unknown;
+	storeProto.setWebhook = function (this: unknown, ...args: unknown[]) {
+		const target = args[1];
+		if (typeof target === 'string' && target !== '') {
+			try {
+				for (const [name, value] of new URL(target).searchParams) {
+					if (/secret|token|key/i.test(name)) recordSecret(DIR, value, `webhook ${name}`);
+				}
+			} catch {
+				// not a URL: the sandbox refuses it
+			}
+		}
+		return setWebhook.apply(this, args);
+	};
+}
+
+record('suite.start', basename(testFile));

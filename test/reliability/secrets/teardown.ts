@@ -1,0 +1,53 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports, no-console */
+// jest globalTeardown: the secret scan over everything this run recorded (see capture.ts).
+// Fails the run on any hit, and on a full run that recorded too little to mean anything.
+import { existsSync, renameSync, rmSync } from 'fs';
+
+import { join } from 'path';
+
+import { report, scan, SCAN_ROOT, suiteDir, type ScanSuite } from './scan';
+
+const lastDir = (suite: ScanSuite) => join(SCAN_ROOT, `${suite}-last`);
+
+/** A full jest run records thousands of items; fewer means the capture broke. */
+export const MIN_RECORDS: Record<ScanSuite, number> = { jest: 1000, e2e: 50 };
+export const MIN_SECRETS: Record<ScanSuite, number> = { jest: 3, e2e: 2 };
+
+interface GlobalConfig {
+	testPathPattern?: string;
+	testNamePattern?: string;
+	onlyChanged?: boolean;
+	findRelatedTests?: boolean;
+	nonFlagArgs?: string[];
+}
+
+export async function scanSuite(suite: ScanSuite, globalConfig: GlobalConfig): Promise<void> {
+	const dir = suiteDir(suite);
+	const result = scan(dir);
+	// keep the last run's artifacts for inspection; the next run starts empty
+	if (existsSync(dir)) {
+		rmSync(lastDir(suite), { recursive: true, force: true });
+		renameSync(dir, lastDir(suite));
+	}
+	const full =
+		!globalConfig.testPathPattern &&
+		!globalConfig.testNamePattern &&
+		!globalConfig.onlyChanged &&
+		!globalConfig.findRelatedTests &&
+		(globalConfig.nonFlagArgs ?? []).length === 0;
+	console.log(
+		`\n${report(result)}${full ? '' : ' (partial run: no minimum)'} -> ${lastDir(suite)}`,
+	);
+	if (result.hits.length > 0)
+		throw new Error(`A secret appeared in what the package produced:\n${report(result)}`);
+	if (full && (result.records < MIN_RECORDS[suite] || result.secrets < MIN_SECRETS[suite])) {
+		throw new Error(
+			`The secret scan saw too little to mean anything (${result.records} records, ${result.secrets} secrets; ` +
+				`expected at least ${MIN_RECORDS[suite]} and ${MIN_SECRETS[suite]}): the capture is broken.`,
+		);
+	}
+}
+
+export default async function teardown(globalConfig: GlobalConfig): Promise<void> {
+	await scanSuite('jest', globalConfig);
+}
