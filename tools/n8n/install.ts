@@ -223,7 +223,7 @@ export async function ensureN8n(
 			log,
 		});
 		// Check that n8n's native parts load under the node that will run n8n.
-		await run(inst.nodeBinary, ['-e', "require('sqlite3'); console.log(process.version)"], { cwd: dir, env: rebuildEnv, log });
+		await run(inst.nodeBinary, ['-e', `${spec.rebuild.map((m) => `require('${m}');`).join(' ')} console.log(process.version)`], { cwd: dir, env: rebuildEnv, log });
 		writeFileSync(join(dir, MARKER), markerContent(spec));
 		log(`n8n ${spec.version} installed in ${Math.round((Date.now() - started) / 1000)} s`);
 		return inst;

@@ -229,7 +229,12 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 	const stop = async () => {
 		if (!child) return;
 		killGroup('SIGTERM');
-		const done = await Promise.race([exited.then(() => true), sleep(20_000).then(() => false)]);
+		let timer: NodeJS.Timeout | undefined;
+		const timedOut = new Promise<boolean>((resolve) => {
+			timer = setTimeout(() => resolve(false), 20_000);
+		});
+		const done = await Promise.race([exited.then(() => true), timedOut]);
+		clearTimeout(timer);
 		if (!done) {
 			killGroup('SIGKILL');
 			await exited;
