@@ -2,9 +2,10 @@ import type {
 	IDataObject,
 	IExecuteFunctions,
 	INodeProperties,
+	JsonObject,
 	ResourceMapperValue,
 } from 'n8n-workflow';
-import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import type { CompiledQueue } from '../../helpers/blocks';
 import { fieldSummary, validateTaskData } from '../../helpers/blocks';
@@ -28,7 +29,7 @@ const properties: INodeProperties[] = [
 		default: { mappingMode: 'defineBelow', value: null },
 		required: true,
 		description:
-			"The task's fields, loaded from the queue's configuration: the inputs a person works from come first, then the fields people fill in",
+			"The task's fields, loaded from the queue's configuration: the inputs a person works from come first, then the fields people fill in when they complete the task (optional here)",
 		typeOptions: {
 			loadOptionsDependsOn: ['queue.value'],
 			resourceMapper: {
@@ -145,5 +146,18 @@ export async function execute(this: IExecuteFunctions, itemIndex: number, state:
 		itemIndex,
 	};
 	const response = await taskQueueRequest.call(this, request);
-	return parseBody(this.getNode(), taskSchema, response, request) as IDataObject;
+	try {
+		return parseBody(this.getNode(), taskSchema, response, request) as IDataObject;
+	} catch (error) {
+		// A success status means the task exists even when the answer was cut off or garbled: say
+		// so, or a rerun of the "failed" items would create it a second time.
+		if (response.statusCode < 200 || response.statusCode >= 300) throw error;
+		throw new NodeApiError(this.getNode(), { statusCode: response.statusCode } as JsonObject, {
+			message: `The task was created in queue ${prepared.queueId} (HTTP ${response.statusCode}), but the service's answer could not be read`,
+			description:
+				'Do not run this item again: the task exists. Its ID is unknown because the answer was cut off or not JSON; find the task in the queue.',
+			httpCode: String(response.statusCode),
+			itemIndex,
+		});
+	}
 }
