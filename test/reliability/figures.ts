@@ -1,0 +1,23 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
+// The measured outcomes of the reliability tests, one JSON file per test under .tmp/reliability/
+// (docs/reliability.md quotes them; `npx tsx test/reliability/figures.ts` prints them all).
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'fs';
+import { join, resolve } from 'path';
+
+export const FIGURES_DIR = resolve(__dirname, '..', '..', '.tmp', 'reliability');
+
+export function recordFigures(name: string, figures: Record<string, unknown>): void {
+	mkdirSync(FIGURES_DIR, { recursive: true });
+	writeFileSync(
+		join(FIGURES_DIR, `${name}.json`),
+		`${JSON.stringify({ ...figures, measuredAt: new Date().toISOString() }, null, 2)}\n`,
+	);
+}
+
+if (require.main === module) {
+	for (const file of readdirSync(FIGURES_DIR)
+		.filter((f) => f.endsWith('.json'))
+		.sort()) {
+		process.stdout.write(`${file}: ${readFileSync(join(FIGURES_DIR, file), 'utf8')}`);
+	}
+}
