@@ -68,13 +68,22 @@ export function fieldTypeOf(block: Block): FieldType {
 	}
 }
 
+/**
+ * Whether a task cannot be created without a value for the block. `is_required` on a block that
+ * people fill in (a decision, say) binds the person completing the task, not its creator: the
+ * service's own form asks for it at completion. So only required inputs are required here.
+ */
+export function isRequiredAtCreation(block: Block, asInput = isInputBlock(block)): boolean {
+	return asInput && blockSettings(block).is_required === true;
+}
+
 /** One resource-mapper field per block. */
 export function blockToField(block: Block): ResourceMapperField {
 	const type = fieldTypeOf(block);
 	const field: ResourceMapperField = {
 		id: block.id,
 		displayName: block.name,
-		required: blockSettings(block).is_required === true,
+		required: isRequiredAtCreation(block),
 		defaultMatch: false,
 		canBeUsedToMatch: false,
 		display: true,
@@ -111,7 +120,7 @@ export interface CompiledQueue {
 	blocks: Map<string, CompiledBlock>;
 }
 
-function compileBlock(block: Block, parentLabel?: string): CompiledBlock {
+function compileBlock(block: Block, parent?: { label: string; input: boolean }): CompiledBlock {
 	const settings = blockSettings(block);
 	const options = optionsOf(block, settings);
 	const optionIds = new Map<string, string>();
@@ -122,12 +131,13 @@ function compileBlock(block: Block, parentLabel?: string): CompiledBlock {
 			if (!optionIds.has(key)) optionIds.set(key, option.id);
 		}
 	}
-	const label = `${parentLabel ? `${parentLabel} › ` : ''}${block.name} (${block.id})`;
+	const input = parent ? parent.input : isInputBlock(block);
+	const label = `${parent ? `${parent.label} › ` : ''}${block.name} (${block.id})`;
 	const compiled: CompiledBlock = {
 		block,
 		settings,
 		label,
-		required: settings.is_required === true,
+		required: isRequiredAtCreation(block, input),
 		options,
 		optionIds,
 	};
@@ -135,7 +145,7 @@ function compileBlock(block: Block, parentLabel?: string): CompiledBlock {
 		compiled.subBlocks = new Map(
 			(settings.blocks as Block[])
 				.filter((sub) => sub && typeof sub.id === 'string')
-				.map((sub) => [sub.id, compileBlock({ ...sub, name: sub.name ?? sub.id }, block.name)]),
+				.map((sub) => [sub.id, compileBlock({ ...sub, name: sub.name ?? sub.id }, { label: block.name, input })]),
 		);
 	}
 	return compiled;

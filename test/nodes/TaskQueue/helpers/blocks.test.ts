@@ -61,7 +61,7 @@ describe('block kinds to n8n field types', () => {
 		expect(blockToField(blocksOf(101)[3])).toEqual({
 			id: 'decision',
 			displayName: 'Decision',
-			required: true,
+			required: false, // is_required binds the person completing the task, not its creator
 			defaultMatch: false,
 			canBeUsedToMatch: false,
 			display: true,
@@ -148,13 +148,20 @@ describe('validateTaskData', () => {
 		]);
 	});
 
-	test('missing required values', () => {
-		expect(validateTaskData(refunds, { customer_message: 'x' }).problems).toEqual([
-			{ field: 'decision', message: 'Decision (decision) is required' },
+	test('missing required inputs; a required field that people fill in is not required at creation', () => {
+		const intake = compileQueue(7, 'Intake', [
+			{ id: 'ticket', name: 'Ticket', type: 'text', text: { read_only: true, is_required: true } },
+			{ id: 'photo', name: 'Photo', type: 'image', image: { is_required: true } },
+			{ id: 'verdict', name: 'Verdict', type: 'binary', binary: { is_required: true } },
 		]);
-		expect(validateTaskData(labeling, { sentence: 'Ada' }).problems).toEqual([
-			{ field: 'sentiment', message: 'Sentiment (sentiment) is required' },
+		expect(validateTaskData(intake, { verdict: true }).problems).toEqual([
+			{ field: 'ticket', message: 'Ticket (ticket) is required' },
+			{ field: 'photo', message: 'Photo (photo) is required' },
 		]);
+		expect(validateTaskData(intake, { ticket: 'T-1', photo: 'https://example.com/p.png' }).problems).toEqual([]);
+		expect(validateTaskData(refunds, { customer_message: 'x' }).problems).toEqual([]);
+		expect(validateTaskData(labeling, { sentence: 'Ada' }).problems).toEqual([]);
+		expect(blockToField({ id: 'ticket', name: 'Ticket', type: 'text', text: { read_only: true, is_required: true } }).required).toBe(true);
 	});
 
 	test('no value at all', () => {

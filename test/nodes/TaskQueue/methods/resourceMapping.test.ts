@@ -24,13 +24,14 @@ const field = (id: string, displayName: string, type: string, required = false, 
 };
 
 describe('resource mapper fields of the seeded queues', () => {
-	test('Refund Requests (101): inputs first, the decision as options with ids as values, required', async () => {
+	test('Refund Requests (101): inputs first, the decision as options with ids as values', async () => {
 		expect(await fieldsFor(locator(101, 'list'))).toEqual({
 			fields: [
 				field('customer_message', 'Customer message', 'string'),
 				field('order_total', 'Order total', 'number'),
 				field('receipt', 'Receipt', 'url'),
-				field('decision', 'Decision', 'options', true, [
+				// is_required, but filled in by the person completing the task: optional at creation
+				field('decision', 'Decision', 'options', false, [
 					['Approve', 'approve'],
 					['Reject', 'reject'],
 					['Escalate', 'escalate'],
@@ -52,7 +53,7 @@ describe('resource mapper fields of the seeded queues', () => {
 			['clip', 'url', false],
 			['attachment', 'url', false],
 			['preview', 'url', false],
-			['approved', 'boolean', true],
+			['approved', 'boolean', false],
 			['publish_on', 'dateTime', false],
 			['topics', 'array', false],
 			['tags', 'array', false],
@@ -71,7 +72,7 @@ describe('resource mapper fields of the seeded queues', () => {
 			['transcript', 'array', false],
 			['address', 'object', false],
 			['scores', 'array', false],
-			['sentiment', 'options', true],
+			['sentiment', 'options', false],
 		]);
 		expect(fields[5].options).toEqual([
 			{ name: 'positive', value: 'positive' },
@@ -80,15 +81,32 @@ describe('resource mapper fields of the seeded queues', () => {
 		]);
 	});
 
-	test('each seeded queue: one field per block, required exactly where is_required', async () => {
+	test('each seeded queue: one field per block, required exactly where an input is_required', async () => {
 		for (const queue of seed.queues.filter((q) => q.organizationId === 1)) {
 			const { fields } = await fieldsFor(locator(queue.id));
 			expect(fields.map((f) => f.id).sort()).toEqual(queue.blocks.map((b) => b.id).sort());
 			for (const block of queue.blocks) {
-				const settings = (block as Record<string, unknown>)[block.type] as { is_required?: boolean };
-				expect(fields.find((f) => f.id === block.id)?.required).toBe(settings?.is_required === true);
+				const settings = (block as Record<string, unknown>)[block.type] as { is_required?: boolean; read_only?: boolean };
+				const input =
+					settings?.read_only === true ||
+					['image', 'audio', 'video', 'pdf', 'embed', 'named_entity_recognition', 'bounding_boxes'].includes(block.type);
+				expect(fields.find((f) => f.id === block.id)?.required).toBe(input && settings?.is_required === true);
 			}
 		}
+	});
+
+	test('a required input is a required field', async () => {
+		const queue = await env.client.createQueue({
+			name: 'Intake',
+			blocks: [
+				{ id: 'verdict', name: 'Verdict', type: 'binary', binary: { is_required: true } },
+				{ id: 'ticket', name: 'Ticket', type: 'text', text: { read_only: true, is_required: true } },
+			],
+		});
+		expect((await fieldsFor(locator(queue.id))).fields.map((f) => [f.id, f.required])).toEqual([
+			['ticket', true],
+			['verdict', false],
+		]);
 	});
 
 	test('no queue chosen: a notice, and no request', async () => {

@@ -158,7 +158,6 @@ describe('Task > Create', () => {
 				{ customer_message: 'x', decision: 'approve', colour: 'red' },
 				'The task data has 1 problem: "colour" is not a field of this queue',
 			],
-			['a missing required value', { customer_message: 'x' }, 'The task data has 1 problem: Decision (decision) is required'],
 			[
 				'a value that is not an option',
 				{ customer_message: 'x', decision: 'maybe' },
@@ -182,7 +181,7 @@ describe('Task > Create', () => {
 			[
 				'several problems at once',
 				{ customer_message: ['a'], order_total: true, colour: 'red' },
-				'The task data has 4 problems: Customer message (customer_message): expected a text, got a list; Order total (order_total): expected a number, got boolean true; "colour" is not a field of this queue; Decision (decision) is required',
+				'The task data has 3 problems: Customer message (customer_message): expected a text, got a list; Order total (order_total): expected a number, got boolean true; "colour" is not a field of this queue',
 			],
 		])('%s', async (_, value, message) => {
 			const { error, items } = await env.run(create(locator(101), defineBelow(value)));
@@ -190,11 +189,34 @@ describe('Task > Create', () => {
 				name: 'NodeOperationError',
 				message,
 				description: expect.stringContaining(
-					'Queue 101 (Refund Requests) takes these fields: customer_message (text), order_total (number), receipt (image), decision (single_selection, required), note (text).',
+					'Queue 101 (Refund Requests) takes these fields: customer_message (text), order_total (number), receipt (image), decision (single_selection), note (text).',
 				),
 			});
 			expect(items).toEqual([]);
 			expect(await createRequests()).toEqual([]);
+		});
+
+		test('missing required inputs (a field people fill in, such as the decision, is not required at creation)', async () => {
+			const queue = await env.client.createQueue({
+				name: 'Intake',
+				blocks: [
+					{ id: 'ticket', name: 'Ticket', type: 'text', text: { read_only: true, is_required: true } },
+					{ id: 'photo', name: 'Photo', type: 'image', image: { is_required: true } },
+					{ id: 'verdict', name: 'Verdict', type: 'binary', binary: { is_required: true } },
+				],
+			});
+			const { error } = await env.run(create(locator(queue.id), defineBelow({ verdict: true })));
+			expect(error).toMatchObject({
+				name: 'NodeOperationError',
+				message: 'The task data has 2 problems: Ticket (ticket) is required; Photo (photo) is required',
+				description: expect.stringContaining(
+					`Queue ${queue.id} (Intake) takes these fields: ticket (text, required), photo (image, required), verdict (binary).`,
+				),
+			});
+			expect(await createRequests()).toEqual([]);
+			const ok = await env.run(create(locator(101), defineBelow({ customer_message: 'no decision yet' })));
+			expect(ok.error).toBeUndefined();
+			expect(ok.items[0].json).toMatchObject({ data: { customer_message: 'no decision yet', decision: null } });
 		});
 
 		test('a number list given a non-number (an HTML 500 on the service)', async () => {
