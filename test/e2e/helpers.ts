@@ -2,7 +2,7 @@
 // Shared set-up of the end-to-end suite: the sandbox in-process, a real n8n (tools/n8n) with this
 // package installed from `npm pack`, a credential for the sandbox, and small workflow helpers.
 import axios, { type AxiosInstance } from 'axios';
-import { mkdtempSync } from 'fs';
+import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 
@@ -107,6 +107,7 @@ export async function setupE2E(): Promise<E2E> {
 			await n8n.stop();
 			client.close();
 			await sandbox.close();
+			if (!process.env.TQ_E2E_KEEP) rmSync(userFolder, { recursive: true, force: true });
 		},
 	};
 }

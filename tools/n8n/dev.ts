@@ -8,7 +8,7 @@
 import axios from 'axios';
 import { spawn, type ChildProcess } from 'child_process';
 import { existsSync, rmSync } from 'fs';
-import { join } from 'path';
+import { dirname, join } from 'path';
 
 import { cacheRoot, ensureN8n, majorFromEnv, N8N_SPECS } from './install';
 import { buildAndPack, extractInto, REPO_ROOT } from './package';
@@ -112,6 +112,7 @@ async function main() {
 		}),
 	]);
 	await extractInto(tarball, userFolder);
+	rmSync(dirname(tarball), { recursive: true, force: true });
 	log(`installed the package into ${userFolder}/.n8n/nodes; starting n8n ${N8N_SPECS[major].version} ...`);
 	n8n = await startN8n({
 		port: n8nPort,
