@@ -59,6 +59,13 @@ function e2e() {
 e2e.description = 'Run the end-to-end suite in a real n8n (TQ_N8N_VERSION=1 for n8n 1.x)';
 exports.e2e = e2e;
 
+/** `npm run bench`: the benchmarks against a real n8n and the sandbox; writes bench/RESULTS.md. */
+function bench() {
+	return run(process.execPath, [require.resolve('tsx/cli'), 'bench/run.ts', ...argsAfter('bench')]);
+}
+bench.description = 'Run the benchmarks (real n8n + sandbox) and write bench/RESULTS.md';
+exports.bench = bench;
+
 /** `npm test`: jest, then the end-to-end suite in a real n8n (once the e2e task exists). */
 exports.test = function test(done) {
 	const { series } = require('gulp');

@@ -1,0 +1,178 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions, no-console */
+// `npm run bench` (gulp bench): starts the sandbox and a real n8n 2.41.1 with this package installed
+// from its packed tarball, runs every scenario against its contenders in alternation, prints medians
+// and ratios and writes bench/RESULTS.md. No pass/fail: these machines are noisy.
+//
+// Options (after `npm run bench --`):
+//   --rounds N        rounds of the create and get scenarios (default 5)
+//   --short-rounds N  rounds of the trigger and poll scenarios (default 3)
+//   --only 1,2,5      run only these scenarios (1 create, 2 get completed, 3 trigger, 4 poll, 5 footprint)
+//   --skip-build      use the dist/ already built
+//   --out FILE        where to write the results (default bench/RESULTS.md; "-" to skip)
+import { execFileSync } from 'child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import os from 'os';
+import { join, relative } from 'path';
+
+import { ensureN8n } from '../tools/n8n/install';
+import { buildAndPack, extractInto, PACKAGE_NAME, REPO_ROOT } from '../tools/n8n/package';
+import { CREDENTIAL_NAME, ensureCredential } from '../tools/n8n/provision';
+import { startN8n, type N8nHandle } from '../tools/n8n/start';
+import { scenarioFootprint } from './footprint';
+import { errorText, log, ORG_ID, SANDBOX_API_KEY, startSandboxProcess, table, type SandboxProcess } from './lib';
+import { scenarioCreate, scenarioGetCompleted, scenarioPoll, scenarioTrigger, type BenchContext, type Section } from './scenarios';
+import type { Credentials } from './workflows';
+
+function option(name: string): string | undefined {
+	const i = process.argv.indexOf(`--${name}`);
+	if (i === -1) return undefined;
+	const v = process.argv[i + 1];
+	return v === undefined || v.startsWith('--') ? '' : v;
+}
+
+function gitDescribe(): string {
+	try {
+		const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT }).toString().trim();
+		const dirty = execFileSync('git', ['status', '--porcelain', '--', 'nodes', 'credentials', 'package.json'], { cwd: REPO_ROOT }).toString().trim();
+		return dirty ? `${sha} (with uncommitted changes under nodes/ or credentials/)` : sha;
+	} catch {
+		return 'unknown';
+	}
+}
+
+function machine(): string[] {
+	const cpus = os.cpus();
+	return [
+		`CPU: ${cpus[0]?.model ?? 'unknown'}, ${cpus.length} cores`,
+		`Memory: ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB`,
+		`OS: ${os.type()} ${os.release()}`,
+	];
+}
+
+const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' / ');
+
+async function main(): Promise<void> {
+	const t0 = Date.now();
+	const secs = () => `${((Date.now() - t0) / 1000).toFixed(0)} s`;
+	const rounds = Number(option('rounds') || 5);
+	const shortRounds = Number(option('short-rounds') || 3);
+	const only = new Set((option('only') || '1,2,3,4,5').split(',').map((s) => s.trim()));
+	const out = option('out') ?? join(REPO_ROOT, 'bench', 'RESULTS.md');
+	const loadStart = load();
+	const date = new Date().toISOString();
+	const command = `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
+
+	log(`load average at start: ${loadStart}`);
+	let sandbox: SandboxProcess | undefined;
+	let n8n: N8nHandle | undefined;
+	let userFolder: string | undefined;
+	const sections: Section[] = [];
+	let n8nNodeVersion = 'unknown';
+	try {
+		const [sb, inst, tarball] = await Promise.all([
+			startSandboxProcess(),
+			ensureN8n('2', (s) => log(s)),
+			buildAndPack({ skipBuild: option('skip-build') !== undefined, log: (s) => log(s) }),
+		]);
+		sandbox = sb;
+		n8nNodeVersion = execFileSync(inst.nodeBinary, ['--version']).toString().trim();
+		log(`sandbox at ${sandbox.baseUrl}; packed ${tarball} (${secs()})`);
+		userFolder = mkdtempSync(join(os.tmpdir(), 'tq-bench-n8n-'));
+		const installedDir = await extractInto(tarball, userFolder);
+		const version = (JSON.parse(readFileSync(join(installedDir, 'package.json'), 'utf8')) as { version: string }).version;
+
+		if (only.has('5')) {
+			sections.push(await scenarioFootprint(inst, { tarball, installedDir, version }, 15));
+			log(`footprint done (${secs()})`);
+		}
+		const needN8n = ['1', '2', '3', '4'].some((s) => only.has(s));
+		if (needN8n) {
+			n8n = await startN8n({
+				port: 0,
+				brokerPort: 0,
+				userFolder,
+				version: '2',
+				env: { N8N_LOG_LEVEL: process.env.TQ_N8N_LOG_LEVEL ?? 'warn' },
+			});
+			log(`n8n ${n8n.version} ready at ${n8n.url} (pid ${n8n.pid()}, ${secs()})`);
+			const taskQueueId = await ensureCredential(n8n, { baseUrl: sandbox.baseUrl, apiKey: SANDBOX_API_KEY, organizationId: ORG_ID });
+			const header = await n8n.api.post('/credentials', {
+				name: 'Task Queue (Header Auth)',
+				type: 'httpHeaderAuth',
+				data: { name: 'Authorization', value: `Token ${SANDBOX_API_KEY}` },
+			});
+			const creds: Credentials = {
+				taskQueue: { id: taskQueueId, name: CREDENTIAL_NAME },
+				headerAuth: { id: String(header.data.id), name: 'Task Queue (Header Auth)' },
+			};
+			const ctx: BenchContext = { n8n, sandbox, creds, rounds, shortRounds };
+			const steps: Array<[string, () => Promise<Section>]> = [
+				['1', async () => await scenarioCreate(ctx, 0)],
+				['1', async () => await scenarioCreate(ctx, 50)],
+				['2', async () => await scenarioGetCompleted(ctx)],
+				['3', async () => await scenarioTrigger(ctx)],
+				['4', async () => await scenarioPoll(ctx)],
+			];
+			for (const [key, step] of steps) {
+				if (!only.has(key)) continue;
+				try {
+					sections.push(await step());
+				} catch (error) {
+					sections.push({ title: `scenario ${key}`, body: `failed: ${errorText(error)}`, goals: [], notes: [], summary: [`scenario ${key} failed: ${errorText(error)}`] });
+				}
+				log(`scenario ${key} done (${secs()})`);
+			}
+		}
+	} finally {
+		if (n8n) await n8n.stop().catch(() => undefined);
+		if (sandbox) await sandbox.stop().catch(() => undefined);
+		if (userFolder && !process.env.TQ_BENCH_KEEP) rmSync(userFolder, { recursive: true, force: true });
+	}
+
+	const duration = ((Date.now() - t0) / 1000).toFixed(0);
+	const loadEnd = load();
+	const goals = sections.flatMap((s) => s.goals);
+	const goalTable = table(
+		['goal', 'measured', 'lands'],
+		goals.map((g) => [g.goal, g.measured, g.met === null ? 'not measured' : g.met ? 'met' : 'missed']),
+	);
+	const md = [
+		'# Benchmark results',
+		'',
+		'Generated by `npm run bench` (bench/run.ts); see [bench/README.md](README.md) for what each scenario does and how the nodes were profiled.',
+		'',
+		`- Command: \`${command}\``,
+		`- Date: ${date}; one run took ${duration} s`,
+		...machine().map((m) => `- ${m}`),
+		`- Load average (1/5/15 min) at start: ${loadStart}; at end: ${loadEnd}`,
+		`- node ${process.version} (runner, sandbox, raw client); n8n ${n8n?.version ?? '2.41.1'} on node ${n8nNodeVersion}`,
+		`- Package: ${PACKAGE_NAME} at commit ${gitDescribe()}, installed into n8n from its \`npm pack\` tarball`,
+		`- Rounds: ${rounds} (scenarios 1, 2), ${shortRounds} (scenarios 3, 4); contenders run in alternation, figures are medians over rounds`,
+		'',
+		'## Goals',
+		'',
+		goalTable,
+		'',
+		...sections.flatMap((s) => [`## ${s.title}`, '', s.body, '', ...s.notes.map((n) => `- ${n}`), ...(s.notes.length ? [''] : [])]),
+		'## How to read these figures',
+		'',
+		"- **work**: for an n8n contender, the `executionTime` n8n records for the node that does the work (from the execution's run data, read through the public API); for the raw client, its own time. Ratios use this figure.",
+		"- **execution**: the execution's `stoppedAt - startedAt` as n8n records it (includes the Webhook and Split Out nodes).",
+		'- **wall (outside)**: from the benchmark process, the webhook call that starts the workflow until n8n answers (the Webhook node answers when the last node has finished).',
+		'- The sandbox, n8n and the raw client run in three processes on the same machine; the raw client is what the wire and the service allow (keep-alive, no n8n).',
+		'- Every n8n contender is a workflow created through the public API and run as a production execution; each contender ran once with 20 items before the measured rounds (n8n loads node code lazily).',
+		'',
+	].join('\n');
+
+	console.log(`\n${md}`);
+	if (out !== '-') {
+		writeFileSync(out, md);
+		log(`wrote ${relative(process.cwd(), out) || out}`);
+	}
+	log(`done in ${duration} s; load average at end: ${loadEnd}`);
+}
+
+main().catch((error) => {
+	console.error(`[bench] ${error instanceof Error ? error.stack : error}`);
+	process.exit(1);
+});

@@ -1,0 +1,584 @@
+// Scenarios 1 to 4: each runs its contenders in alternation (A B C, A B C, ...) and returns a section
+// of RESULTS.md. Every n8n contender is a real workflow created through the public API and run as a
+// real (production) execution: a Webhook-started workflow, or an active trigger.
+import axios from 'axios';
+
+import type { N8nHandle } from '../tools/n8n/start';
+import {
+	errorText,
+	executionsAfter,
+	fmtMs,
+	fmtNum,
+	lastExecutionId,
+	log,
+	median,
+	n8nPid,
+	percentile,
+	PERSON,
+	pool,
+	QUEUE_ID,
+	ratio,
+	RawClient,
+	sampleMemory,
+	SANDBOX_API_KEY,
+	sleep,
+	table,
+	waitForExecutions,
+	type Execution,
+	type SandboxProcess,
+} from './lib';
+import * as wf from './workflows';
+import type { WorkflowJson } from '../tools/n8n/provision';
+
+export interface BenchContext {
+	n8n: N8nHandle;
+	sandbox: SandboxProcess;
+	creds: wf.Credentials;
+	rounds: number;
+	/** Fewer rounds where one run is long (trigger, poll). */
+	shortRounds: number;
+}
+
+export interface Goal {
+	goal: string;
+	measured: string;
+	met: boolean | null;
+}
+
+export interface Section {
+	title: string;
+	body: string;
+	goals: Goal[];
+	notes: string[];
+	/** One-line summary for the console. */
+	summary: string[];
+}
+
+const workflowIds = new Map<string, string>();
+
+async function ensureWorkflow(n8n: N8nHandle, json: WorkflowJson, activate: boolean): Promise<string> {
+	let id = workflowIds.get(json.name);
+	if (!id) {
+		const res = await n8n.api.post('/workflows', json);
+		id = String(res.data.id);
+		workflowIds.set(json.name, id);
+		if (activate) {
+			await n8n.api.post(`/workflows/${id}/activate`, {});
+			await sleep(1500); // n8n registers the webhook asynchronously after activation
+		}
+	}
+	return id;
+}
+
+async function deactivate(n8n: N8nHandle, id: string): Promise<void> {
+	await n8n.api.post(`/workflows/${id}/deactivate`, {}).catch(() => undefined);
+}
+
+/** POSTs to a production webhook that answers when the workflow has finished; returns wall ms. */
+async function callWebhook(n8n: N8nHandle, path: string, body: unknown): Promise<number> {
+	const t0 = performance.now();
+	const res = await axios.post(`${n8n.webhookBase}/${path}`, body, {
+		timeout: 600_000,
+		validateStatus: () => true,
+		maxBodyLength: Infinity,
+		maxContentLength: Infinity,
+	});
+	const wall = performance.now() - t0;
+	if (res.status >= 400) throw new Error(`webhook ${path}: HTTP ${res.status} ${JSON.stringify(res.data).slice(0, 300)}`);
+	return wall;
+}
+
+/** The one execution of `workflowId` after `afterId`, once it has stopped. */
+async function theExecution(n8n: N8nHandle, workflowId: string, afterId: number, keepJson: string[] = []): Promise<Execution> {
+	const deadline = Date.now() + 120_000;
+	for (;;) {
+		const list = await executionsAfter(n8n, workflowId, afterId, { keepJson });
+		const done = list.find((e) => e.stoppedAt !== null);
+		if (done) return done;
+		if (Date.now() > deadline) throw new Error(`no finished execution of workflow ${workflowId}`);
+		await sleep(100);
+	}
+}
+
+function nodeError(exec: Execution): string | undefined {
+	if (exec.error) return exec.error;
+	for (const [name, run] of Object.entries(exec.nodes)) if (run.error) return `${name}: ${run.error}`;
+	if (exec.status !== 'success') return `execution ${exec.id} ended "${exec.status}"`;
+	return undefined;
+}
+
+interface Run {
+	contender: string;
+	round: number;
+	/** Time of the work itself: the contender node's executionTime in n8n, or the raw client's time. */
+	workMs: number;
+	/** Execution startedAt -> stoppedAt (n8n contenders). */
+	execMs?: number;
+	/** From outside: webhook call to its answer (n8n), or the raw client's time. */
+	wallMs: number;
+	[k: string]: unknown;
+}
+
+function collect(runs: Run[], contender: string, key: string): number[] {
+	return runs.filter((r) => r.contender === contender && !r.error).map((r) => Number(r[key]));
+}
+
+function errorsOf(runs: Run[], contender: string): string | undefined {
+	const errs = runs.filter((r) => r.contender === contender && r.error).map((r) => String(r.error));
+	return errs.length ? `${errs.length} failed run(s): ${errs[0]}` : undefined;
+}
+
+// ---- 1. bulk create ------------------------------------------------------------------------------
+
+const CREATE_COUNT = 1000;
+const RAW_CONCURRENCY = 8;
+
+function createItems(tag: string, count: number) {
+	return Array.from({ length: count }, (_, i) => ({
+		customer_message: `bench ${tag} #${i}`,
+		order_total: 10 + (i % 90) + 0.5,
+		receipt: `https://example.com/receipts/${i}.png`,
+		// the node refuses a task without the queue's required "decision" (the service does not): every
+		// contender sends the same four fields
+		decision: 'escalate',
+	}));
+}
+
+async function countCreated(sandbox: SandboxProcess, tag: string): Promise<{ created: number; duplicates: number }> {
+	const tasks = await sandbox.client.tasks(QUEUE_ID);
+	const prefix = `bench ${tag} #`;
+	const seen = new Map<string, number>();
+	for (const t of tasks) {
+		const m = t.data?.customer_message;
+		if (typeof m === 'string' && m.startsWith(prefix)) seen.set(m, (seen.get(m) ?? 0) + 1);
+	}
+	let duplicates = 0;
+	for (const n of seen.values()) duplicates += n - 1;
+	return { created: seen.size, duplicates };
+}
+
+export async function scenarioCreate(ctx: BenchContext, latencyMs: number): Promise<Section> {
+	const { n8n, sandbox } = ctx;
+	const nodeWf = await ensureWorkflow(n8n, wf.createWithNode(ctx.creds), true);
+	const autoWf = await ensureWorkflow(n8n, wf.createWithNodeAutoMap(ctx.creds), true);
+	const httpWf = await ensureWorkflow(n8n, wf.createWithHttp(ctx.creds, sandbox.baseUrl), true);
+	const contenders = [
+		'Task Queue node (fields mapped with expressions)',
+		'HTTP Request node (JSON body expression)',
+		`raw client (keep-alive, ${RAW_CONCURRENCY} in flight)`,
+		'Task Queue node (Map Automatically)',
+	];
+	const runs: Run[] = [];
+
+	const runOne = async (contender: string, round: number, count = CREATE_COUNT): Promise<Run> => {
+		await sandbox.client.reset();
+		if (latencyMs) await sandbox.client.setLatency(latencyMs);
+		await sandbox.client.clearRequests();
+		const tag = `l${latencyMs}-${contenders.indexOf(contender)}-r${round}`;
+		const items = createItems(tag, count);
+		const run: Run = { contender, round, workMs: NaN, wallMs: NaN };
+		try {
+			if (contender === contenders[2]) {
+				const raw = new RawClient(sandbox.baseUrl, SANDBOX_API_KEY, RAW_CONCURRENCY);
+				const t0 = performance.now();
+				let failed = 0;
+				await pool(items.length, RAW_CONCURRENCY, async (i) => {
+					const res = await raw.request('POST', `/orgs/1/queues/${QUEUE_ID}/tasks/create`, { data: items[i] });
+					if (res.status !== 201 && res.status !== 200) failed++;
+				});
+				run.workMs = run.wallMs = performance.now() - t0;
+				raw.close();
+				if (failed) run.error = `${failed} requests failed`;
+			} else {
+				const [id, path, work] =
+					contender === contenders[0]
+						? [nodeWf, 'bench-create-node', wf.WORK.node]
+						: contender === contenders[3]
+							? [autoWf, 'bench-create-node-auto', wf.WORK.node]
+							: [httpWf, 'bench-create-http', wf.WORK.http];
+				const after = await lastExecutionId(n8n);
+				const called = await callWebhook(n8n, path, { items }).catch((e: unknown) => e as Error);
+				if (typeof called === 'number') run.wallMs = called;
+				const exec = await theExecution(n8n, id, after);
+				run.execMs = exec.durationMs ?? NaN;
+				run.workMs = exec.nodes[work]?.executionTime ?? NaN;
+				run.error = nodeError(exec) ?? (typeof called === 'number' ? undefined : errorText(called));
+			}
+			const { created, duplicates } = await countCreated(sandbox, tag);
+			run.created = created;
+			run.duplicates = duplicates;
+			run.requests = (await sandbox.client.requests()).length;
+		} catch (error) {
+			run.error = errorText(error);
+		}
+		return run;
+	};
+
+	// one small warm-up per contender (n8n loads node code lazily on first use), not counted
+	for (const c of contenders) await runOne(c, 0, 20);
+	for (let round = 1; round <= ctx.rounds; round++) {
+		for (const c of contenders) {
+			const run = await runOne(c, round);
+			runs.push(run);
+			log(
+				`create (${latencyMs} ms) round ${round} ${c}: work ${fmtMs(run.workMs)}, wall ${fmtMs(run.wallMs)}, created ${run.created}, dup ${run.duplicates}${run.error ? `, ERROR ${run.error}` : ''}`,
+			);
+		}
+	}
+	await sandbox.client.clearFaults();
+
+	const med = (c: string, k: string) => median(collect(runs, c, k));
+	const [node, http, raw, auto] = contenders;
+	const rows = contenders.map((c) => [
+		c,
+		fmtMs(med(c, 'workMs')),
+		c === raw ? '-' : fmtMs(med(c, 'execMs')),
+		fmtMs(med(c, 'wallMs')),
+		fmtNum(med(c, 'requests')),
+		`${fmtNum(Math.min(...collect(runs, c, 'created')))} to ${fmtNum(Math.max(...collect(runs, c, 'created')))}`,
+		fmtNum(collect(runs, c, 'duplicates').reduce((a, b) => a + b, 0)),
+		c === raw ? '1.00x' : ratio(med(c, 'workMs'), med(raw, 'workMs')),
+		c === http ? '1.00x' : ratio(med(http, 'workMs'), med(c, 'workMs')),
+		errorsOf(runs, c) ?? '',
+	]);
+	const speedup = med(http, 'workMs') / med(node, 'workMs');
+	const vsRaw = med(node, 'workMs') / med(raw, 'workMs');
+	const speedupAuto = med(http, 'workMs') / med(auto, 'workMs');
+	const vsRawAuto = med(auto, 'workMs') / med(raw, 'workMs');
+	const title = `1. Bulk create, ${CREATE_COUNT} items into queue ${QUEUE_ID}, ${latencyMs ? `${latencyMs} ms latency per request` : 'instant sandbox'}`;
+	return {
+		title,
+		body: table(
+			['contender', 'work (median)', 'execution', 'wall (outside)', 'requests', 'tasks created', 'duplicates (all runs)', 'vs raw', 'HTTP Request / this', 'errors'],
+			rows,
+		),
+		goals: [
+			{ goal: `${title}: at least 4x faster than HTTP Request`, measured: `${fmtNum(speedup, 2)}x`, met: Number.isFinite(speedup) ? speedup >= 4 : null },
+			{ goal: `${title}: within 1.5x of the raw client`, measured: `${fmtNum(vsRaw, 2)}x`, met: Number.isFinite(vsRaw) ? vsRaw <= 1.5 : null },
+			{ goal: `${title}, Map Automatically: at least 4x faster than HTTP Request`, measured: `${fmtNum(speedupAuto, 2)}x`, met: Number.isFinite(speedupAuto) ? speedupAuto >= 4 : null },
+			{ goal: `${title}, Map Automatically: within 1.5x of the raw client`, measured: `${fmtNum(vsRawAuto, 2)}x`, met: Number.isFinite(vsRawAuto) ? vsRawAuto <= 1.5 : null },
+		],
+		notes: [
+			'Same four fields for every contender (`customer_message`, `order_total`, `receipt`, `decision`): the node refuses a task without the queue\'s required `decision` block, the service does not check it.',
+			"The node's default mapping mode (Map Each Field Below) is set with one expression per field (`{{ $json.customer_message }}`, ...), as the editor's drag and drop writes it; the HTTP Request node gets one JSON body expression. Map Automatically needs no expression.",
+		],
+		summary: [
+			`${title}: node ${fmtMs(med(node, 'workMs'))}, node auto-map ${fmtMs(med(auto, 'workMs'))}, HTTP Request ${fmtMs(med(http, 'workMs'))}, raw ${fmtMs(med(raw, 'workMs'))}`,
+		],
+	};
+}
+
+// ---- 2. Get Completed, Return All ----------------------------------------------------------------
+
+const COMPLETED_COUNT = 50_000;
+const PAGE = 1000;
+
+export async function scenarioGetCompleted(ctx: BenchContext): Promise<Section> {
+	const { n8n, sandbox } = ctx;
+	const nodeWf = await ensureWorkflow(n8n, wf.getWithNode(ctx.creds), true);
+	const httpWf = await ensureWorkflow(n8n, wf.getWithHttp(ctx.creds, sandbox.baseUrl), true);
+	const contenders = ['Task Queue node', 'HTTP Request node (pagination) + Split Out', `raw client (limit ${PAGE})`];
+	const [node, http, raw] = contenders;
+
+	const t0 = Date.now();
+	await sandbox.client.reset();
+	await sandbox.client.createTasks(QUEUE_ID, COMPLETED_COUNT);
+	await sandbox.client.completeMany(QUEUE_ID, COMPLETED_COUNT, { by: PERSON });
+	const probe = new RawClient(sandbox.baseUrl, SANDBOX_API_KEY, 1);
+	const first = await probe.request('GET', `/orgs/1/queues/${QUEUE_ID}/tasks/completed?limit=1`);
+	probe.close();
+	const expected = Number((first.body as { count?: number })?.count);
+	log(`get completed: ${expected} completed tasks in queue ${QUEUE_ID} (set up in ${Date.now() - t0} ms)`);
+
+	const runOne = async (contender: string, round: number): Promise<Run> => {
+		await sandbox.client.clearRequests();
+		const run: Run = { contender, round, workMs: NaN, wallMs: NaN };
+		try {
+			if (contender === raw) {
+				const client = new RawClient(sandbox.baseUrl, SANDBOX_API_KEY, 1);
+				const started = performance.now();
+				const tasks: unknown[] = [];
+				for (let offset = 0; ; offset += PAGE) {
+					const res = await client.request('GET', `/orgs/1/queues/${QUEUE_ID}/tasks/completed?limit=${PAGE}&offset=${offset}`);
+					const page = (res.body as { tasks: unknown[] }).tasks;
+					tasks.push(...page);
+					if (page.length < PAGE) break;
+				}
+				run.workMs = run.wallMs = performance.now() - started;
+				client.close();
+				run.items = tasks.length;
+			} else {
+				const [id, path] = contender === node ? [nodeWf, 'bench-get-node'] : [httpWf, 'bench-get-http'];
+				const after = await lastExecutionId(n8n);
+				const mem = sampleMemory(n8nPid(n8n));
+				const called = await callWebhook(n8n, path, {}).catch((e: unknown) => e as Error);
+				if (typeof called === 'number') run.wallMs = called;
+				const m = mem.stop();
+				run.rssGrowthMb = m.growthMb;
+				const exec = await theExecution(n8n, id, after);
+				run.execMs = exec.durationMs ?? NaN;
+				if (contender === node) {
+					run.workMs = exec.nodes[wf.WORK.node]?.executionTime ?? NaN;
+					run.items = exec.nodes[wf.WORK.node]?.items ?? 0;
+				} else {
+					run.httpMs = exec.nodes[wf.WORK.http]?.executionTime ?? NaN;
+					run.splitMs = exec.nodes[wf.WORK.split]?.executionTime ?? NaN;
+					run.workMs = Number(run.httpMs) + Number(run.splitMs);
+					run.items = exec.nodes[wf.WORK.split]?.items ?? 0;
+				}
+				run.error = nodeError(exec) ?? (typeof called === 'number' ? undefined : errorText(called));
+			}
+			run.requests = (await sandbox.client.requests()).length;
+			if (run.items !== expected && !run.error) run.error = `${run.items} items, expected ${expected}`;
+		} catch (error) {
+			run.error = errorText(error);
+		}
+		return run;
+	};
+
+	const runs: Run[] = [];
+	for (let round = 1; round <= ctx.rounds; round++) {
+		for (const c of contenders) {
+			const run = await runOne(c, round);
+			runs.push(run);
+			log(
+				`get completed round ${round} ${c}: work ${fmtMs(run.workMs)}, wall ${fmtMs(run.wallMs)}, items ${run.items}, requests ${run.requests}${run.rssGrowthMb !== undefined ? `, RSS +${fmtNum(Number(run.rssGrowthMb))} MB` : ''}${run.error ? `, ERROR ${run.error}` : ''}`,
+			);
+		}
+	}
+
+	const med = (c: string, k: string) => median(collect(runs, c, k));
+	const rows = contenders.map((c) => [
+		c,
+		fmtMs(med(c, 'workMs')) + (c === http ? ` (${fmtMs(med(c, 'httpMs'))} + ${fmtMs(med(c, 'splitMs'))})` : ''),
+		c === raw ? '-' : fmtMs(med(c, 'execMs')),
+		fmtMs(med(c, 'wallMs')),
+		fmtNum(med(c, 'items')),
+		fmtNum(med(c, 'requests')),
+		c === raw ? '-' : `+${fmtNum(med(c, 'rssGrowthMb'))} MB (max +${fmtNum(Math.max(...collect(runs, c, 'rssGrowthMb')))})`,
+		c === raw ? '1.00x' : ratio(med(c, 'workMs'), med(raw, 'workMs')),
+		errorsOf(runs, c) ?? '',
+	]);
+	const vsRaw = med(node, 'workMs') / med(raw, 'workMs');
+	const title = `2. Get Completed, Return All, ${fmtNum(expected)} completed tasks`;
+	return {
+		title,
+		body: table(['contender', 'work (median)', 'execution', 'wall (outside)', 'items', 'requests', "n8n's peak RSS growth (median)", 'vs raw', 'errors'], rows),
+		goals: [{ goal: 'Get Completed within 1.3x of the raw client', measured: `${fmtNum(vsRaw, 2)}x`, met: Number.isFinite(vsRaw) ? vsRaw <= 1.3 : null }],
+		notes: [
+			"HTTP Request is configured with its pagination option set to \"Response Contains Next URL\" (`{{ $response.body.next }}`, complete when `{{ !$response.body.next }}`) and query `limit=1000`; its figure is HTTP Request's time plus Split Out's (which turns the page items into one item per task).",
+			"Peak RSS growth: n8n's VmRSS sampled every 20 ms during the webhook call (VmHWM reset through /proc/<pid>/clear_refs first), minus VmRSS before; garbage left by earlier runs makes it noisy.",
+		],
+		summary: [`${title}: node ${fmtMs(med(node, 'workMs'))}, HTTP Request+Split Out ${fmtMs(med(http, 'workMs'))}, raw ${fmtMs(med(raw, 'workMs'))}`],
+	};
+}
+
+// ---- 3. trigger latency --------------------------------------------------------------------------
+
+const BURST = 500;
+
+async function waitForTarget(sandbox: SandboxProcess, predicate: (target: string) => boolean, timeoutMs = 15_000): Promise<string> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const q = await sandbox.client.getQueue(QUEUE_ID);
+		const target = q.webhook?.target ?? '';
+		if (predicate(target)) return target;
+		if (Date.now() > deadline) throw new Error(`the queue's webhook target did not change (it is "${target.replace(/secret=[^&]+/, 'secret=***')}")`);
+		await sleep(50);
+	}
+}
+
+export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
+	const { n8n, sandbox } = ctx;
+	const nodeWf = await ensureWorkflow(n8n, wf.triggerWithNode(ctx.creds), false);
+	const hookWf = await ensureWorkflow(n8n, wf.triggerWithWebhook(), false);
+	const contenders = ['Task Queue Trigger', "n8n's Webhook node (URL set by hand)"];
+	const [node, hook] = contenders;
+
+	const runOne = async (contender: string, round: number, burst = BURST): Promise<Run> => {
+		const run: Run = { contender, round, workMs: NaN, wallMs: NaN };
+		const id = contender === node ? nodeWf : hookWf;
+		try {
+			await sandbox.client.reset();
+			await sandbox.client.createTasks(QUEUE_ID, burst);
+			await n8n.api.post(`/workflows/${id}/activate`, {});
+			if (contender === node) {
+				await waitForTarget(sandbox, (t) => t.includes('/webhook/'));
+			} else {
+				await sandbox.client.setWebhook(QUEUE_ID, `${n8n.webhookBase}/${wf.HOOK_PATH}`, { by: PERSON });
+			}
+			await sleep(300);
+			const after = await lastExecutionId(n8n);
+			const t0 = performance.now();
+			const { ids } = await sandbox.client.completeMany(QUEUE_ID, burst, { by: PERSON });
+			const finished = await waitForExecutions(n8n, id, after, ids.length, { idleTimeoutMs: 10_000 });
+			run.wallMs = performance.now() - t0;
+			const execs = await executionsAfter(n8n, id, after, { keepJson: [wf.WORK.trigger, wf.WORK.hook] });
+			const latencies: number[] = [];
+			const seen = new Map<number, number>();
+			let failed = 0;
+			for (const e of execs) {
+				if (e.status !== 'success') failed++;
+				const out = e.nodes[wf.WORK.trigger]?.json ?? e.nodes[wf.WORK.hook]?.json ?? [];
+				for (const json of out) {
+					const task = (contender === node ? json : json.body) as { id?: number; completed_at?: string } | undefined;
+					if (!task?.id) continue;
+					seen.set(task.id, (seen.get(task.id) ?? 0) + 1);
+					if (task.completed_at) latencies.push(Date.parse(e.startedAt) - Date.parse(task.completed_at));
+				}
+			}
+			let duplicated = 0;
+			for (const n of seen.values()) duplicated += n - 1;
+			const calls = await sandbox.client.webhookCalls();
+			run.started = execs.length;
+			run.finished = finished;
+			run.failed = failed;
+			run.lost = ids.filter((t) => !seen.has(t)).length;
+			run.duplicated = duplicated;
+			run.p50 = percentile(latencies, 50);
+			run.p95 = percentile(latencies, 95);
+			run.max = Math.max(...latencies);
+			run.workMs = Number(run.p50);
+			run.deliveryFailures = calls.filter((c) => c.state === 'failed').length;
+		} catch (error) {
+			run.error = errorText(error);
+		} finally {
+			await deactivate(n8n, id);
+			if (contender === hook) await sandbox.client.setWebhook(QUEUE_ID, '').catch(() => undefined);
+			await sleep(300);
+		}
+		return run;
+	};
+
+	for (const c of contenders) await runOne(c, 0, 20); // warm-up, not counted
+	const runs: Run[] = [];
+	for (let round = 1; round <= ctx.shortRounds; round++) {
+		for (const c of contenders) {
+			const run = await runOne(c, round);
+			runs.push(run);
+			log(
+				`trigger round ${round} ${c}: p50 ${fmtMs(Number(run.p50))}, p95 ${fmtMs(Number(run.p95))}, started ${run.started}, lost ${run.lost}, duplicated ${run.duplicated}, burst done in ${fmtMs(run.wallMs)}${run.error ? `, ERROR ${run.error}` : ''}`,
+			);
+		}
+	}
+	const med = (c: string, k: string) => median(collect(runs, c, k));
+	const sum = (c: string, k: string) => collect(runs, c, k).reduce((a, b) => a + b, 0);
+	const rows = contenders.map((c) => [
+		c,
+		fmtMs(med(c, 'p50')),
+		fmtMs(med(c, 'p95')),
+		fmtMs(med(c, 'max')),
+		fmtMs(med(c, 'wallMs')),
+		fmtNum(sum(c, 'started')),
+		fmtNum(sum(c, 'lost')),
+		fmtNum(sum(c, 'duplicated')),
+		fmtNum(sum(c, 'failed')),
+		c === hook ? '1.00x' : ratio(med(c, 'p50'), med(hook, 'p50')),
+		c === hook ? '1.00x' : ratio(med(c, 'p95'), med(hook, 'p95')),
+		errorsOf(runs, c) ?? '',
+	]);
+	const p50r = med(node, 'p50') / med(hook, 'p50');
+	const p95r = med(node, 'p95') / med(hook, 'p95');
+	const lost = sum(node, 'lost');
+	const dup = sum(node, 'duplicated');
+	const title = `3. Trigger, ${BURST} completions in a burst`;
+	return {
+		title,
+		body: table(
+			['contender', 'latency p50', 'p95', 'max', 'burst to last execution', `executions started (${ctx.shortRounds} runs)`, 'lost', 'duplicated', 'failed', 'p50 vs Webhook', 'p95 vs Webhook', 'errors'],
+			rows,
+		),
+		goals: [
+			{ goal: "Trigger latency within 1.1x of n8n's Webhook node (p50 / p95)", measured: `${fmtNum(p50r, 2)}x / ${fmtNum(p95r, 2)}x`, met: Number.isFinite(p50r) ? p50r <= 1.1 && p95r <= 1.1 : null },
+			{ goal: 'Trigger: zero lost, zero duplicated', measured: `${lost} lost, ${dup} duplicated`, met: runs.some((r) => r.contender === node && !r.error) ? lost === 0 && dup === 0 : null },
+		],
+		notes: [
+			"Latency: the execution's startedAt (n8n) minus the task's completed_at (sandbox), same clock; per run p50/p95/max over the burst, then the median over runs. Both contenders get the same deliveries from the sandbox (one POST per completion, up to 64 in flight).",
+		],
+		summary: [`${title}: trigger p50 ${fmtMs(med(node, 'p50'))} p95 ${fmtMs(med(node, 'p95'))}; Webhook p50 ${fmtMs(med(hook, 'p50'))} p95 ${fmtMs(med(hook, 'p95'))}`],
+	};
+}
+
+// ---- 4. poll trigger -----------------------------------------------------------------------------
+
+const POLL_BURST = 5000;
+
+/** Groups request timestamps into polls: a gap of more than a second starts a new poll. */
+function groupPolls(times: number[]): number[][] {
+	const polls: number[][] = [];
+	for (const t of [...times].sort((a, b) => a - b)) {
+		const last = polls[polls.length - 1];
+		if (last && t - last[last.length - 1] < 1000) last.push(t);
+		else polls.push([t]);
+	}
+	return polls;
+}
+
+export async function scenarioPoll(ctx: BenchContext): Promise<Section> {
+	const { n8n, sandbox } = ctx;
+	const id = await ensureWorkflow(n8n, wf.pollTrigger(ctx.creds), false);
+	const title = `4. Poll trigger (every ${wf.POLL_INTERVAL_MS / 1000} s)`;
+	const rows: string[][] = [];
+	const notes: string[] = [
+		`Poll times: custom cron \`${wf.POLL_CRON}\` (n8n refuses \`*\` in the seconds field of a poll time).`,
+		"Emit time: from the poll's first request to the sandbox to the start of the execution it emitted; the burst is completed at a random point of the poll interval, so the time from the burst to the execution also includes up to one interval of waiting.",
+	];
+	let perPoll = NaN;
+	try {
+		await sandbox.client.reset();
+		await n8n.api.post(`/workflows/${id}/activate`, {});
+		await sleep(2000); // the poll n8n runs at activation
+		const afterIdle = await lastExecutionId(n8n);
+		await sandbox.client.clearRequests();
+		await sleep(wf.POLL_INTERVAL_MS * 3 + 1500);
+		const reqs = await sandbox.client.requests();
+		const polls = groupPolls(reqs.map((r) => Date.parse(r.timestamp)));
+		const idleExecs = await executionsAfter(n8n, id, afterIdle, { includeData: false });
+		perPoll = polls.length ? reqs.length / polls.length : NaN;
+		rows.push(['idle polls', `${reqs.length} requests in ${polls.length} polls`, `${fmtNum(perPoll, 2)} requests per idle poll`, `${idleExecs.length} executions`]);
+		log(`poll idle: ${reqs.length} requests in ${polls.length} polls (${[...new Set(reqs.map((r) => `${r.method} ${r.path}`))].join(', ')}), ${idleExecs.length} executions`);
+
+		const emits: number[] = [];
+		for (let round = 1; round <= ctx.shortRounds; round++) {
+			await sandbox.client.createTasks(QUEUE_ID, POLL_BURST);
+			await sandbox.client.clearRequests();
+			const after = await lastExecutionId(n8n);
+			const t0 = Date.now();
+			await sandbox.client.completeMany(QUEUE_ID, POLL_BURST, { by: PERSON });
+			await waitForExecutions(n8n, id, after, 1, { idleTimeoutMs: wf.POLL_INTERVAL_MS * 4 });
+			await sleep(200);
+			const execs = await executionsAfter(n8n, id, after, { keepJson: [] });
+			const items = execs.reduce((a, e) => a + (e.nodes[wf.WORK.trigger]?.items ?? 0), 0);
+			const first = execs[execs.length - 1];
+			const reqs2 = (await sandbox.client.requests()).map((r) => Date.parse(r.timestamp)).filter((t) => t >= t0);
+			if (!first) {
+				rows.push([`burst ${round}`, 'no execution', '', '']);
+				continue;
+			}
+			const startedAt = Date.parse(first.startedAt);
+			const pollReqs = reqs2.filter((t) => t <= startedAt);
+			const pollStart = groupPolls(pollReqs).pop()?.[0] ?? NaN;
+			const emitMs = startedAt - pollStart;
+			emits.push(emitMs);
+			rows.push([
+				`burst ${round}: ${POLL_BURST} completions`,
+				`${execs.length} execution(s), ${items} items`,
+				`emitted ${fmtMs(emitMs)} after the poll began (${groupPolls(pollReqs).pop()?.length ?? 0} requests)`,
+				`${fmtMs(startedAt - t0)} after the burst`,
+			]);
+			log(`poll burst ${round}: ${execs.length} executions, ${items} items, emit ${fmtMs(emitMs)}, ${fmtMs(startedAt - t0)} after the burst`);
+		}
+		rows.push(['emit time (median)', '', fmtMs(median(emits)), '']);
+	} catch (error) {
+		rows.push(['error', errorText(error), '', '']);
+	} finally {
+		await deactivate(n8n, id);
+	}
+	return {
+		title,
+		body: table(['measure', 'count', 'figure', 'note'], rows),
+		goals: [{ goal: 'An idle poll costs one request', measured: `${fmtNum(perPoll, 2)} requests`, met: Number.isFinite(perPoll) ? perPoll <= 1 : null }],
+		notes,
+		summary: [`${title}: ${fmtNum(perPoll, 2)} requests per idle poll`],
+	};
+}

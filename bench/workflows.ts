@@ -1,0 +1,233 @@
+// Workflow JSON for every n8n contender, built as a user would in the editor (default options unless
+// the scenario needs one), created through n8n's public API.
+import type { WorkflowJson } from '../tools/n8n/provision';
+
+export const PKG = 'n8n-nodes-task-queue';
+
+export interface Credentials {
+	taskQueue: { id: string; name: string };
+	headerAuth: { id: string; name: string };
+}
+
+/** The node that does the work in each contender workflow (its executionTime is the figure). */
+export const WORK = {
+	node: 'Task Queue',
+	http: 'HTTP Request',
+	split: 'Split Out',
+	trigger: 'Task completed',
+	hook: 'Webhook',
+} as const;
+
+const queue101 = { __rl: true, mode: 'id', value: '101' };
+
+function webhookNode(path: string, responseMode: 'lastNode' | 'onReceived') {
+	return {
+		name: WORK.hook,
+		type: 'n8n-nodes-base.webhook',
+		typeVersion: 2.1,
+		position: [0, 0],
+		webhookId: `bench-${path}`,
+		parameters: {
+			httpMethod: 'POST',
+			path,
+			responseMode,
+			...(responseMode === 'lastNode' ? { responseData: 'noData' } : {}),
+			options: {},
+		},
+	};
+}
+
+function chain(names: string[]): WorkflowJson['connections'] {
+	const out: Record<string, unknown> = {};
+	for (let i = 0; i + 1 < names.length; i++) {
+		out[names[i]] = { main: [[{ node: names[i + 1], type: 'main', index: 0 }]] };
+	}
+	return out;
+}
+
+function workflow(name: string, nodes: WorkflowJson['nodes']): WorkflowJson {
+	return {
+		name,
+		nodes: nodes.map((n, i) => ({ position: [i * 220, 0], ...n })),
+		connections: chain(nodes.map((n) => n.name)),
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+const splitItems = {
+	name: WORK.split,
+	type: 'n8n-nodes-base.splitOut',
+	typeVersion: 1,
+	parameters: { fieldToSplitOut: 'body.items', options: {} },
+};
+
+const refundSchema = [
+	{ id: 'customer_message', displayName: 'Customer message', required: false, defaultMatch: false, display: true, type: 'string', canBeUsedToMatch: false },
+	{ id: 'order_total', displayName: 'Order total', required: false, defaultMatch: false, display: true, type: 'number', canBeUsedToMatch: false },
+	{ id: 'receipt', displayName: 'Receipt', required: false, defaultMatch: false, display: true, type: 'string', canBeUsedToMatch: false },
+	{ id: 'decision', displayName: 'Decision', required: true, defaultMatch: false, display: true, type: 'options', canBeUsedToMatch: false },
+];
+
+/** Scenario 1, this node: Webhook -> Split Out -> Task Queue (create, fields mapped with expressions). */
+export function createWithNode(c: Credentials): WorkflowJson {
+	return workflow('bench: create with Task Queue', [
+		webhookNode('bench-create-node', 'lastNode'),
+		splitItems,
+		{
+			name: WORK.node,
+			type: `${PKG}.taskQueue`,
+			typeVersion: 1,
+			parameters: {
+				resource: 'task',
+				operation: 'create',
+				queue: queue101,
+				taskData: {
+					mappingMode: 'defineBelow',
+					value: {
+						customer_message: '={{ $json.customer_message }}',
+						order_total: '={{ $json.order_total }}',
+						receipt: '={{ $json.receipt }}',
+						decision: '={{ $json.decision }}',
+					},
+					matchingColumns: [],
+					schema: refundSchema,
+				},
+				options: {},
+			},
+			credentials: { taskQueueApi: c.taskQueue },
+		},
+	]);
+}
+
+/** Scenario 1, this node with "Map Automatically": the input items already carry the queue's field IDs. */
+export function createWithNodeAutoMap(c: Credentials): WorkflowJson {
+	const json = createWithNode(c);
+	json.name = 'bench: create with Task Queue (auto-map)';
+	(json.nodes[0].parameters as { path: string }).path = 'bench-create-node-auto';
+	json.nodes[0].webhookId = 'bench-bench-create-node-auto';
+	const params = json.nodes[2].parameters as { taskData: { mappingMode: string; value: unknown } };
+	params.taskData = { ...params.taskData, mappingMode: 'autoMapInputData', value: {} };
+	return json;
+}
+
+/** Scenario 1, n8n's HTTP Request node with a Header Auth credential and default options. */
+export function createWithHttp(c: Credentials, baseUrl: string): WorkflowJson {
+	return workflow('bench: create with HTTP Request', [
+		webhookNode('bench-create-http', 'lastNode'),
+		splitItems,
+		{
+			name: WORK.http,
+			type: 'n8n-nodes-base.httpRequest',
+			typeVersion: 4.5,
+			parameters: {
+				method: 'POST',
+				url: `${baseUrl}/orgs/1/queues/101/tasks/create`,
+				authentication: 'genericCredentialType',
+				genericAuthType: 'httpHeaderAuth',
+				sendBody: true,
+				specifyBody: 'json',
+				jsonBody:
+					'={{ JSON.stringify({ data: { customer_message: $json.customer_message, order_total: $json.order_total, receipt: $json.receipt, decision: $json.decision } }) }}',
+				options: {},
+			},
+			credentials: { httpHeaderAuth: c.headerAuth },
+		},
+	]);
+}
+
+/** Scenario 2, this node: Webhook -> Task Queue (Get Completed, Return All). */
+export function getWithNode(c: Credentials): WorkflowJson {
+	return workflow('bench: get completed with Task Queue', [
+		webhookNode('bench-get-node', 'lastNode'),
+		{
+			name: WORK.node,
+			type: `${PKG}.taskQueue`,
+			typeVersion: 1,
+			parameters: { resource: 'task', operation: 'getCompleted', queue: queue101, returnAll: true, filters: {} },
+			credentials: { taskQueueApi: c.taskQueue },
+		},
+	]);
+}
+
+/**
+ * Scenario 2, HTTP Request with its pagination option ("Response Contains Next URL", the `next`
+ * link the service returns, limit 1000 per page), then Split Out on `tasks`.
+ */
+export function getWithHttp(c: Credentials, baseUrl: string): WorkflowJson {
+	return workflow('bench: get completed with HTTP Request', [
+		webhookNode('bench-get-http', 'lastNode'),
+		{
+			name: WORK.http,
+			type: 'n8n-nodes-base.httpRequest',
+			typeVersion: 4.5,
+			parameters: {
+				url: `${baseUrl}/orgs/1/queues/101/tasks/completed`,
+				authentication: 'genericCredentialType',
+				genericAuthType: 'httpHeaderAuth',
+				sendQuery: true,
+				queryParameters: { parameters: [{ name: 'limit', value: '1000' }] },
+				options: {
+					pagination: {
+						pagination: {
+							paginationMode: 'responseContainsNextURL',
+							nextURL: '={{ $response.body.next }}',
+							paginationCompleteWhen: 'other',
+							completeExpression: '={{ !$response.body.next }}',
+						},
+					},
+				},
+			},
+			credentials: { httpHeaderAuth: c.headerAuth },
+		},
+		{
+			name: WORK.split,
+			type: 'n8n-nodes-base.splitOut',
+			typeVersion: 1,
+			parameters: { fieldToSplitOut: 'tasks', options: {} },
+		},
+	]);
+}
+
+/** Scenario 3, this trigger (default options). */
+export function triggerWithNode(c: Credentials): WorkflowJson {
+	return workflow('bench: Task Queue Trigger', [
+		{
+			name: WORK.trigger,
+			type: `${PKG}.taskQueueTrigger`,
+			typeVersion: 1,
+			webhookId: '7d1c2b1e-bench-4c1a-9d7e-trigger000001',
+			parameters: { event: 'taskCompleted', queue: queue101, options: {} },
+			credentials: { taskQueueApi: c.taskQueue },
+		},
+	]);
+}
+
+export const HOOK_PATH = 'bench-task-completed';
+
+/** Scenario 3, n8n's Webhook node; its URL is set on the queue by hand (as on the Connections screen). */
+export function triggerWithWebhook(): WorkflowJson {
+	return workflow('bench: Webhook node', [webhookNode(HOOK_PATH, 'onReceived')]);
+}
+
+/**
+ * Scenario 4, the poll trigger. n8n refuses a poll interval under a minute written with `*` in the
+ * seconds field; an explicit list of seconds is accepted and gives a poll every 5 s.
+ */
+export const POLL_CRON = '0,5,10,15,20,25,30,35,40,45,50,55 * * * * *';
+export const POLL_INTERVAL_MS = 5000;
+
+export function pollTrigger(c: Credentials): WorkflowJson {
+	return workflow('bench: Task Queue Poll Trigger', [
+		{
+			name: WORK.trigger,
+			type: `${PKG}.taskQueuePollTrigger`,
+			typeVersion: 1,
+			parameters: {
+				queue: queue101,
+				pollTimes: { item: [{ mode: 'custom', cronExpression: POLL_CRON }] },
+				options: {},
+			},
+			credentials: { taskQueueApi: c.taskQueue },
+		},
+	]);
+}
