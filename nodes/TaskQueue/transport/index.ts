@@ -307,9 +307,17 @@ function httpError(
 			'Self-hosted 1.0.x servers fail on this /queues route. Set "API Paths" to "Legacy (/workflows)" in the Task Queue API credential.';
 	} else if (statusCode >= 500) {
 		message = `The service failed (HTTP ${statusCode}) trying to ${request.action}${attemptsNote(attempt)}`;
-		description = html
-			? 'The service answered with an error page. This happens when a value has a type the service does not expect; check the values sent, or try again later.'
-			: 'The service had a temporary problem. Run the workflow again later; if it persists, contact the service\'s administrator.';
+		if ([502, 503, 504].includes(statusCode)) {
+			description = `The service (or a proxy in front of it) is temporarily unavailable. Run the workflow again later.${
+				request.retry === 'ifNotProcessed'
+					? ' The task may or may not have been created: check the queue before running this item again.'
+					: ''
+			}`;
+		} else {
+			description = html
+				? 'The service answered with an error page. This happens when a value has a type the service does not expect; check the values sent, or try again later.'
+				: 'The service had a temporary problem. Run the workflow again later; if it persists, contact the service\'s administrator.';
+		}
 	} else {
 		message = `Unexpected answer (HTTP ${statusCode}) trying to ${request.action}`;
 		description = serviceMessages ?? 'Check the Base URL and the API Paths setting of the credential.';

@@ -119,6 +119,8 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 		expect(error).toMatchObject({
 			name: 'NodeApiError',
 			message: 'The service failed (HTTP 503) trying to create a task in queue 101',
+			description:
+				'The service (or a proxy in front of it) is temporarily unavailable. Run the workflow again later. The task may or may not have been created: check the queue before running this item again.',
 			httpCode: '503',
 		});
 		expect((await env.requests()).map((r) => [r.path, r.status])).toEqual([
