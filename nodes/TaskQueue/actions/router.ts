@@ -30,8 +30,20 @@ function errorItem(error: unknown, itemIndex: number): INodeExecutionData {
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const items = this.getInputData();
 	const resource = this.getNodeParameter('resource', 0) as TaskQueueType['resource'];
+	// checked first: n8n cannot even read the operation of a resource the node does not have
+	if (!Object.prototype.hasOwnProperty.call(resources, resource)) {
+		throw new NodeOperationError(
+			this.getNode(),
+			`The resource "${String(resource)}" is not supported`,
+			{
+				description: `Pick a resource from the list of the Task Queue node: ${Object.keys(resources).join(', ')}.`,
+			},
+		);
+	}
 	const operationName = this.getNodeParameter('operation', 0) as string;
-	const operation = resources[resource]?.[operationName];
+	const operation = Object.prototype.hasOwnProperty.call(resources[resource], operationName)
+		? resources[resource][operationName]
+		: undefined;
 	if (!operation) {
 		throw new NodeOperationError(
 			this.getNode(),
@@ -42,8 +54,9 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 
 	const state: ExecutionState = { queues: new QueueConfigCache(), prepared: [] };
 	const continueOnFail = this.continueOnFail();
-	if (operation.prepare) await operation.prepare.call(this, items.length, state);
+	// options first: a bad one stops the run before any request
 	const concurrency = operation.concurrency?.call(this) ?? 1;
+	if (operation.prepare) await operation.prepare.call(this, items.length, state);
 
 	const results: INodeExecutionData[][] = new Array(items.length);
 	await runPool(items.length, concurrency, async (i) => {

@@ -102,6 +102,11 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 	const continueOnFail = this.continueOnFail();
 	const items = this.getInputData();
 	const mode = this.getNodeParameter('taskData.mappingMode', 0, 'defineBelow') as string;
+	if (mode !== 'defineBelow' && mode !== 'autoMapInputData') {
+		throw new NodeOperationError(this.getNode(), `Task Data has an unknown mapping mode "${String(mode)}"`, {
+			description: 'Set Task Data to "Map Each Field Below" or "Map Automatically".',
+		});
+	}
 	const autoMap = mode === 'autoMapInputData';
 	for (let i = 0; i < itemCount; i++) {
 		let prepared: Prepared;
@@ -129,9 +134,14 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 }
 
 export function concurrency(this: IExecuteFunctions): number {
-	const value = Number(this.getNodeParameter('options.concurrency', 0, DEFAULT_CONCURRENCY));
-	if (!Number.isFinite(value)) return DEFAULT_CONCURRENCY;
-	return Math.min(MAX_CONCURRENCY, Math.max(1, Math.floor(value)));
+	const raw = this.getNodeParameter('options.concurrency', 0, DEFAULT_CONCURRENCY) as unknown;
+	const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+	if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+		throw new NodeOperationError(this.getNode(), `Concurrency must be a whole number of at least 1, not ${JSON.stringify(raw)}`, {
+			description: `Set the Concurrency option to how many tasks to create at the same time (1 to ${MAX_CONCURRENCY}), or remove it to use ${DEFAULT_CONCURRENCY}.`,
+		});
+	}
+	return Math.min(MAX_CONCURRENCY, value);
 }
 
 export async function execute(this: IExecuteFunctions, itemIndex: number, state: ExecutionState): Promise<IDataObject> {
