@@ -209,13 +209,7 @@ export function triggerWithWebhook(): WorkflowJson {
 	return workflow('bench: Webhook node', [webhookNode(HOOK_PATH, 'onReceived')]);
 }
 
-/**
- * Scenario 4, the poll trigger. n8n refuses a poll interval under a minute written with `*` in the
- * seconds field; an explicit list of seconds is accepted and gives a poll every 5 s.
- */
-export const POLL_CRON = '0,5,10,15,20,25,30,35,40,45,50,55 * * * * *';
-export const POLL_INTERVAL_MS = 5000;
-
+/** Scenario 4, the poll trigger (Every Minute: n8n refuses shorter poll times). */
 export function pollTrigger(c: Credentials): WorkflowJson {
 	return workflow('bench: Task Queue Poll Trigger', [
 		{
@@ -224,7 +218,7 @@ export function pollTrigger(c: Credentials): WorkflowJson {
 			typeVersion: 1,
 			parameters: {
 				queue: queue101,
-				pollTimes: { item: [{ mode: 'custom', cronExpression: POLL_CRON }] },
+				pollTimes: { item: [{ mode: 'everyMinute' }] },
 				options: {},
 			},
 			credentials: { taskQueueApi: c.taskQueue },
