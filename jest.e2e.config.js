@@ -8,6 +8,9 @@ module.exports = {
 		'^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.dev.json', isolatedModules: true }],
 	},
 	globalSetup: '<rootDir>/test/e2e/global-setup.ts',
+	// the secret scan (test/reliability/secrets): n8n's log and stored executions, grepped for every secret
+	setupFilesAfterEnv: ['<rootDir>/test/reliability/secrets/capture.ts'],
+	globalTeardown: '<rootDir>/test/reliability/secrets/teardown.e2e.ts',
 	// the first run installs n8n into the cache (minutes); one n8n boot is ~7 s
 	testTimeout: 300_000,
 	maxWorkers: 1,

@@ -52,12 +52,13 @@ async function run(
 }
 
 const rl = (value: unknown, mode = 'id') => ({ __rl: true, mode, value });
-const defineBelow = (value: unknown) => ({
-	mappingMode: 'defineBelow',
-	value,
-	matchingColumns: [],
-	schema: [],
-});
+const defineBelow = (value: unknown) =>
+	({
+		mappingMode: 'defineBelow',
+		value,
+		matchingColumns: [],
+		schema: [],
+	}) as unknown as INodeParameters[string];
 const GOOD_DATA = defineBelow({ customer_message: 'hello', order_total: 1 });
 
 /** Bad values of the queue locator, shared by every operation and both triggers. */
@@ -323,7 +324,7 @@ describe('the triggers: a bad queue is refused, naming the field, before any req
 						event: 'taskCompleted',
 						...(queue === undefined ? {} : { queue }),
 						options: {},
-					},
+					} as INodeParameters,
 				},
 				credentials: env.credentials(),
 			});
@@ -348,7 +349,7 @@ describe('the triggers: a bad queue is refused, naming the field, before any req
 			node: {
 				type: 'taskQueuePollTrigger',
 				name: 'Poll',
-				parameters: { ...(queue === undefined ? {} : { queue }), options: {} },
+				parameters: { ...(queue === undefined ? {} : { queue }), options: {} } as INodeParameters,
 			},
 			credentials: env.credentials(),
 		});

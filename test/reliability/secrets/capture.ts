@@ -9,7 +9,7 @@
 //     secret of every webhook target registered in a sandbox
 import { basename, dirname } from 'path';
 
-import { recordArtifact, recordSecret, safeStringify, suiteDir } from './scan';
+import { recordArtifact, recordSecret, recordText, safeStringify, suiteDir } from './scan';
 
 const testPath = expect.getState().testPath ?? 'unknown';
 const DIR = suiteDir(testPath.includes('/test/e2e/') ? 'e2e' : 'jest');
@@ -222,6 +222,55 @@ if (storeProto) {
 		}
 		return setWebhook.apply(this, args);
 	};
+}
+
+// ---- e2e: n8n's own log and every execution it stored, saved when each test file stops its n8n --
+
+interface E2EHandle {
+	n8n: {
+		logs: { text(): string };
+		api: {
+			get(
+				path: string,
+				config?: object,
+			): Promise<{ data: { data?: unknown[]; nextCursor?: string | null } }>;
+		};
+	};
+	stop(): Promise<void>;
+}
+
+async function saveN8nArtifacts(e: E2EHandle): Promise<void> {
+	recordText(DIR, `${NAME}-n8n.log`, e.n8n.logs.text());
+	let cursor: string | undefined;
+	for (let page = 0; page < 50; page++) {
+		const res = await e.n8n.api.get('/executions', {
+			params: { includeData: true, limit: 100, ...(cursor ? { cursor } : {}) },
+		});
+		for (const execution of res.data.data ?? []) record('n8n.execution', execution);
+		cursor = res.data.nextCursor ?? undefined;
+		if (!cursor) break;
+	}
+}
+
+if (testPath.includes('/test/e2e/')) {
+	const helpers = load<{ setupE2E?: (...a: unknown[]) => Promise<E2EHandle> }>('../../e2e/helpers');
+	const setupE2E = helpers?.setupE2E;
+	if (helpers && setupE2E) {
+		helpers.setupE2E = async (...args: unknown[]) => {
+			const e = await setupE2E(...args);
+			const stop = e.stop.bind(e);
+			e.stop = async () => {
+				try {
+					await saveN8nArtifacts(e);
+				} catch (error) {
+					record('capture.error', `could not save n8n's executions: ${(error as Error).message}`);
+					recordText(DIR, `${NAME}-n8n.log`, e.n8n.logs.text());
+				}
+				await stop();
+			};
+			return e;
+		};
+	}
 }
 
 record('suite.start', basename(testFile));
