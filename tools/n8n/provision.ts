@@ -51,6 +51,8 @@ async function fitToSchema(n8n: N8nHandle, data: Record<string, unknown>): Promi
 		// the same switch under its other name
 		if (props.includes('ignoreSslIssues') && !('ignoreSslIssues' in out)) out.ignoreSslIssues = data.allowUnauthorizedCerts ?? false;
 		if (props.includes('allowUnauthorizedCerts') && !('allowUnauthorizedCerts' in out)) out.allowUnauthorizedCerts = data.ignoreSslIssues ?? false;
+		// n8n 1.x adds "allowed HTTP request domains" to every credential; its schema needs the choice spelled out
+		if (props.includes('allowedHttpRequestDomains') && !('allowedHttpRequestDomains' in out)) out.allowedHttpRequestDomains = 'all';
 		return out;
 	} catch {
 		return data;
@@ -76,11 +78,21 @@ export async function ensureCredential(n8n: N8nHandle, data: CredentialData, nam
 			await n8n.api.delete(`/credentials/${existing}`).catch(() => undefined);
 		}
 	}
+	return await createCredential(n8n, name, 'taskQueueApi', full);
+}
+
+/** Public API first; the editor's own call when the public API's schema check refuses what the editor accepts (1.x). */
+export async function createCredential(n8n: N8nHandle, name: string, type: string, data: Record<string, unknown>): Promise<string> {
 	try {
-		const res = await n8n.api.post('/credentials', { name, type: 'taskQueueApi', data: full });
+		const res = await n8n.api.post('/credentials', { name, type, data });
 		return String(res.data.id);
 	} catch (error) {
-		throw new Error(`creating the Task Queue credential failed: ${describe(error)}`);
+		try {
+			const res = await n8n.rest.post('/credentials', { name, type, data });
+			return String(res.data.data.id);
+		} catch {
+			throw new Error(`creating the ${type} credential "${name}" failed: ${describe(error)}`);
+		}
 	}
 }
 
