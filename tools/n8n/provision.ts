@@ -170,12 +170,15 @@ export async function provision(
 				await activateWorkflow(n8n, id);
 				entry.active = true;
 			} catch (error) {
-				entry.activationError = (error as Error).message;
+				const message = (error as Error).message;
+				entry.activationError = /Missing required credential: (\w+)/.test(message)
+					? `needs your ${/Missing required credential: (\w+)/.exec(message)![1]} credential: add it in the editor, then publish`
+					: message;
 			}
 		}
 		workflows.push(entry);
 		log(
-			`workflow ${id} "${wf.name}" (${file})${entry.active ? ' active' : ''}${entry.activationError ? ` - not activated: ${entry.activationError}` : ''}`,
+			`workflow ${id} "${wf.name}" (${file})${entry.active ? ' active' : ''}${entry.activationError ? ` - inactive: ${entry.activationError}` : ''}`,
 		);
 	}
 	return { credentialId, workflows };
