@@ -1,0 +1,146 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, no-console */
+// Reliability 5: lifecycle churn in a real n8n. A person set the queue's webhook by hand; a
+// Task Queue Trigger with "Replace Existing Webhook" on is activated and deactivated 100 times,
+// with n8n restarts (while active) in between. Sampled throughout (the sandbox's webhook state
+// every few ms, and its request log): the queue's target is only ever the hand-set one or the
+// live activation's own (one secret per activation, never two registrations), a restart keeps the
+// registration as it was, and at the end the hand-set target is back.
+//   TQ_CHURN_CYCLES (default 100), TQ_CHURN_RESTARTS (default 4)
+import { recordFigures } from '../../reliability/figures';
+import {
+	activate,
+	createWorkflow,
+	deactivate,
+	deleteWorkflow,
+	queueLocator,
+	setupE2E,
+	sleep,
+	triggerWorkflow,
+	TYPES,
+	uniq,
+	waitFor,
+	webhookTarget,
+	type E2E,
+} from '../helpers';
+
+const CYCLES = Number(process.env.TQ_CHURN_CYCLES ?? 100);
+const RESTARTS = Number(process.env.TQ_CHURN_RESTARTS ?? 4);
+const QUEUE = 103;
+const HAND_SET = 'https://hooks.example.com/set-by-hand?team=labeling';
+const ALICE = 'alice@example.com';
+
+let e: E2E;
+beforeAll(async () => (e = await setupE2E()), 600_000);
+afterAll(async () => await e?.stop());
+
+test(`${CYCLES} activate/deactivate cycles and ${RESTARTS} n8n restarts: one registration at a time, the hand-set target back`, async () => {
+	await e.client.reset();
+	await e.client.setWebhook(QUEUE, HAND_SET, { by: ALICE });
+	const webhookId = uniq('tq-churn');
+	const ours = (t: string) => t.includes(`/${webhookId}/task-completed?secret=`);
+	const workflowId = await createWorkflow(
+		e,
+		triggerWorkflow(e, `e2e churn ${webhookId}`, {
+			type: TYPES.trigger,
+			webhookId,
+			parameters: {
+				event: 'taskCompleted',
+				queue: queueLocator(QUEUE),
+				options: { replaceExistingWebhook: true },
+			},
+		}),
+	);
+
+	// the sampler: every value the queue's target takes, in order
+	const sampled: string[] = [];
+	let sampling = true;
+	let samples = 0;
+	const sampler = (async () => {
+		while (sampling) {
+			const target = await webhookTarget(e, QUEUE).catch(() => undefined);
+			samples++;
+			if (target !== undefined && sampled[sampled.length - 1] !== target) sampled.push(target);
+			await sleep(10);
+		}
+	})();
+
+	const restartAt = new Set(
+		Array.from({ length: RESTARTS }, (_, i) => Math.floor(((i + 1) * CYCLES) / (RESTARTS + 1))),
+	);
+	const secretsByCycle: string[] = [];
+	let restartsDone = 0;
+	const started = Date.now();
+	try {
+		for (let cycle = 0; cycle < CYCLES; cycle++) {
+			await activate(e, workflowId);
+			const live = await waitFor(`cycle ${cycle}: registered`, async () => {
+				const t = await webhookTarget(e, QUEUE);
+				return ours(t) ? t : undefined;
+			});
+			secretsByCycle.push(new URL(live).searchParams.get('secret')!);
+			if (restartAt.has(cycle)) {
+				await e.n8n.restart();
+				restartsDone++;
+				await sleep(1500); // n8n re-activates its workflows just after it answers
+				// a restart keeps the registration exactly as it was
+				expect(await webhookTarget(e, QUEUE)).toBe(live);
+			}
+			await deactivate(e, workflowId);
+			await waitFor(
+				`cycle ${cycle}: the hand-set target back`,
+				async () => (await webhookTarget(e, QUEUE)) === HAND_SET,
+			);
+		}
+	} finally {
+		sampling = false;
+		await sampler;
+		await deleteWorkflow(e, workflowId);
+	}
+	const wallMs = Date.now() - started;
+
+	const puts = (await e.client.requests()).filter(
+		(r) => r.method === 'PUT' && r.path.endsWith(`/queues/${QUEUE}/webhook`),
+	);
+	const putTargets = puts.map((r) => String((r.body as { target?: unknown })?.target ?? ''));
+	const registrations = putTargets.filter(ours).length;
+	const restores = putTargets.filter((t) => t === HAND_SET).length;
+	const strangers = sampled.filter((t) => t !== HAND_SET && !ours(t));
+	// never two registrations: between two hand-set values there is at most one of ours
+	let overlapping = 0;
+	let oursInRow = 0;
+	for (const t of sampled) {
+		if (ours(t)) {
+			oursInRow++;
+			if (oursInRow > 1) overlapping++;
+		} else oursInRow = 0;
+	}
+	const figures = {
+		cycles: CYCLES,
+		restarts: restartsDone,
+		wallMs,
+		samples,
+		targetChangesSampled: sampled.length,
+		registrations,
+		restores,
+		otherPuts: puts.length - registrations - restores,
+		distinctSecrets: new Set(secretsByCycle).size,
+		overlappingRegistrations: overlapping,
+		foreignTargets: strangers.length,
+		handSetBackAtEnd: (await webhookTarget(e, QUEUE)) === HAND_SET,
+	};
+	console.log(`reliability/churn: ${JSON.stringify(figures)}`);
+	recordFigures('churn', figures);
+
+	expect(figures.handSetBackAtEnd).toBe(true);
+	expect(strangers).toEqual([]);
+	expect(overlapping).toBe(0);
+	// one registration and one restore per cycle; restarts register nothing new
+	expect({ registrations, restores, otherPuts: figures.otherPuts }).toEqual({
+		registrations: CYCLES,
+		restores: CYCLES,
+		otherPuts: 0,
+	});
+	expect(figures.distinctSecrets).toBe(CYCLES);
+	expect(sampled[0]).toBe(HAND_SET);
+	expect(sampled[sampled.length - 1]).toBe(HAND_SET);
+});
