@@ -5,6 +5,7 @@
 //
 //   npx tsx bench/profile.ts create [--runs 3] [--items 1000] [--http]
 //   npx tsx bench/profile.ts get [--runs 2]
+//   npx tsx bench/profile.ts trigger [--items 500] [--http]   (--http: n8n's Webhook node instead)
 import axios from 'axios';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
 import os from 'os';
@@ -99,15 +100,19 @@ function analyse(profile: CpuProfile, marker: RegExp, top = 45): void {
 	const ms = (us: number) => `${(us / 1000).toFixed(0).padStart(6)} ms`;
 	console.log(`\nwindow ${ms(total)} (idle ${ms(idle)}, busy ${ms(total - idle)})`);
 	console.log('\n-- self time by package/file --');
-	for (const [k, v] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${ms(v)}  ${k}`);
+	for (const [k, v] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, 25))
+		console.log(`${ms(v)}  ${k}`);
 	console.log('\n-- self time by function --');
-	for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${ms(v)}  ${k}`);
+	for (const [k, v] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top))
+		console.log(`${ms(v)}  ${k}`);
 	console.log('\n-- inclusive time (stack samples) --');
-	for (const [k, v] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${ms(v)}  ${k}`);
+	for (const [k, v] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top))
+		console.log(`${ms(v)}  ${k}`);
 }
 
 async function main(): Promise<void> {
-	const scenario = process.argv[2] === 'get' ? 'get' : 'create';
+	const scenario =
+		process.argv[2] === 'get' || process.argv[2] === 'trigger' ? process.argv[2] : 'create';
 	const runs = arg('runs', scenario === 'get' ? 2 : 3);
 	const items = arg('items', 1000);
 	const useHttp = process.argv.includes('--http');
@@ -125,58 +130,97 @@ async function main(): Promise<void> {
 		brokerPort: 0,
 		userFolder,
 		version: '2',
-		env: { N8N_LOG_LEVEL: 'warn', NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir} --cpu-prof-interval=250` },
+		env: {
+			N8N_LOG_LEVEL: 'warn',
+			NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir} --cpu-prof-interval=250`,
+		},
 	});
 	const pid = n8n.pid();
 	try {
-		const taskQueueId = await ensureCredential(n8n, { baseUrl: sandbox.baseUrl, apiKey: SANDBOX_API_KEY, organizationId: ORG_ID });
+		const taskQueueId = await ensureCredential(n8n, {
+			baseUrl: sandbox.baseUrl,
+			apiKey: SANDBOX_API_KEY,
+			organizationId: ORG_ID,
+		});
 		const header = await n8n.api.post('/credentials', {
 			name: 'Header Auth',
 			type: 'httpHeaderAuth',
 			data: { name: 'Authorization', value: `Token ${SANDBOX_API_KEY}` },
 		});
-		const creds = { taskQueue: { id: taskQueueId, name: CREDENTIAL_NAME }, headerAuth: { id: String(header.data.id), name: 'Header Auth' } };
-		const json =
-			scenario === 'create'
-				? useHttp
-					? wf.createWithHttp(creds, sandbox.baseUrl)
-					: wf.createWithNode(creds)
-				: useHttp
-					? wf.getWithHttp(creds, sandbox.baseUrl)
-					: wf.getWithNode(creds);
-		const id = String((await n8n.api.post('/workflows', json)).data.id);
-		await n8n.api.post(`/workflows/${id}/activate`, {});
-		await new Promise((r) => setTimeout(r, 1500)); // activation registers the webhook asynchronously
-		const path = (json.nodes[0].parameters as { path: string }).path;
-		if (scenario === 'get') {
-			await sandbox.client.createTasks(QUEUE_ID, 50_000);
-			await sandbox.client.completeMany(QUEUE_ID, 50_000, { by: PERSON });
-		}
-		for (let r = 0; r < runs; r++) {
-			const body =
-				scenario === 'create'
-					? {
-							items: Array.from({ length: items }, (_, i) => ({
-								customer_message: `profile ${r} #${i}`,
-								order_total: 12.5,
-								receipt: `https://example.com/r/${i}.png`,
-								decision: 'escalate',
-							})),
-						}
-					: {};
+		const creds = {
+			taskQueue: { id: taskQueueId, name: CREDENTIAL_NAME },
+			headerAuth: { id: String(header.data.id), name: 'Header Auth' },
+		};
+		if (scenario === 'trigger') {
+			const json = useHttp ? wf.triggerWithWebhook() : wf.triggerWithNode(creds);
+			const id = String((await n8n.api.post('/workflows', json)).data.id);
+			await sandbox.client.createTasks(QUEUE_ID, items);
+			await n8n.api.post(`/workflows/${id}/activate`, {});
+			await new Promise((r) => setTimeout(r, 1500));
+			if (useHttp)
+				await sandbox.client.setWebhook(QUEUE_ID, `${n8n.webhookBase}/${wf.HOOK_PATH}`, {
+					by: PERSON,
+				});
 			const t0 = performance.now();
-			const res = await axios.post(`${n8n.webhookBase}/${path}`, body, { validateStatus: () => true, timeout: 600_000 });
-			log(`run ${r + 1}: HTTP ${res.status} in ${(performance.now() - t0).toFixed(0)} ms`);
-			if (scenario === 'create') await sandbox.client.reset();
+			await sandbox.client.completeMany(QUEUE_ID, items, { by: PERSON });
+			await sandbox.client.waitForWebhookCalls(items, 300_000);
+			log(`${items} deliveries answered in ${(performance.now() - t0).toFixed(0)} ms`);
+			await new Promise((r) => setTimeout(r, 5000));
+		} else {
+			const json =
+				scenario === 'create'
+					? useHttp
+						? wf.createWithHttp(creds, sandbox.baseUrl)
+						: wf.createWithNode(creds)
+					: useHttp
+						? wf.getWithHttp(creds, sandbox.baseUrl)
+						: wf.getWithNode(creds);
+			const id = String((await n8n.api.post('/workflows', json)).data.id);
+			await n8n.api.post(`/workflows/${id}/activate`, {});
+			await new Promise((r) => setTimeout(r, 1500)); // activation registers the webhook asynchronously
+			const path = (json.nodes[0].parameters as { path: string }).path;
+			if (scenario === 'get') {
+				await sandbox.client.createTasks(QUEUE_ID, 50_000);
+				await sandbox.client.completeMany(QUEUE_ID, 50_000, { by: PERSON });
+			}
+			for (let r = 0; r < runs; r++) {
+				const body =
+					scenario === 'create'
+						? {
+								items: Array.from({ length: items }, (_, i) => ({
+									customer_message: `profile ${r} #${i}`,
+									order_total: 12.5,
+									receipt: `https://example.com/r/${i}.png`,
+									decision: 'escalate',
+								})),
+							}
+						: {};
+				const t0 = performance.now();
+				const res = await axios.post(`${n8n.webhookBase}/${path}`, body, {
+					validateStatus: () => true,
+					timeout: 600_000,
+				});
+				log(`run ${r + 1}: HTTP ${res.status} in ${(performance.now() - t0).toFixed(0)} ms`);
+				if (scenario === 'create') await sandbox.client.reset();
+			}
 		}
 	} finally {
 		await n8n.stop();
 		await sandbox.stop();
 	}
 	const files = readdirSync(profDir).filter((f) => f.includes(`.${pid}.`));
-	if (files.length === 0) throw new Error(`no profile of pid ${pid} in ${profDir}: ${readdirSync(profDir).join(', ')}`);
+	if (files.length === 0)
+		throw new Error(`no profile of pid ${pid} in ${profDir}: ${readdirSync(profDir).join(', ')}`);
 	const profile = JSON.parse(readFileSync(join(profDir, files[0]), 'utf8')) as CpuProfile;
-	analyse(profile, useHttp ? /^execute .*HttpRequestV3/ : /^(taskQueueRequest|execute|prepare|runPool|parseBody) .*n8n-nodes-task-queue/);
+	const marker =
+		scenario === 'trigger'
+			? useHttp
+				? /^webhook .*Webhook\.node/
+				: /^(receiveDelivery|webhook) .*n8n-nodes-task-queue/
+			: useHttp
+				? /^execute .*HttpRequestV3/
+				: /^(taskQueueRequest|execute|prepare|runPool|parseBody) .*n8n-nodes-task-queue/;
+	analyse(profile, marker);
 	rmSync(userFolder, { recursive: true, force: true });
 	log(`profile kept in ${join(profDir, files[0])}`);
 }
