@@ -73,5 +73,11 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	} else {
 		state.cursor = advanceCursor(cursor, [task]) as unknown as IDataObject;
 	}
-	return { workflowData: [emit.map((t) => toItem(t, dataOnly))] };
+	// The node answers the service itself and returns `noWebhookResponse` WITH the items: n8n then
+	// saves the static data written above (cursor, `seen`) before it starts the execution. Left to
+	// n8n's "onReceived" answer, n8n 2.x answers (and saves) only after building the execution's
+	// Workflow over the same static data object, which resets its "changed" flag: nothing is saved
+	// (docs/triggers.md, "Static data in webhook()").
+	this.getResponseObject().status(200).json({ message: 'Workflow was started' });
+	return { noWebhookResponse: true, workflowData: [emit.map((t) => toItem(t, dataOnly))] };
 }

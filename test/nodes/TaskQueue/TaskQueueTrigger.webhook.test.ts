@@ -110,7 +110,8 @@ describe('accepted deliveries', () => {
 		const task = await completeOne();
 		const { items, response } = await t.deliver({ body: task, query: { secret: t.secret() as string } });
 		expect(items).toEqual([{ json: task }]);
-		expect(response.ended).toBe(false); // n8n answers itself ("Workflow was started")
+		// the node answers itself, so that n8n saves its static data before the execution starts
+		expect(response).toEqual({ statusCode: 200, body: { message: 'Workflow was started' }, ended: true });
 
 		const d = trigger({ dataOnly: true });
 		await d.activate();
@@ -118,6 +119,26 @@ describe('accepted deliveries', () => {
 		const result = await d.deliver({ body: other, query: { secret: d.secret() as string } });
 		expect(result.items).toEqual([{ json: other.data }]);
 	});
+
+	it.each([1, 2] as const)(
+		'n8n %i.x saves what webhook() wrote (cursor, seen) with the delivery that starts the execution',
+		async (major) => {
+			const t = trigger({ catchUp: true });
+			t.n8nMajor = major;
+			await t.activate();
+			const task = await completeOne();
+			const query = { secret: t.secret() as string };
+			await t.deliver({ body: task, query });
+			expect(t.executions).toBe(1);
+			expect(t.saves).toBe(1);
+			expect(t.state().seen).toEqual([key(task)]);
+			expect(t.state().cursor).toEqual({ at: expect.stringMatching(/^\d{4}-/), ids: [task.id] });
+			// a copy changes nothing: no save, no execution
+			await t.deliver({ body: task, query });
+			expect(t.saves).toBe(1);
+			expect(t.executions).toBe(1);
+		},
+	);
 
 	it('deduplicate the same completion delivered twice: one execution, 200 for the copy', async () => {
 		const t = trigger();

@@ -2,11 +2,13 @@
 // Set-up of the trigger tests: an in-process sandbox over real HTTP, the triggers run through
 // n8n-core's HookContext / WebhookContext / PollContext, and static data handled as n8n does:
 // each activation, webhook call and poll gets its own copy loaded from a stored "database" value
-// and writes it back when it ends (last writer wins, as in n8n).
+// and writes it back when it ends (last writer wins, as in n8n); a webhook call's copy is written
+// back only when n8n would save it (see `WebhookTriggerUnderTest.n8nMajor`).
 import http from 'http';
 import { PollContext } from 'n8n-core';
 import type { AddressInfo } from 'net';
 import type { IDataObject, INodeExecutionData, INodeParameters, IWebhookResponseData } from 'n8n-workflow';
+import { Workflow } from 'n8n-workflow';
 
 import { startSandbox, type Sandbox } from '../../../../sandbox';
 import { SandboxClient } from '../../../../sandbox/client';
@@ -78,6 +80,9 @@ export class WebhookTriggerUnderTest {
 
 	/** Executions started (webhook calls that returned workflowData). */
 	executions = 0;
+
+	/** Webhook calls after which n8n would have saved the static data. */
+	saves = 0;
 
 	/** Simulated database round trip before and after each webhook call. */
 	dbLatencyMs = 2;
@@ -165,7 +170,19 @@ export class WebhookTriggerUnderTest {
 		if (!(await this.checkExists())) await this.create();
 	}
 
-	/** One incoming POST, as n8n runs it: static data loaded, webhook(), static data saved. */
+	/**
+	 * Which n8n's webhook handling to reproduce. Both save the static data in the callback that
+	 * answers the caller, and only if its `__dataChanged` flag is set at that moment:
+	 * - `webhook()` returned `noWebhookResponse` (it answered itself): the callback runs as soon as
+	 *   `webhook()` returns, before any execution starts (1.x and 2.x);
+	 * - otherwise, with `responseMode: 'onReceived'`: 1.x answers before starting the execution;
+	 *   2.x (2.41) answers after `WorkflowRunner.run()`, whose `establishContextForPersistence`
+	 *   builds a new `Workflow` over the same static data object first, which resets the flag to
+	 *   false: what `webhook()` wrote is not saved.
+	 */
+	n8nMajor: 1 | 2 = 2;
+
+	/** One incoming POST, as n8n runs it: static data loaded, webhook(), static data saved if n8n would. */
 	async deliver(request: { body: unknown; query?: Record<string, string>; headers?: Record<string, string> }): Promise<Delivery> {
 		const env = this.env();
 		// n8n reads the workflow from its database, then runs webhook(), then saves static data:
@@ -173,8 +190,21 @@ export class WebhookTriggerUnderTest {
 		await new Promise((resolve) => setTimeout(resolve, this.dbLatencyMs));
 		const { context, response } = webhookContext(env, request);
 		const result = await webhookTrigger.webhook.call(context);
+		if (result.noWebhookResponse !== true && result.workflowData && this.n8nMajor === 2) {
+			// n8n 2.x: the execution's Workflow is built over the same static data before the answer.
+			new Workflow({
+				id: env.workflow.id,
+				nodes: Object.values(env.workflow.nodes),
+				connections: env.workflow.connectionsBySourceNode,
+				active: true,
+				nodeTypes: env.workflow.nodeTypes,
+				staticData: env.workflow.staticData,
+			});
+		}
+		const changed = env.workflow.staticData.__dataChanged === true;
 		await new Promise((resolve) => setTimeout(resolve, this.dbLatencyMs));
-		this.db = clone(env.workflow.staticData);
+		if (changed) this.db = clone(env.workflow.staticData);
+		this.saves += changed ? 1 : 0;
 		const items = result.workflowData?.[0] ?? [];
 		if (result.workflowData) {
 			this.executions++;
