@@ -16,8 +16,16 @@ const exec = promisify(execFile);
 
 /** Real, popular community packages with a credential and nodes (versions pinned). */
 export const COMPETITORS: Array<{ name: string; version: string; why: string }> = [
-	{ name: '@respond-io/n8n-nodes-respond-io', version: '1.3.6', why: 'credential + action node + trigger node' },
-	{ name: '@mendable/n8n-nodes-firecrawl', version: '2.1.2', why: 'credential + action node (usable as a tool), official' },
+	{
+		name: '@respond-io/n8n-nodes-respond-io',
+		version: '1.3.6',
+		why: 'credential + action node + trigger node',
+	},
+	{
+		name: '@mendable/n8n-nodes-firecrawl',
+		version: '2.1.2',
+		why: 'credential + action node (usable as a tool), official',
+	},
 ];
 
 interface Footprint {
@@ -50,7 +58,9 @@ function dirSize(dir: string): { bytes: number; files: number } {
 }
 
 function entryFiles(pkgDir: string): string[] {
-	const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as { n8n?: { nodes?: string[]; credentials?: string[] } };
+	const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as {
+		n8n?: { nodes?: string[]; credentials?: string[] };
+	};
 	return [...(pkg.n8n?.credentials ?? []), ...(pkg.n8n?.nodes ?? [])].map((f) => join(pkgDir, f));
 }
 
@@ -64,12 +74,20 @@ const t1 = process.hrtime.bigint();
 process.stdout.write(String(Number(t1 - t0) / 1e6));
 `;
 
-async function timeRequire(inst: N8nInstallation, files: string[], preload: string[]): Promise<number> {
+async function timeRequire(
+	inst: N8nInstallation,
+	files: string[],
+	preload: string[],
+): Promise<number> {
 	const nm = join(inst.dir, 'node_modules');
-	const { stdout } = await exec(inst.nodeBinary, ['-e', REQUIRE_SCRIPT, JSON.stringify(preload), JSON.stringify(files)], {
-		env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_PATH: nm },
-		cwd: inst.dir,
-	});
+	const { stdout } = await exec(
+		inst.nodeBinary,
+		['-e', REQUIRE_SCRIPT, JSON.stringify(preload), JSON.stringify(files)],
+		{
+			env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_PATH: nm },
+			cwd: inst.dir,
+		},
+	);
 	return Number(stdout.trim());
 }
 
@@ -78,17 +96,45 @@ async function installCompetitors(): Promise<{ root: string; tarballs: Record<st
 	const root = join(cacheRoot(), 'bench-footprint');
 	mkdirSync(root, { recursive: true });
 	const deps = Object.fromEntries(COMPETITORS.map((c) => [c.name, c.version]));
-	const manifest = JSON.stringify({ name: 'tq-bench-footprint', private: true, dependencies: deps }, null, 2);
+	const manifest = JSON.stringify(
+		{ name: 'tq-bench-footprint', private: true, dependencies: deps },
+		null,
+		2,
+	);
 	const marker = join(root, '.installed.json');
 	const tarDir = join(root, 'tarballs');
 	if (!existsSync(marker) || readFileSync(marker, 'utf8') !== manifest) {
-		log(`installing ${COMPETITORS.map((c) => `${c.name}@${c.version}`).join(', ')} into ${root} (--ignore-scripts)`);
+		log(
+			`installing ${COMPETITORS.map((c) => `${c.name}@${c.version}`).join(', ')} into ${root} (--ignore-scripts)`,
+		);
 		writeFileSync(join(root, 'package.json'), manifest);
 		const env = { ...process.env, npm_config_update_notifier: 'false' };
-		await exec('npm', ['install', '--ignore-scripts', '--legacy-peer-deps', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root, env });
+		await exec(
+			'npm',
+			[
+				'install',
+				'--ignore-scripts',
+				'--legacy-peer-deps',
+				'--no-audit',
+				'--no-fund',
+				'--loglevel=error',
+			],
+			{ cwd: root, env },
+		);
 		mkdirSync(tarDir, { recursive: true });
 		for (const c of COMPETITORS) {
-			await exec('npm', ['pack', `${c.name}@${c.version}`, '--ignore-scripts', '--pack-destination', tarDir, '--loglevel=error'], { cwd: root, env });
+			await exec(
+				'npm',
+				[
+					'pack',
+					`${c.name}@${c.version}`,
+					'--ignore-scripts',
+					'--pack-destination',
+					tarDir,
+					'--loglevel=error',
+				],
+				{ cwd: root, env },
+			);
 		}
 		writeFileSync(marker, manifest);
 	}
@@ -105,7 +151,8 @@ function dependencyCount(nodeModules: string, exclude: string): number {
 	for (const entry of readdirSync(nodeModules)) {
 		if (entry.startsWith('.')) continue;
 		if (entry.startsWith('@')) {
-			for (const sub of readdirSync(join(nodeModules, entry))) if (`${entry}/${sub}` !== exclude) n++;
+			for (const sub of readdirSync(join(nodeModules, entry)))
+				if (`${entry}/${sub}` !== exclude) n++;
 		} else if (entry !== exclude) n++;
 	}
 	return n;
@@ -139,7 +186,11 @@ export async function scenarioFootprint(
 			// everything else in the folder belongs to the other competitors' dependencies too: count
 			// only this package plus its declared dependencies' folders
 			const declared = Object.keys(
-				(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {},
+				(
+					JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+						dependencies?: Record<string, string>;
+					}
+				).dependencies ?? {},
 			);
 			let depBytes = 0;
 			for (const d of declared) if (existsSync(join(nm, d))) depBytes += dirSize(join(nm, d)).bytes;
@@ -191,12 +242,34 @@ export async function scenarioFootprint(
 	);
 	return {
 		title: '5. Footprint',
-		body: table(['package', 'packed', 'installed', 'files', 'runtime deps', 'entry files', 'require (in n8n)', 'require (cold zod)'], rows),
+		body: table(
+			[
+				'package',
+				'packed',
+				'installed',
+				'files',
+				'runtime deps',
+				'entry files',
+				'require (in n8n)',
+				'require (cold zod)',
+			],
+			rows,
+		),
 		goals: [
-			{ goal: 'Packed package under 60 KB', measured: kb(ours.tarballBytes), met: ours.tarballBytes < 60 * 1024 },
-			{ goal: 'Loads in under 30 ms', measured: `${fmtNum(median(ours.requireWarm), 1)} ms`, met: Number.isFinite(median(ours.requireWarm)) ? median(ours.requireWarm) < 30 : null },
+			{
+				goal: 'Packed package under 60 KB',
+				measured: kb(ours.tarballBytes),
+				met: ours.tarballBytes < 60 * 1024,
+			},
+			{
+				goal: 'Loads in under 30 ms',
+				measured: `${fmtNum(median(ours.requireWarm), 1)} ms`,
+				met: Number.isFinite(median(ours.requireWarm)) ? median(ours.requireWarm) < 30 : null,
+			},
 		],
 		notes,
-		summary: [`5. Footprint: packed ${kb(ours.tarballBytes)}, installed ${kb(ours.installedBytes)}, require ${fmtNum(median(ours.requireWarm), 1)} ms`],
+		summary: [
+			`5. Footprint: packed ${kb(ours.tarballBytes)}, installed ${kb(ours.installedBytes)}, require ${fmtNum(median(ours.requireWarm), 1)} ms`,
+		],
 	};
 }

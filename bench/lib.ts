@@ -34,7 +34,14 @@ export async function startSandboxProcess(): Promise<SandboxProcess> {
 	const baseUrl = `http://127.0.0.1:${port}`;
 	const child: ChildProcess = spawn(
 		process.execPath,
-		[require.resolve('tsx/cli'), join(REPO_ROOT, 'sandbox', 'cli.ts'), '--port', String(port), '--host', '127.0.0.1'],
+		[
+			require.resolve('tsx/cli'),
+			join(REPO_ROOT, 'sandbox', 'cli.ts'),
+			'--port',
+			String(port),
+			'--host',
+			'127.0.0.1',
+		],
 		{ cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
 	);
 	const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -46,7 +53,8 @@ export async function startSandboxProcess(): Promise<SandboxProcess> {
 			break;
 		} catch {
 			if (child.exitCode !== null) throw new Error('the sandbox exited during start-up');
-			if (Date.now() - started > 60_000) throw new Error(`the sandbox did not answer on ${baseUrl}`);
+			if (Date.now() - started > 60_000)
+				throw new Error(`the sandbox did not answer on ${baseUrl}`);
 			await sleep(200);
 		}
 	}
@@ -78,7 +86,11 @@ export class RawClient {
 		this.agent = new http.Agent({ keepAlive: true, maxSockets });
 	}
 
-	async request(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+	async request(
+		method: string,
+		path: string,
+		body?: unknown,
+	): Promise<{ status: number; body: unknown }> {
 		const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
 		const url = new URL(path, this.baseUrl);
 		return await new Promise((resolve, reject) => {
@@ -90,7 +102,9 @@ export class RawClient {
 					headers: {
 						Authorization: `Token ${this.apiKey}`,
 						Accept: 'application/json',
-						...(payload ? { 'Content-Type': 'application/json', 'Content-Length': payload.length } : {}),
+						...(payload
+							? { 'Content-Type': 'application/json', 'Content-Length': payload.length }
+							: {}),
 					},
 				},
 				(res) => {
@@ -120,7 +134,11 @@ export class RawClient {
 }
 
 /** Runs `worker(i)` for i in 0..count-1 with at most `concurrency` in flight. */
-export async function pool(count: number, concurrency: number, worker: (i: number) => Promise<void>): Promise<void> {
+export async function pool(
+	count: number,
+	concurrency: number,
+	worker: (i: number) => Promise<void>,
+): Promise<void> {
 	let next = 0;
 	const lane = async () => {
 		while (next < count) await worker(next++);
@@ -269,7 +287,9 @@ export function readMemKb(pid: number): { rss: number; hwm: number } {
 }
 
 /** Samples VmRSS every 20 ms (and resets VmHWM first, where the kernel allows it). */
-export function sampleMemory(pid: number): { stop(): { baseMb: number; peakMb: number; growthMb: number } } {
+export function sampleMemory(pid: number): {
+	stop(): { baseMb: number; peakMb: number; growthMb: number };
+} {
 	try {
 		writeFileSync(`/proc/${pid}/clear_refs`, '5');
 	} catch {
@@ -345,6 +365,7 @@ export function table(header: string[], rows: string[][]): string {
 
 export function errorText(error: unknown): string {
 	const e = error as { response?: { status?: number; data?: unknown }; message?: string };
-	if (e?.response) return `HTTP ${e.response.status} ${JSON.stringify(e.response.data).slice(0, 300)}`;
+	if (e?.response)
+		return `HTTP ${e.response.status} ${JSON.stringify(e.response.data).slice(0, 300)}`;
 	return (e?.message ?? String(error)).split('\n')[0].slice(0, 300);
 }

@@ -19,8 +19,23 @@ import { buildAndPack, extractInto, PACKAGE_NAME, REPO_ROOT } from '../tools/n8n
 import { CREDENTIAL_NAME, ensureCredential } from '../tools/n8n/provision';
 import { startN8n, type N8nHandle } from '../tools/n8n/start';
 import { scenarioFootprint } from './footprint';
-import { errorText, log, ORG_ID, SANDBOX_API_KEY, startSandboxProcess, table, type SandboxProcess } from './lib';
-import { scenarioCreate, scenarioGetCompleted, scenarioPoll, scenarioTrigger, type BenchContext, type Section } from './scenarios';
+import {
+	errorText,
+	log,
+	ORG_ID,
+	SANDBOX_API_KEY,
+	startSandboxProcess,
+	table,
+	type SandboxProcess,
+} from './lib';
+import {
+	scenarioCreate,
+	scenarioGetCompleted,
+	scenarioPoll,
+	scenarioTrigger,
+	type BenchContext,
+	type Section,
+} from './scenarios';
 import type { Credentials } from './workflows';
 
 function option(name: string): string | undefined {
@@ -32,8 +47,16 @@ function option(name: string): string | undefined {
 
 function gitDescribe(): string {
 	try {
-		const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT }).toString().trim();
-		const dirty = execFileSync('git', ['status', '--porcelain', '--', 'nodes', 'credentials', 'package.json'], { cwd: REPO_ROOT }).toString().trim();
+		const sha = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT })
+			.toString()
+			.trim();
+		const dirty = execFileSync(
+			'git',
+			['status', '--porcelain', '--', 'nodes', 'credentials', 'package.json'],
+			{ cwd: REPO_ROOT },
+		)
+			.toString()
+			.trim();
 		return dirty ? `${sha} (with uncommitted changes under nodes/ or credentials/)` : sha;
 	} catch {
 		return 'unknown';
@@ -49,7 +72,11 @@ function machine(): string[] {
 	];
 }
 
-const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' / ');
+const load = () =>
+	os
+		.loadavg()
+		.map((l) => l.toFixed(2))
+		.join(' / ');
 
 async function main(): Promise<void> {
 	const t0 = Date.now();
@@ -79,7 +106,9 @@ async function main(): Promise<void> {
 		log(`sandbox at ${sandbox.baseUrl}; packed ${tarball} (${secs()})`);
 		userFolder = mkdtempSync(join(os.tmpdir(), 'tq-bench-n8n-'));
 		const installedDir = await extractInto(tarball, userFolder);
-		const version = (JSON.parse(readFileSync(join(installedDir, 'package.json'), 'utf8')) as { version: string }).version;
+		const version = (
+			JSON.parse(readFileSync(join(installedDir, 'package.json'), 'utf8')) as { version: string }
+		).version;
 
 		if (only.has('5')) {
 			sections.push(await scenarioFootprint(inst, { tarball, installedDir, version }, 15));
@@ -95,7 +124,11 @@ async function main(): Promise<void> {
 				env: { N8N_LOG_LEVEL: process.env.TQ_N8N_LOG_LEVEL ?? 'warn' },
 			});
 			log(`n8n ${n8n.version} ready at ${n8n.url} (pid ${n8n.pid()}, ${secs()})`);
-			const taskQueueId = await ensureCredential(n8n, { baseUrl: sandbox.baseUrl, apiKey: SANDBOX_API_KEY, organizationId: ORG_ID });
+			const taskQueueId = await ensureCredential(n8n, {
+				baseUrl: sandbox.baseUrl,
+				apiKey: SANDBOX_API_KEY,
+				organizationId: ORG_ID,
+			});
 			const header = await n8n.api.post('/credentials', {
 				name: 'Task Queue (Header Auth)',
 				type: 'httpHeaderAuth',
@@ -118,7 +151,13 @@ async function main(): Promise<void> {
 				try {
 					sections.push(await step());
 				} catch (error) {
-					sections.push({ title: `scenario ${key}`, body: `failed: ${errorText(error)}`, goals: [], notes: [], summary: [`scenario ${key} failed: ${errorText(error)}`] });
+					sections.push({
+						title: `scenario ${key}`,
+						body: `failed: ${errorText(error)}`,
+						goals: [],
+						notes: [],
+						summary: [`scenario ${key} failed: ${errorText(error)}`],
+					});
 				}
 				log(`scenario ${key} done (${secs()})`);
 			}
@@ -126,7 +165,8 @@ async function main(): Promise<void> {
 	} finally {
 		if (n8n) await n8n.stop().catch(() => undefined);
 		if (sandbox) await sandbox.stop().catch(() => undefined);
-		if (userFolder && !process.env.TQ_BENCH_KEEP) rmSync(userFolder, { recursive: true, force: true });
+		if (userFolder && !process.env.TQ_BENCH_KEEP)
+			rmSync(userFolder, { recursive: true, force: true });
 	}
 
 	const duration = ((Date.now() - t0) / 1000).toFixed(0);
@@ -134,7 +174,11 @@ async function main(): Promise<void> {
 	const goals = sections.flatMap((s) => s.goals);
 	const goalTable = table(
 		['goal', 'measured', 'lands'],
-		goals.map((g) => [g.goal, g.measured, g.met === null ? 'not measured' : g.met ? 'met' : 'missed']),
+		goals.map((g) => [
+			g.goal,
+			g.measured,
+			g.met === null ? 'not measured' : g.met ? 'met' : 'missed',
+		]),
 	);
 	const md = [
 		'# Benchmark results',
@@ -153,7 +197,14 @@ async function main(): Promise<void> {
 		'',
 		goalTable,
 		'',
-		...sections.flatMap((s) => [`## ${s.title}`, '', s.body, '', ...s.notes.map((n) => `- ${n}`), ...(s.notes.length ? [''] : [])]),
+		...sections.flatMap((s) => [
+			`## ${s.title}`,
+			'',
+			s.body,
+			'',
+			...s.notes.map((n) => `- ${n}`),
+			...(s.notes.length ? [''] : []),
+		]),
 		'## How to read these figures',
 		'',
 		"- **work**: for an n8n contender, the `executionTime` n8n records for the node that does the work (from the execution's run data, read through the public API); for the raw client, its own time. Ratios use this figure.",

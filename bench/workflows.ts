@@ -62,10 +62,42 @@ const splitItems = {
 };
 
 const refundSchema = [
-	{ id: 'customer_message', displayName: 'Customer message', required: false, defaultMatch: false, display: true, type: 'string', canBeUsedToMatch: false },
-	{ id: 'order_total', displayName: 'Order total', required: false, defaultMatch: false, display: true, type: 'number', canBeUsedToMatch: false },
-	{ id: 'receipt', displayName: 'Receipt', required: false, defaultMatch: false, display: true, type: 'string', canBeUsedToMatch: false },
-	{ id: 'decision', displayName: 'Decision', required: true, defaultMatch: false, display: true, type: 'options', canBeUsedToMatch: false },
+	{
+		id: 'customer_message',
+		displayName: 'Customer message',
+		required: false,
+		defaultMatch: false,
+		display: true,
+		type: 'string',
+		canBeUsedToMatch: false,
+	},
+	{
+		id: 'order_total',
+		displayName: 'Order total',
+		required: false,
+		defaultMatch: false,
+		display: true,
+		type: 'number',
+		canBeUsedToMatch: false,
+	},
+	{
+		id: 'receipt',
+		displayName: 'Receipt',
+		required: false,
+		defaultMatch: false,
+		display: true,
+		type: 'string',
+		canBeUsedToMatch: false,
+	},
+	{
+		id: 'decision',
+		displayName: 'Decision',
+		required: true,
+		defaultMatch: false,
+		display: true,
+		type: 'options',
+		canBeUsedToMatch: false,
+	},
 ];
 
 /** Scenario 1, this node: Webhook -> Split Out -> Task Queue (create, fields mapped with expressions). */
@@ -143,7 +175,13 @@ export function getWithNode(c: Credentials): WorkflowJson {
 			name: WORK.node,
 			type: `${PKG}.taskQueue`,
 			typeVersion: 1,
-			parameters: { resource: 'task', operation: 'getCompleted', queue: queue101, returnAll: true, filters: {} },
+			parameters: {
+				resource: 'task',
+				operation: 'getCompleted',
+				queue: queue101,
+				returnAll: true,
+				filters: {},
+			},
 			credentials: { taskQueueApi: c.taskQueue },
 		},
 	]);
