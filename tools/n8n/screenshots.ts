@@ -1,6 +1,6 @@
 /* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // Screenshots of the example workflows in the n8n editor (headless Chromium, logged in as the owner):
-//   npx tsx tools/n8n/screenshots.ts            -> docs/images/example-<file>.png
+//   npx tsx tools/n8n/screenshots.ts            -> docs/images/example-<file>.jpg
 // Starts its own sandbox and n8n on free ports, installs the packed package, provisions, shoots, stops.
 import { mkdirSync, mkdtempSync } from 'fs';
 import { tmpdir } from 'os';
@@ -41,8 +41,9 @@ async function main() {
 			await page.locator('.vue-flow__pane, [data-test-id="canvas-wrapper"]').first().click({ position: { x: 5, y: 5 }, force: true }).catch(() => undefined);
 			await page.keyboard.press('1');
 			await page.waitForTimeout(800);
-			const file = join(out, `example-${wf.file.replace(/\.json$/, '')}.png`);
-			await page.screenshot({ path: file });
+			// JPEG, not PNG: n8n-node build copies every .png and .svg of the tree into dist/
+			const file = join(out, `example-${wf.file.replace(/\.json$/, '')}.jpg`);
+			await page.screenshot({ path: file, type: 'jpeg', quality: 80 });
 			console.log(`saved ${file}`);
 		}
 	} finally {
