@@ -107,6 +107,12 @@ test(`${COMPLETIONS} completions per queue while n8n is down for ${DOWN_MS / 100
 		await waitFor('the first webhook execution', async () =>
 			(await emittedIds(webhookWf)).length === 1 ? true : undefined,
 		);
+		// the cursor written by webhook() is in n8n's database before the outage (catch-up needs it)
+		const stored = await waitFor('the cursor in the stored static data', async () => {
+			const res = await e.n8n.api.get(`/workflows/${webhookWf}`);
+			return (res.data.staticData?.['node:Trigger'] as { cursor?: { ids: number[] } } | undefined)?.cursor;
+		});
+		expect(stored.ids).toEqual([first.id]);
 
 		await e.n8n.stop();
 		await e.client.clearWebhookCalls();
