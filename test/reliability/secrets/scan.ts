@@ -22,7 +22,10 @@ export type ScanSuite = 'jest' | 'e2e';
 export const RUN_ENV = 'TQ_SECRET_SCAN_RUN';
 
 export function suiteDir(suite: ScanSuite, root = SCAN_ROOT): string {
-	return join(root, suite, `run-${process.env[RUN_ENV] ?? 'adhoc'}`);
+	// without a globalSetup of ours (the e2e suite runs in band): this process names the run, and
+	// the globalTeardown runs in the same process
+	process.env[RUN_ENV] ??= `${process.pid}-inband`;
+	return join(root, suite, `run-${process.env[RUN_ENV]}`);
 }
 
 const SECRETS_PREFIX = 'secrets-';
