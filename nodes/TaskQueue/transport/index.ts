@@ -61,6 +61,8 @@ export interface TaskQueueResponse {
 }
 
 export const MAX_ATTEMPTS = 5;
+/** A service that never answers must not hang the workflow; a create cut off this way is not retried. */
+export const REQUEST_TIMEOUT_MS = 60_000;
 const BASE_BACKOFF_MS = 200;
 const MAX_BACKOFF_MS = 5_000;
 const MAX_RETRY_AFTER_MS = 30_000;
@@ -123,6 +125,7 @@ export async function taskQueueRequest(
 		json: true,
 		returnFullResponse: true,
 		ignoreHttpStatusErrors: true,
+		timeout: REQUEST_TIMEOUT_MS,
 		skipSslCertificateValidation: credentials.ignoreSslIssues,
 	};
 	const credentialsDecrypted = {

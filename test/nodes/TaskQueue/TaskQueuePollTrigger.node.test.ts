@@ -1,7 +1,7 @@
 // The Task Queue Poll Trigger through n8n-core's PollContext against the sandbox over HTTP:
 // cursor placement, idle cost, order, a 2,500-completion backlog read while completions and
 // re-completions keep arriving, manual mode, and n8n 2.x's poll budget.
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { locator, PollTriggerUnderTest, startTriggerEnv, type TriggerTestEnv } from './trigger/env';
 
@@ -25,11 +25,11 @@ beforeEach(async () => {
 function trigger(options: Record<string, unknown> = {}, queueId = QUEUE) {
 	return new PollTriggerUnderTest({
 		credentials: env.credentials(),
-		parameters: { queue: locator(queueId), options },
+		parameters: { queue: locator(queueId), options: options as INodeParameters },
 	});
 }
 
-const key = (t: { id: unknown; completed_at: unknown }) => `${String(t.id)}:${String(t.completed_at)}`;
+const key = (t: { id?: unknown; completed_at?: unknown }) => `${String(t.id)}:${String(t.completed_at)}`;
 
 async function completedRequests() {
 	return (await env.client.requests())

@@ -1,5 +1,7 @@
 // Webhook lifecycle of the Task Queue Trigger (checkExists / create / delete) through n8n-core's
 // HookContext, against the sandbox over HTTP.
+import type { INodeParameters } from 'n8n-workflow';
+
 import { locator, startTriggerEnv, WebhookTriggerUnderTest, type TriggerTestEnv } from './trigger/env';
 
 const QUEUE = 101;
@@ -22,7 +24,7 @@ beforeEach(async () => {
 function trigger(options: Record<string, unknown> = {}, extra: { isTest?: boolean; webhookId?: string } = {}) {
 	return new WebhookTriggerUnderTest({
 		credentials: env.credentials(),
-		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options },
+		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: options as INodeParameters },
 		...extra,
 	});
 }

@@ -1,7 +1,7 @@
 // Incoming deliveries of the Task Queue Trigger through n8n-core's WebhookContext: refused calls
 // (no execution), deduplication, re-completions, and real deliveries from the sandbox (its POSTs
 // forwarded into webhook()) including its drop and duplicate faults, with catch-up.
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import type { Task } from '../../../sandbox/types';
 import {
@@ -32,11 +32,11 @@ beforeEach(async () => {
 function trigger(options: Record<string, unknown> = {}) {
 	return new WebhookTriggerUnderTest({
 		credentials: env.credentials(),
-		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options },
+		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: options as INodeParameters },
 	});
 }
 
-const key = (t: { id: unknown; completed_at: unknown }) => `${String(t.id)}:${String(t.completed_at)}`;
+const key = (t: { id?: unknown; completed_at?: unknown }) => `${String(t.id)}:${String(t.completed_at)}`;
 
 /** Completes one new task in the queue (the sandbox posts it to whatever target is set). */
 async function completeOne(queueId = QUEUE): Promise<Task> {
