@@ -38,3 +38,18 @@ export function getQueueId(
 	}
 	return id;
 }
+
+/** How many results the Return All / Limit pair asks for (Infinity for all), checked before any request. */
+export function getLimit(
+	this: Pick<TaskQueueContext, 'getNodeParameter' | 'getNode'>,
+	itemIndex: number,
+	what: string,
+): number {
+	if (this.getNodeParameter('returnAll', itemIndex, false) as boolean) return Infinity;
+	const limit = this.getNodeParameter('limit', itemIndex, 50) as number;
+	if (Number.isInteger(limit) && limit >= 1) return limit;
+	throw new NodeOperationError(this.getNode(), `Limit must be a whole number of at least 1, not ${limit}`, {
+		itemIndex,
+		description: `Set Limit to how many ${what} to return, or turn on Return All.`,
+	});
+}

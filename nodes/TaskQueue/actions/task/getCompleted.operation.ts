@@ -2,8 +2,8 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { parseDateParameter } from '../../helpers/dates';
-import { queueLocator } from '../../helpers/descriptions';
-import { getQueueId } from '../../helpers/queue';
+import { queueLocator, returnAllAndLimit } from '../../helpers/descriptions';
+import { getLimit, getQueueId } from '../../helpers/queue';
 import { parseBody, taskQueueRequest } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';
 import { completedPageSchema } from '../../transport/schemas';
@@ -15,22 +15,7 @@ const FILTERED_PAGE_SIZE = 100;
 
 const properties: INodeProperties[] = [
 	{ ...queueLocator, description: 'The queue whose completed tasks to return' },
-	{
-		displayName: 'Return All',
-		name: 'returnAll',
-		type: 'boolean',
-		default: false,
-		description: 'Whether to return all results or only up to a given limit',
-	},
-	{
-		displayName: 'Limit',
-		name: 'limit',
-		type: 'number',
-		typeOptions: { minValue: 1 },
-		default: 50,
-		description: 'Max number of results to return',
-		displayOptions: { show: { returnAll: [false] } },
-	},
+	...returnAllAndLimit,
 	{
 		displayName: 'Filters',
 		name: 'filters',
@@ -68,14 +53,7 @@ export const description = updateDisplayOptions(
  */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const queueId = getQueueId.call(this, itemIndex);
-	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
-	const limit = returnAll ? Infinity : (this.getNodeParameter('limit', itemIndex, 50) as number);
-	if (!returnAll && !(Number.isInteger(limit) && limit >= 1)) {
-		throw new NodeOperationError(this.getNode(), `Limit must be a whole number of at least 1, not ${limit}`, {
-			itemIndex,
-			description: 'Set Limit to how many completed tasks to return, or turn on Return All.',
-		});
-	}
+	const limit = getLimit.call(this, itemIndex, 'completed tasks');
 	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 	const after = parseDateParameter.call(this, filters.completedAfter, 'Completed After', itemIndex);
 	const before = parseDateParameter.call(this, filters.completedBefore, 'Completed Before', itemIndex);
