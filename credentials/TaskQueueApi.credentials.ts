@@ -1,8 +1,9 @@
 import type {
-	IAuthenticateGeneric,
+	ICredentialDataDecryptedObject,
 	Icon,
 	ICredentialTestRequest,
 	ICredentialType,
+	IHttpRequestOptions,
 	INodeProperties,
 } from 'n8n-workflow';
 
@@ -73,14 +74,17 @@ export class TaskQueueApi implements ICredentialType {
 		},
 	];
 
-	authenticate: IAuthenticateGeneric = {
-		type: 'generic',
-		properties: {
-			headers: {
-				Authorization: '=Token {{$credentials.apiKey}}',
-			},
-		},
-	};
+	// A function rather than a generic `{{$credentials.apiKey}}` header: n8n would evaluate that
+	// expression in its sandbox for every request, which costs more than a request to the service.
+	async authenticate(
+		credentials: ICredentialDataDecryptedObject,
+		requestOptions: IHttpRequestOptions,
+	): Promise<IHttpRequestOptions> {
+		return {
+			...requestOptions,
+			headers: { ...requestOptions.headers, Authorization: `Token ${String(credentials.apiKey)}` },
+		};
+	}
 
 	test: ICredentialTestRequest = {
 		request: {

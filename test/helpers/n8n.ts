@@ -63,10 +63,12 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 		workflow?: Workflow,
 		node?: INode,
 	): Promise<IHttpRequestOptions> {
-		const auth = this.types[typeName]?.authenticate as IAuthenticateGeneric | undefined;
+		const auth = this.types[typeName]?.authenticate;
+		if (typeof auth === 'function') return await auth(credentials, requestOptions);
 		if (!auth || !workflow || !node) return requestOptions;
+		// a generic credential: resolve its header expressions as n8n does
 		const headers: Record<string, string> = {};
-		for (const [name, value] of Object.entries(auth.properties.headers ?? {})) {
+		for (const [name, value] of Object.entries((auth as IAuthenticateGeneric).properties.headers ?? {})) {
 			headers[name] = String(
 				workflow.expression.getParameterValue(
 					value as string,
