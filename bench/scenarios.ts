@@ -496,7 +496,9 @@ export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
 					by: PERSON,
 				});
 			}
-			await sleep(300);
+			// n8n 2.x registers webhooks asynchronously after activation: under load, 300 ms was not
+			// enough and one run's deliveries to the Webhook node all got 404
+			await sleep(2000);
 			const after = await lastExecutionId(n8n);
 			const t0 = performance.now();
 			const { ids } = await sandbox.client.completeMany(QUEUE_ID, burst, { by: PERSON });
