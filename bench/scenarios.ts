@@ -492,9 +492,13 @@ export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
 			if (contender === node) {
 				await waitForTarget(sandbox, (t) => t.includes('/webhook/'));
 			} else {
-				await sandbox.client.setWebhook(QUEUE_ID, `${n8n.webhookBase}/${wf.HOOK_PATH}`, {
-					by: PERSON,
-				});
+				const url = `${n8n.webhookBase}/${wf.HOOK_PATH}`;
+				await sandbox.client.setWebhook(QUEUE_ID, url, { by: PERSON });
+				// a trigger deactivated just before may still restore its previous target
+				await sleep(2000);
+				if ((await sandbox.client.getQueue(QUEUE_ID)).webhook?.target !== url) {
+					await sandbox.client.setWebhook(QUEUE_ID, url, { by: PERSON });
+				}
 			}
 			// n8n 2.x registers webhooks asynchronously after activation: under load, 300 ms was not
 			// enough and one run's deliveries to the Webhook node all got 404
@@ -554,6 +558,9 @@ export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
 			run.error = errorText(error);
 		} finally {
 			await deactivate(n8n, id);
+			// n8n 2.x deactivates asynchronously: wait until the trigger has removed its target
+			if (contender === node)
+				await waitForTarget(sandbox, (t) => !t.includes('secret='), 30_000).catch(() => undefined);
 			if (contender === hook) await sandbox.client.setWebhook(QUEUE_ID, '').catch(() => undefined);
 			await sleep(300);
 		}
