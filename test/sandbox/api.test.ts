@@ -1,39 +1,21 @@
 // Conformance of the sandbox's API with the contract and real deployments: every endpoint under
 // both nouns, status codes, bodies, the error envelope, auth, pagination, flush, webhooks.
-import { SandboxClient } from '../../sandbox/client';
-import { startSandbox, type Sandbox } from '../../sandbox/index';
-import { ALICE, API_KEY, BOB, call, CAROL, closeAgent, ISO_MS } from './helpers';
+import { ALICE, API_KEY, BOB, call, CAROL, ISO_MS, useSandbox } from './helpers';
 
-let sandbox: Sandbox;
-let client: SandboxClient;
-
-beforeAll(async () => {
-	sandbox = await startSandbox();
-	client = new SandboxClient(sandbox.baseUrl, sandbox.adminSecret);
-});
-
-afterAll(async () => {
-	client.close();
-	closeAgent();
-	await sandbox.close();
-});
-
-beforeEach(async () => {
-	await client.reset();
-});
+const env = useSandbox();
 
 const api = (method: string, path: string, options?: Parameters<typeof call>[3]) =>
-	call(sandbox.baseUrl, method, path, options);
+	call(env.sandbox.baseUrl, method, path, options);
 
 const REFUND_BLOCK_IDS = ['customer_message', 'order_total', 'receipt', 'decision', 'note'];
 
 test('startSandbox gives the base URL, page URL, organization, queues and API key of the seed', () => {
-	expect(sandbox.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-	expect(sandbox.pageUrl).toBe(`${sandbox.baseUrl}/app/`);
-	expect(sandbox.organizationId).toBe(1);
-	expect(sandbox.queueIds).toEqual([101, 102, 103]);
-	expect(sandbox.apiKey).toBe('tqs_sandbox_2f8a61c4e9d07b35');
-	expect(sandbox.adminSecret).toBe('sandbox-admin');
+	expect(env.sandbox.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+	expect(env.sandbox.pageUrl).toBe(`${env.sandbox.baseUrl}/app/`);
+	expect(env.sandbox.organizationId).toBe(1);
+	expect(env.sandbox.queueIds).toEqual([101, 102, 103]);
+	expect(env.sandbox.apiKey).toBe('tqs_sandbox_2f8a61c4e9d07b35');
+	expect(env.sandbox.adminSecret).toBe('sandbox-admin');
 });
 
 describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
@@ -85,7 +67,7 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 			},
 		});
 		expect(queue).not.toHaveProperty('webhook');
-		await client.setWebhook(101, 'https://hooks.example.com/a?x=1');
+		await env.client.setWebhook(101, 'https://hooks.example.com/a?x=1');
 		const again = await api('GET', `${base}/101`);
 		expect((again.json as Record<string, unknown>).webhook).toEqual({
 			target: 'https://hooks.example.com/a?x=1',
@@ -93,7 +75,7 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 	});
 
 	test('active_users lists the names of people working on a pending task', async () => {
-		await client.takeNext(101, BOB);
+		await env.client.takeNext(101, BOB);
 		const res = await api('GET', base);
 		expect((res.json as Array<{ id: number; active_users: string[] }>)[0].active_users).toEqual([
 			'Bob Example',
@@ -124,7 +106,7 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 			source: 'api',
 			correct: null,
 		});
-		const tasks = await client.tasks(101);
+		const tasks = await env.client.tasks(101);
 		expect(tasks.find((t) => t.id === task.id)).toEqual(task);
 	});
 
@@ -150,7 +132,7 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 			status_code: 400,
 			errors: [{ message: 'No data', field: 'data' }],
 		});
-		expect((await client.tasks(101)).length).toBe(6);
+		expect((await env.client.tasks(101)).length).toBe(6);
 	});
 
 	test('create task: invalid JSON is a 400 envelope', async () => {
@@ -205,7 +187,7 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 			source: 'api',
 			correct: null,
 		});
-		const done = await client.complete(101, 5, { by: BOB, data: { decision: 'reject' } });
+		const done = await env.client.complete(101, 5, { by: BOB, data: { decision: 'reject' } });
 		const after = (await api('GET', `${base}/101/tasks/completed`)).json as {
 			count: number;
 			tasks: Array<{ id: number }>;
@@ -219,9 +201,9 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 		expect(res.status).toBe(200);
 		expect(res.text).toBe('');
 		expect(res.headers['content-type']).toMatch(/^text\/html/);
-		const tasks = await client.tasks(101);
+		const tasks = await env.client.tasks(101);
 		expect(tasks.map((t) => t.status)).toEqual(['completed', 'completed', 'completed']);
-		expect((await client.getQueue(101)).n_tasks).toBe(0);
+		expect((await env.client.getQueue(101)).n_tasks).toBe(0);
 		expect((await api('PUT', `${base}/101/flush`)).status).toBe(200);
 		const get = await api('GET', `${base}/101/flush`);
 		expect(get.status).toBe(405);
@@ -269,13 +251,13 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 		const cleared = await api('PUT', `${base}/101/webhook`, { body: { target: '' } });
 		expect(cleared.status).toBe(204);
 		expect((await api('GET', `${base}/101/webhook`)).json).toEqual({ target: '' });
-		expect((await client.getQueue(101)).webhook).toBeUndefined();
+		expect((await env.client.getQueue(101)).webhook).toBeUndefined();
 		// clearing again is still a 204
 		expect((await api('PUT', `${base}/101/webhook`, { body: { target: '' } })).status).toBe(204);
 	});
 
 	test('set webhook: a person setting it on the Connections screen is overwritten by the API', async () => {
-		await client.setWebhook(101, 'https://someone.example.com/by-hand', { by: BOB });
+		await env.client.setWebhook(101, 'https://someone.example.com/by-hand', { by: BOB });
 		expect((await api('GET', `${base}/101/webhook`)).json).toMatchObject({
 			target: 'https://someone.example.com/by-hand',
 			user: 2,
@@ -392,7 +374,7 @@ describe('authentication and permissions', () => {
 	test.each(routes)(
 		'%s %s: 403 for a user who is not a member of the organization',
 		async (method, path) => {
-			const carolKey = await client.mintApiKey(CAROL);
+			const carolKey = await env.client.mintApiKey(CAROL);
 			const res = await api(method, path, { token: carolKey, body });
 			expect(res.status).toBe(403);
 			expect(res.json).toEqual({
@@ -407,7 +389,7 @@ describe('authentication and permissions', () => {
 	test.each(routes)(
 		'%s %s: a member who is not an admin (admin needed: %s)',
 		async (method, path, adminOnly) => {
-			const bobKey = await client.mintApiKey(BOB);
+			const bobKey = await env.client.mintApiKey(BOB);
 			const res = await api(method, path, { token: bobKey, body });
 			if (adminOnly) {
 				expect(res.status).toBe(403);
@@ -422,7 +404,7 @@ describe('authentication and permissions', () => {
 	);
 
 	test('a key of org 2 works on org 2', async () => {
-		const carolKey = await client.mintApiKey(CAROL);
+		const carolKey = await env.client.mintApiKey(CAROL);
 		const res = await api('GET', '/orgs/2/queues', { token: carolKey });
 		expect(res.status).toBe(200);
 		expect((res.json as Array<{ id: number }>).map((q) => q.id)).toEqual([201]);
@@ -434,13 +416,13 @@ describe('pagination of completed tasks', () => {
 	const path = () => `/orgs/1/queues/${queueId}/tasks/completed`;
 
 	beforeEach(async () => {
-		const queue = await client.createQueue({
+		const queue = await env.client.createQueue({
 			name: 'Paging',
 			blocks: [{ id: 'n', name: 'N', type: 'number', number: {} }],
 		});
 		queueId = queue.id;
-		await client.createTasks(queueId, 1205);
-		await client.completeMany(queueId, 1205, { by: ALICE });
+		await env.client.createTasks(queueId, 1205);
+		await env.client.completeMany(queueId, 1205, { by: ALICE });
 	});
 
 	test('default limit 100, count is the total, next is an absolute URL from the Host header', async () => {
@@ -453,7 +435,7 @@ describe('pagination of completed tasks', () => {
 		};
 		expect(body.count).toBe(1205);
 		expect(body.tasks).toHaveLength(100);
-		expect(body.next).toBe(`${sandbox.baseUrl}${path()}?limit=100&offset=100`);
+		expect(body.next).toBe(`${env.sandbox.baseUrl}${path()}?limit=100&offset=100`);
 		expect(body.previous).toBeNull();
 		const viaProxy = await api('GET', path(), { headers: { Host: 'proxy.internal:8000' } });
 		expect((viaProxy.json as { next: string }).next).toBe(
@@ -462,7 +444,7 @@ describe('pagination of completed tasks', () => {
 	});
 
 	test('newest completion first across pages', async () => {
-		const all = await client.tasks(queueId);
+		const all = await env.client.tasks(queueId);
 		const byCompletion = [...all].reverse().map((t) => t.id);
 		const first = (await api('GET', `${path()}?limit=3`)).json as { tasks: Array<{ id: number }> };
 		expect(first.tasks.map((t) => t.id)).toEqual(byCompletion.slice(0, 3));
@@ -472,10 +454,10 @@ describe('pagination of completed tasks', () => {
 			next: string;
 		};
 		expect(second.tasks.map((t) => t.id)).toEqual(byCompletion.slice(3, 6));
-		expect(second.previous).toBe(`${sandbox.baseUrl}${path()}?limit=3`);
-		expect(second.next).toBe(`${sandbox.baseUrl}${path()}?limit=3&offset=6`);
+		expect(second.previous).toBe(`${env.sandbox.baseUrl}${path()}?limit=3`);
+		expect(second.next).toBe(`${env.sandbox.baseUrl}${path()}?limit=3&offset=6`);
 		const third = (await api('GET', `${path()}?limit=3&offset=7`)).json as { previous: string };
-		expect(third.previous).toBe(`${sandbox.baseUrl}${path()}?limit=3&offset=4`);
+		expect(third.previous).toBe(`${env.sandbox.baseUrl}${path()}?limit=3&offset=4`);
 	});
 
 	test('a limit above 1000 is silently capped at 1000', async () => {
@@ -486,7 +468,7 @@ describe('pagination of completed tasks', () => {
 		};
 		expect(res.tasks).toHaveLength(1000);
 		expect(res.count).toBe(1205);
-		expect(res.next).toBe(`${sandbox.baseUrl}${path()}?limit=1000&offset=1000`);
+		expect(res.next).toBe(`${env.sandbox.baseUrl}${path()}?limit=1000&offset=1000`);
 		const last = (await api('GET', `${path()}?limit=1000&offset=1000`)).json as {
 			tasks: unknown[];
 			next: null;
@@ -494,7 +476,7 @@ describe('pagination of completed tasks', () => {
 		};
 		expect(last.tasks).toHaveLength(205);
 		expect(last.next).toBeNull();
-		expect(last.previous).toBe(`${sandbox.baseUrl}${path()}?limit=1000`);
+		expect(last.previous).toBe(`${env.sandbox.baseUrl}${path()}?limit=1000`);
 	});
 
 	test('offset past the end: empty page, count kept, no next', async () => {
@@ -504,7 +486,7 @@ describe('pagination of completed tasks', () => {
 		>;
 		expect(res).toEqual({
 			next: null,
-			previous: `${sandbox.baseUrl}${path()}?offset=4990&limit=10`,
+			previous: `${env.sandbox.baseUrl}${path()}?offset=4990&limit=10`,
 			count: 1205,
 			tasks: [],
 		});
@@ -522,7 +504,7 @@ describe('pagination of completed tasks', () => {
 		const count = async (query: string) =>
 			((await api('GET', `/orgs/1/queues/101/tasks/completed?${query}`)).json as { count: number })
 				.count;
-		await client.complete(101, 4, { by: ALICE, data: { decision: 'approve' } });
+		await env.client.complete(101, 4, { by: ALICE, data: { decision: 'approve' } });
 		expect(await count('')).toBe(4);
 		expect(await count('start_date=2024-06-02')).toBe(3);
 		expect(await count('start_date=2024-06-02&end_date=2024-06-02')).toBe(1);

@@ -1,50 +1,33 @@
 // Fault injection per route (429, 503, reset, html500, slow, truncated), count and
 // probability, latency, and the legacy 1.0.x defect mode.
 import { SandboxClient } from '../../sandbox/client';
-import { startSandbox, type Sandbox } from '../../sandbox/index';
-import { call, closeAgent } from './helpers';
+import { call, useSandbox } from './helpers';
 
-let sandbox: Sandbox;
-let client: SandboxClient;
-
-beforeAll(async () => {
-	sandbox = await startSandbox();
-	client = new SandboxClient(sandbox.baseUrl, sandbox.adminSecret);
-});
-
-afterAll(async () => {
-	client.close();
-	closeAgent();
-	await sandbox.close();
-});
-
-beforeEach(async () => {
-	await client.reset();
-});
+const env = useSandbox();
 
 const api = (method: string, path: string, options?: Parameters<typeof call>[3]) =>
-	call(sandbox.baseUrl, method, path, options);
+	call(env.sandbox.baseUrl, method, path, options);
 const createTask = async () =>
 	await api('POST', '/orgs/1/queues/101/tasks/create', {
 		body: { data: { customer_message: 'x' } },
 	});
-const pending = async () => (await client.getQueue(101)).n_tasks;
+const pending = async () => (await env.client.getQueue(101)).n_tasks;
 
 test('test control needs the admin secret', async () => {
-	const none = await call(sandbox.baseUrl, 'POST', '/_sandbox/reset', { token: null, body: {} });
+	const none = await call(env.sandbox.baseUrl, 'POST', '/_sandbox/reset', { token: null, body: {} });
 	expect(none.status).toBe(401);
-	const wrong = await call(sandbox.baseUrl, 'GET', '/_sandbox/requests', {
+	const wrong = await call(env.sandbox.baseUrl, 'GET', '/_sandbox/requests', {
 		token: null,
 		headers: { 'x-sandbox-admin': 'nope' },
 	});
 	expect(wrong.status).toBe(401);
-	await expect(new SandboxClient(sandbox.baseUrl, 'wrong').tasks(101)).rejects.toMatchObject({
+	await expect(new SandboxClient(env.sandbox.baseUrl, 'wrong').tasks(101)).rejects.toMatchObject({
 		status: 401,
 	});
 });
 
 test('429 with Retry-After, applied count times, nothing stored', async () => {
-	await client.setFaults([{ route: 'createTask', kind: '429', retryAfter: 3, count: 2 }]);
+	await env.client.setFaults([{ route: 'createTask', kind: '429', retryAfter: 3, count: 2 }]);
 	const a = await createTask();
 	expect(a.status).toBe(429);
 	expect(a.headers['retry-after']).toBe('3');
@@ -61,7 +44,7 @@ test('429 with Retry-After, applied count times, nothing stored', async () => {
 });
 
 test('503 (HTML, with Retry-After when given)', async () => {
-	await client.setFaults([{ route: 'listQueues', kind: '503', retryAfter: 1 }]);
+	await env.client.setFaults([{ route: 'listQueues', kind: '503', retryAfter: 1 }]);
 	const res = await api('GET', '/orgs/1/workflows');
 	expect(res.status).toBe(503);
 	expect(res.headers['retry-after']).toBe('1');
@@ -70,11 +53,11 @@ test('503 (HTML, with Retry-After when given)', async () => {
 });
 
 test('reset destroys the connection before the request is processed', async () => {
-	await client.setFaults([{ route: 'createTask', kind: 'reset', count: 1 }]);
+	await env.client.setFaults([{ route: 'createTask', kind: 'reset', count: 1 }]);
 	await expect(createTask()).rejects.toMatchObject({ code: 'ECONNRESET' });
 	expect(await pending()).toBe(3);
 	expect((await createTask()).status).toBe(201);
-	const log = await client.requests();
+	const log = await env.client.requests();
 	expect(log.map((e) => [e.route, e.status, e.fault])).toEqual([
 		['createTask', null, 'reset'],
 		['createTask', 201, null],
@@ -82,7 +65,7 @@ test('reset destroys the connection before the request is processed', async () =
 });
 
 test('html500 on any route with "*"', async () => {
-	await client.setFaults([{ route: '*', kind: 'html500' }]);
+	await env.client.setFaults([{ route: '*', kind: 'html500' }]);
 	for (const [method, path] of [
 		['GET', '/orgs/1/queues'],
 		['GET', '/orgs/1/queues/101'],
@@ -97,7 +80,7 @@ test('html500 on any route with "*"', async () => {
 });
 
 test('slow: delays, then processes normally', async () => {
-	await client.setFaults([{ route: 'createTask', kind: 'slow', delayMs: 200 }]);
+	await env.client.setFaults([{ route: 'createTask', kind: 'slow', delayMs: 200 }]);
 	const started = Date.now();
 	const res = await createTask();
 	expect(res.status).toBe(201);
@@ -106,21 +89,21 @@ test('slow: delays, then processes normally', async () => {
 });
 
 test('truncated: processed, then half a JSON body', async () => {
-	await client.setFaults([{ route: 'createTask', kind: 'truncated', count: 1 }]);
+	await env.client.setFaults([{ route: 'createTask', kind: 'truncated', count: 1 }]);
 	const res = await createTask();
 	expect(res.status).toBe(201);
 	expect(res.json).toBeUndefined();
 	expect(res.text.startsWith('{"id":')).toBe(true);
 	expect(() => JSON.parse(res.text) as unknown).toThrow();
 	expect(await pending()).toBe(4);
-	const tasks = await client.tasks(101);
+	const tasks = await env.client.tasks(101);
 	const full = JSON.stringify(tasks[tasks.length - 1]);
 	expect(res.text).toBe(full.slice(0, Math.floor(full.length / 2)));
 });
 
 test('probability draws from a seeded PRNG: the same seed gives the same faults', async () => {
 	const run = async () => {
-		await client.setFaults({
+		await env.client.setFaults({
 			rules: [{ route: 'listQueues', kind: '503', probability: 0.3 }],
 			seed: 42,
 		});
@@ -132,35 +115,35 @@ test('probability draws from a seeded PRNG: the same seed gives the same faults'
 	expect(await run()).toEqual(first);
 	expect(first).toContain(503);
 	expect(first).toContain(200);
-	await client.clearFaults();
-	expect((await client.faults()).rules).toEqual([]);
+	await env.client.clearFaults();
+	expect((await env.client.faults()).rules).toEqual([]);
 });
 
 test('latencyMs delays every API answer; setLatency keeps the rules', async () => {
-	await client.setFaults([{ route: 'flush', kind: '429', count: 5 }]);
-	await client.setLatency(150);
+	await env.client.setFaults([{ route: 'flush', kind: '429', count: 5 }]);
+	await env.client.setLatency(150);
 	const started = Date.now();
 	expect((await api('GET', '/orgs/1/queues')).status).toBe(200);
 	expect(Date.now() - started).toBeGreaterThanOrEqual(140);
-	const state = await client.faults();
+	const state = await env.client.faults();
 	expect(state.latencyMs).toBe(150);
 	expect(state.rules).toEqual([{ route: 'flush', kind: '429', count: 5, remaining: 5 }]);
-	await client.clearFaults();
-	expect((await client.faults()).latencyMs).toBe(0);
+	await env.client.clearFaults();
+	expect((await env.client.faults()).latencyMs).toBe(0);
 });
 
 test('malformed rules are refused', async () => {
 	await expect(
-		client.setFaults([{ route: 'createTask', kind: 'boom' as '429' }]),
+		env.client.setFaults([{ route: 'createTask', kind: 'boom' as '429' }]),
 	).rejects.toMatchObject({ status: 400 });
-	await expect(client.setFaults([{ webhook: 'lose' as 'drop' }])).rejects.toMatchObject({
+	await expect(env.client.setFaults([{ webhook: 'lose' as 'drop' }])).rejects.toMatchObject({
 		status: 400,
 	});
 });
 
 describe('legacy defect mode (self-hosted 1.0.x)', () => {
 	beforeEach(async () => {
-		await client.setLegacyDefect(true);
+		await env.client.setLegacyDefect(true);
 	});
 
 	test('HTML 500 on the /queues/ get, webhook and flush routes', async () => {
@@ -175,7 +158,7 @@ describe('legacy defect mode (self-hosted 1.0.x)', () => {
 			expect(res.headers['content-type']).toMatch(/^text\/html/);
 		}
 		expect(await pending()).toBe(3);
-		expect((await client.getQueue(101)).webhook).toBeUndefined();
+		expect((await env.client.getQueue(101)).webhook).toBeUndefined();
 	});
 
 	test('the /workflows/ routes all work, and list, create and completed work under both', async () => {
@@ -201,23 +184,23 @@ describe('legacy defect mode (self-hosted 1.0.x)', () => {
 
 	test('auth is still checked first; turning it off restores the routes', async () => {
 		expect((await api('GET', '/orgs/1/queues/101', { token: null })).status).toBe(401);
-		await client.setLegacyDefect(false);
+		await env.client.setLegacyDefect(false);
 		expect((await api('GET', '/orgs/1/queues/101')).status).toBe(200);
 	});
 });
 
 test('the request log records method, path, query, headers, parsed body and status', async () => {
-	await client.clearRequests();
+	await env.client.clearRequests();
 	await api('POST', '/orgs/1/queues/101/tasks/create?x=1', { body: { data: { note: 'n' } } });
 	await api('GET', '/orgs/1/queues/101/', { token: null });
-	const log = await client.requests();
+	const log = await env.client.requests();
 	expect(log).toEqual([
 		expect.objectContaining({
 			method: 'POST',
 			path: '/orgs/1/queues/101/tasks/create',
 			query: { x: '1' },
 			headers: expect.objectContaining({
-				authorization: `Token ${sandbox.apiKey}`,
+				authorization: `Token ${env.sandbox.apiKey}`,
 				'content-type': 'application/json',
 			}),
 			body: { data: { note: 'n' } },
@@ -233,7 +216,7 @@ test('the request log records method, path, query, headers, parsed body and stat
 			status: 404,
 		}),
 	]);
-	expect(await client.requests({ since: log[0].seq })).toEqual([log[1]]);
-	await client.clearRequests();
-	expect(await client.requests()).toEqual([]);
+	expect(await env.client.requests({ since: log[0].seq })).toEqual([log[1]]);
+	await env.client.clearRequests();
+	expect(await env.client.requests()).toEqual([]);
 });

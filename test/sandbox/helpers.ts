@@ -3,7 +3,8 @@
 import http from 'http';
 import type { AddressInfo } from 'net';
 
-import { loadDefaultSeed } from '../../sandbox/index';
+import { SandboxClient } from '../../sandbox/client';
+import { loadDefaultSeed, startSandbox, type Sandbox } from '../../sandbox/index';
 
 export const ALICE = 'alice@example.com';
 export const BOB = 'bob@example.com';
@@ -148,3 +149,30 @@ export function sleep(ms: number): Promise<void> {
 }
 
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * One sandbox and one admin client for a test file, reset before each test and closed after the
+ * file. Read `env.sandbox` and `env.client` inside tests (they exist once beforeAll has run).
+ */
+export function useSandbox(): { readonly sandbox: Sandbox; readonly client: SandboxClient } {
+	let sandbox: Sandbox | undefined;
+	let client: SandboxClient | undefined;
+	beforeAll(async () => {
+		sandbox = await startSandbox();
+		client = new SandboxClient(sandbox.baseUrl, sandbox.adminSecret);
+	});
+	afterAll(async () => {
+		client?.close();
+		closeAgent();
+		await sandbox?.close();
+	});
+	beforeEach(async () => await client!.reset());
+	return {
+		get sandbox() {
+			return sandbox!;
+		},
+		get client() {
+			return client!;
+		},
+	};
+}

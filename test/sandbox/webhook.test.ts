@@ -4,36 +4,21 @@
 import http from 'http';
 import type { AddressInfo } from 'net';
 
-import { SandboxClient } from '../../sandbox/client';
-import { startSandbox, type Sandbox } from '../../sandbox/index';
 import {
 	ALICE,
 	BOB,
 	call,
-	closeAgent,
 	ISO_MS,
 	sleep,
 	startListener,
 	type Listener,
+	useSandbox,
 } from './helpers';
 
-let sandbox: Sandbox;
-let client: SandboxClient;
+const env = useSandbox();
 let listener: Listener;
 
-beforeAll(async () => {
-	sandbox = await startSandbox();
-	client = new SandboxClient(sandbox.baseUrl, sandbox.adminSecret);
-});
-
-afterAll(async () => {
-	client.close();
-	closeAgent();
-	await sandbox.close();
-});
-
 beforeEach(async () => {
-	await client.reset();
 	listener = await startListener();
 });
 
@@ -43,12 +28,12 @@ afterEach(async () => {
 
 test('completing a task POSTs the bare task once, to the target verbatim, without signature', async () => {
 	const target = `${listener.url}/webhook/abc?token=x&y=1`;
-	const set = await call(sandbox.baseUrl, 'PUT', '/orgs/1/queues/101/webhook', {
+	const set = await call(env.sandbox.baseUrl, 'PUT', '/orgs/1/queues/101/webhook', {
 		body: { target },
 	});
 	expect(set.status).toBe(201);
-	const taken = await client.takeNext(101, ALICE);
-	const done = await client.complete(101, taken.id, {
+	const taken = await env.client.takeNext(101, ALICE);
+	const done = await env.client.complete(101, taken.id, {
 		by: ALICE,
 		data: { decision: 'approve', note: 'fine' },
 	});
@@ -68,7 +53,7 @@ test('completing a task POSTs the bare task once, to the target verbatim, withou
 	expect(hook.headers.authorization).toBeUndefined();
 	expect(Object.keys(hook.headers).filter((h) => /signature|hmac/i.test(h))).toEqual([]);
 	expect(JSON.parse(hook.body)).toEqual(done);
-	const calls = await client.waitForWebhookCalls(1);
+	const calls = await env.client.waitForWebhookCalls(1);
 	expect(calls).toEqual([
 		expect.objectContaining({
 			url: target,
@@ -84,17 +69,17 @@ test('completing a task POSTs the bare task once, to the target verbatim, withou
 });
 
 test('no webhook set: nothing is called', async () => {
-	await client.complete(101, undefined, { by: ALICE });
+	await env.client.complete(101, undefined, { by: ALICE });
 	await sleep(100);
-	expect(await client.webhookCalls()).toEqual([]);
+	expect(await env.client.webhookCalls()).toEqual([]);
 });
 
 test('forced re-completion fires again with the same id and a new completed_at', async () => {
-	await client.setWebhook(101, `${listener.url}/hook`);
-	const first = await client.complete(101, 4, { by: ALICE, data: { decision: 'reject' } });
+	await env.client.setWebhook(101, `${listener.url}/hook`);
+	const first = await env.client.complete(101, 4, { by: ALICE, data: { decision: 'reject' } });
 	await listener.waitFor(1);
 	await sleep(2);
-	const again = await client.recomplete(first.id, { by: BOB });
+	const again = await env.client.recomplete(first.id, { by: BOB });
 	await listener.waitFor(2);
 	const [a, b] = listener.received.map((r) => JSON.parse(r.body) as typeof first);
 	expect(a).toEqual(first);
@@ -103,26 +88,26 @@ test('forced re-completion fires again with the same id and a new completed_at',
 	expect(b.completed_by).toBe(BOB);
 	expect(b.completed_at! > a.completed_at!).toBe(true);
 	// it moves to the front of the completed list
-	const page = await call(sandbox.baseUrl, 'GET', '/orgs/1/queues/101/tasks/completed');
+	const page = await call(env.sandbox.baseUrl, 'GET', '/orgs/1/queues/101/tasks/completed');
 	expect((page.json as { tasks: Array<{ id: number }> }).tasks[0]).toEqual(again);
 });
 
 test('a receiver that is down or answers an error: recorded, never retried', async () => {
 	listener.status = 500;
-	await client.setWebhook(101, `${listener.url}/hook`);
-	await client.complete(101, undefined, { by: ALICE });
+	await env.client.setWebhook(101, `${listener.url}/hook`);
+	await env.client.complete(101, undefined, { by: ALICE });
 	await listener.waitFor(1);
-	const [call500] = await client.waitForWebhookCalls(1);
+	const [call500] = await env.client.waitForWebhookCalls(1);
 	expect(call500).toMatchObject({ status: 500, error: 'HTTP 500', state: 'failed' });
 
-	await client.clearWebhookCalls();
-	await client.setWebhook(101, 'http://127.0.0.1:9/closed-port');
-	await client.complete(101, undefined, { by: ALICE });
-	const [refused] = await client.waitForWebhookCalls(1);
+	await env.client.clearWebhookCalls();
+	await env.client.setWebhook(101, 'http://127.0.0.1:9/closed-port');
+	await env.client.complete(101, undefined, { by: ALICE });
+	const [refused] = await env.client.waitForWebhookCalls(1);
 	expect(refused).toMatchObject({ status: null, error: 'ECONNREFUSED', state: 'failed' });
 	await sleep(300);
 	expect(listener.received).toHaveLength(1);
-	expect(await client.webhookCalls()).toHaveLength(1);
+	expect(await env.client.webhookCalls()).toHaveLength(1);
 });
 
 test('delivery does not block the completing request', async () => {
@@ -131,10 +116,10 @@ test('delivery does not block the completing request', async () => {
 	await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
 	const port = (hanging.address() as AddressInfo).port;
 	try {
-		await client.setWebhook(101, `http://127.0.0.1:${port}/slow`);
-		const done = await client.complete(101, undefined, { by: ALICE });
+		await env.client.setWebhook(101, `http://127.0.0.1:${port}/slow`);
+		const done = await env.client.complete(101, undefined, { by: ALICE });
 		expect(done.status).toBe('completed');
-		const calls = await client.webhookCalls();
+		const calls = await env.client.webhookCalls();
 		expect(calls).toEqual([expect.objectContaining({ taskId: done.id, state: 'pending' })]);
 	} finally {
 		hanging.closeAllConnections();
@@ -143,9 +128,9 @@ test('delivery does not block the completing request', async () => {
 });
 
 test('completeMany: one webhook per task', async () => {
-	await client.setWebhook(102, `${listener.url}/burst`);
-	await client.createTasks(102, 48);
-	const { count, ids } = await client.completeMany(102, 100, { by: BOB });
+	await env.client.setWebhook(102, `${listener.url}/burst`);
+	await env.client.createTasks(102, 48);
+	const { count, ids } = await env.client.completeMany(102, 100, { by: BOB });
 	expect(count).toBe(50);
 	await listener.waitFor(50);
 	await sleep(100);
@@ -157,16 +142,16 @@ test('completeMany: one webhook per task', async () => {
 
 describe('delivery faults', () => {
 	test('drop: not sent at all, recorded as dropped', async () => {
-		await client.setFaults([{ webhook: 'drop', count: 1 }]);
-		await client.setWebhook(101, `${listener.url}/hook`);
-		const dropped = await client.complete(101, undefined, { by: ALICE });
-		const sent = await client.complete(101, undefined, { by: ALICE });
+		await env.client.setFaults([{ webhook: 'drop', count: 1 }]);
+		await env.client.setWebhook(101, `${listener.url}/hook`);
+		const dropped = await env.client.complete(101, undefined, { by: ALICE });
+		const sent = await env.client.complete(101, undefined, { by: ALICE });
 		await listener.waitFor(1);
 		await sleep(100);
 		expect(listener.received.map((r) => (JSON.parse(r.body) as { id: number }).id)).toEqual([
 			sent.id,
 		]);
-		const calls = await client.webhookCalls();
+		const calls = await env.client.webhookCalls();
 		expect(calls.map((c) => [c.taskId, c.state, c.fault])).toEqual([
 			[dropped.id, 'dropped', 'dropped'],
 			[sent.id, 'done', null],
@@ -174,37 +159,37 @@ describe('delivery faults', () => {
 	});
 
 	test('duplicate: the same body arrives twice', async () => {
-		await client.setFaults([{ webhook: 'duplicate' }]);
-		await client.setWebhook(101, `${listener.url}/hook`);
-		const done = await client.complete(101, undefined, { by: ALICE });
+		await env.client.setFaults([{ webhook: 'duplicate' }]);
+		await env.client.setWebhook(101, `${listener.url}/hook`);
+		const done = await env.client.complete(101, undefined, { by: ALICE });
 		await listener.waitFor(2);
 		expect(listener.received.map((r) => r.body)).toEqual([
 			JSON.stringify(done),
 			JSON.stringify(done),
 		]);
-		expect((await client.waitForWebhookCalls(2)).map((c) => c.fault)).toEqual([null, 'duplicate']);
+		expect((await env.client.waitForWebhookCalls(2)).map((c) => c.fault)).toEqual([null, 'duplicate']);
 	});
 
 	test('delay: sent after delayMs', async () => {
-		await client.setFaults([{ webhook: 'delay', delayMs: 300 }]);
-		await client.setWebhook(101, `${listener.url}/hook`);
-		await client.complete(101, undefined, { by: ALICE });
+		await env.client.setFaults([{ webhook: 'delay', delayMs: 300 }]);
+		await env.client.setWebhook(101, `${listener.url}/hook`);
+		await env.client.complete(101, undefined, { by: ALICE });
 		await sleep(100);
 		expect(listener.received).toHaveLength(0);
 		await listener.waitFor(1);
-		const [delayed] = await client.waitForWebhookCalls(1);
+		const [delayed] = await env.client.waitForWebhookCalls(1);
 		expect(delayed.fault).toBe('delayed');
 		expect(Date.parse(delayed.sentAt!) - Date.parse(delayed.queuedAt)).toBeGreaterThanOrEqual(250);
 	});
 
 	test('probability with a seeded PRNG is reproducible', async () => {
 		const run = async () => {
-			await client.reset();
-			await client.setWebhook(102, `${listener.url}/hook`);
-			await client.setFaults({ rules: [{ webhook: 'drop', probability: 0.5 }], seed: 7 });
-			await client.createTasks(102, 20);
-			await client.completeMany(102, 22, { by: ALICE });
-			const calls = await client.waitForWebhookCalls(22);
+			await env.client.reset();
+			await env.client.setWebhook(102, `${listener.url}/hook`);
+			await env.client.setFaults({ rules: [{ webhook: 'drop', probability: 0.5 }], seed: 7 });
+			await env.client.createTasks(102, 20);
+			await env.client.completeMany(102, 22, { by: ALICE });
+			const calls = await env.client.waitForWebhookCalls(22);
 			return calls.map((c) => c.state === 'dropped');
 		};
 		const first = await run();
