@@ -23,6 +23,9 @@ import {
 	completedPageSchema,
 	completedTaskSchema,
 	errorEnvelopeSchema,
+	isCompletedPage,
+	isCompletedTask,
+	isTask,
 	queueListSchema,
 	queueSchema,
 	taskSchema,
@@ -716,6 +719,45 @@ describe('property: the zod schemas', () => {
 			}),
 			runs(300),
 		);
+	});
+
+	it('the hand-written checks accept exactly what their schemas accept, on valid and broken answers', () => {
+		const fields = ['id', 'status', 'completed_at', 'created_at', 'completed_by', 'queue', 'queue_id', 'data', 'source'];
+		// A task with one field removed or replaced by any JSON value (or one of the near misses).
+		const brokenTask = fc.tuple(
+			taskArb,
+			fc.constantFrom(...fields),
+			fc.oneof(
+				fc.constant(undefined),
+				fc.jsonValue({ maxDepth: 2 }),
+				fc.constantFrom(1.5, -1, 0, NaN, Infinity, '1', 'completed', 'pending', [], {}, null, true),
+			),
+		).map(([task, field, value]) => {
+			const copy: Record<string, unknown> = { ...wire(task) };
+			if (value === undefined) delete copy[field];
+			else copy[field] = value;
+			return copy;
+		});
+		const anyTask = fc.oneof(taskArb.map(wire), completedArb.map(wire), brokenTask);
+		const page = fc.record({
+			count: fc.oneof(fc.nat(), fc.constantFrom(1.5, '3', null)),
+			next: fc.option(fc.oneof(fc.webUrl(), fc.constantFrom(3, false)), { nil: undefined }),
+			previous: fc.option(fc.oneof(fc.webUrl(), fc.constant(null)), { nil: undefined }),
+			tasks: fc.oneof(fc.array(fc.oneof(completedArb.map(wire), anyTask), { maxLength: 4 }), fc.jsonValue({ maxDepth: 1 })),
+		});
+		let accepted = 0;
+		fc.assert(
+			fc.property(anyTask, page, fc.jsonValue({ maxDepth: 3 }), (task, body, json) => {
+				for (const value of [task, body, json]) {
+					expect(isTask(value)).toBe(taskSchema.safeParse(value).success);
+					expect(isCompletedTask(value)).toBe(completedTaskSchema.safeParse(value).success);
+					expect(isCompletedPage(value)).toBe(completedPageSchema.safeParse(value).success);
+				}
+				if (isCompletedPage(body)) accepted++;
+			}),
+			runs(3000),
+		);
+		expect(accepted).toBeGreaterThan(100); // the valid side is exercised too
 	});
 
 	it('no JSON answer makes a schema or parseBody throw anything but a NodeApiError without the body', () => {

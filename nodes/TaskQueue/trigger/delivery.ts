@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'crypto';
 import type { IDataObject } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
-import { completedTaskSchema } from '../transport/schemas';
+import { completedTaskSchema, isCompletedTask } from '../transport/schemas';
 import { completionKey } from './completions';
 
 /**
@@ -31,18 +31,18 @@ export function checkDelivery(body: unknown, queueId: number): DeliveryCheck {
 	if (status !== undefined && status !== 'completed') {
 		return { ok: false, reason: `The task's status is "${String(status)}", not "completed"` };
 	}
-	const parsed = completedTaskSchema.safeParse(body);
-	if (!parsed.success) {
-		const problem = parsed.error.issues
+	if (!isCompletedTask(body)) {
+		const issues = completedTaskSchema.safeParse(body).error?.issues ?? [];
+		const problem = issues
 			.slice(0, 3)
 			.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
 			.join('; ');
 		return { ok: false, reason: `The body is not a completed task (${problem})` };
 	}
-	if (parsed.data.queue_id !== queueId) {
-		return { ok: false, reason: `The task belongs to queue ${parsed.data.queue_id}, not ${queueId}` };
+	if (body.queue_id !== queueId) {
+		return { ok: false, reason: `The task belongs to queue ${body.queue_id}, not ${queueId}` };
 	}
-	return { ok: true, task: body as CompletedTask };
+	return { ok: true, task: body };
 }
 
 /** How many completion keys are kept for deduplication (in static data and in memory). */

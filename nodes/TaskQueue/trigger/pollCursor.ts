@@ -2,7 +2,7 @@ import type { IHookFunctions, IPollFunctions, IWebhookFunctions } from 'n8n-work
 
 import { parseBody, taskQueueRequest } from '../transport';
 import type { CompletedPage, CompletedTask } from '../transport/schemas';
-import { completedPageSchema } from '../transport/schemas';
+import { completedPageSchema, isCompletedPage } from '../transport/schemas';
 import type { Cursor } from './completions';
 import { compareCompletions, completionKey, isAfter, timeKey } from './completions';
 
@@ -30,7 +30,13 @@ export async function fetchCompletedPage(
 		retry: 'idempotent' as const,
 		action: `list the completed tasks of queue ${queueId}`,
 	};
-	return parseBody(this.getNode(), completedPageSchema, await taskQueueRequest.call(this, request), request);
+	return parseBody(
+		this.getNode(),
+		completedPageSchema,
+		await taskQueueRequest.call(this, request),
+		request,
+		isCompletedPage,
+	);
 }
 
 export interface Collected {

@@ -13,7 +13,7 @@ import { asNodeError } from '../../helpers/errors';
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
 import { parseBody, taskQueueRequest } from '../../transport';
-import { taskSchema } from '../../transport/schemas';
+import { isTask, taskSchema } from '../../transport/schemas';
 import type { ExecutionState } from '../node.type';
 
 export const DEFAULT_CONCURRENCY = 8;
@@ -168,5 +168,5 @@ export async function execute(this: IExecuteFunctions, itemIndex: number, state:
 			itemIndex,
 		});
 	}
-	return parseBody(this.getNode(), taskSchema, response, request) as IDataObject;
+	return parseBody(this.getNode(), taskSchema, response, request, isTask) as IDataObject;
 }
