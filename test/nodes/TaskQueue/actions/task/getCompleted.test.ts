@@ -1,3 +1,5 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals */
+import { PAGES_IN_FLIGHT } from '../../../../../nodes/TaskQueue/actions/task/getCompleted.operation';
 import { startProxy, type TestProxy } from '../../proxy';
 import { locator, startEnv, type TestEnv } from '../../env';
 
@@ -125,11 +127,12 @@ describe('Task > Get Completed', () => {
 			expect(ids).toHaveLength(2500);
 			expect([...ids].sort((a, b) => a - b)).toEqual([...before].sort((a, b) => a - b));
 			expect(items.every((i) => i.json.status === 'completed' && (i.pairedItem as { item: number }).item === 0)).toBe(true);
-			// 2,500 + 50 + 70 completed by the end; pages computed from offset + limit, not the `next` URL
+			// 2,500 + 50 + 70 completed by the end; pages computed from offset + limit, not the `next` URL,
+			// each after the first starting on the last task of the page before it
 			expect((await env.requests()).map((r) => r.query)).toEqual([
 				{ limit: '1000', offset: '0' },
-				{ limit: '1000', offset: '1000' },
-				{ limit: '1000', offset: '2000' },
+				{ limit: '1000', offset: '999' },
+				{ limit: '1000', offset: '1998' },
 			]);
 		});
 
@@ -143,9 +146,56 @@ describe('Task > Get Completed', () => {
 			expect(new Set(ids).size).toBe(1500);
 			expect((await env.requests()).map((r) => r.query)).toEqual([
 				{ limit: '1000', offset: '0' },
-				{ limit: '500', offset: '1000' }, // 40 of these were already seen
+				{ limit: '501', offset: '999' }, // 41 of these were already seen
 				{ limit: '40', offset: '1500' },
 			]);
+		});
+
+		test('pages after the first are in flight together', async () => {
+			let inFlight = 0;
+			let most = 0;
+			await proxy.close();
+			await env.client.createTasks(queueId, Array.from({ length: 6000 }, (_, i) => ({ n: `more ${i}` })));
+			await env.client.completeMany(queueId, 6000, { by: 'alice@example.com' });
+			proxy = await startProxy(env.sandbox.baseUrl, async (request) => {
+				if (!request.url.includes('/tasks/completed')) return;
+				inFlight++;
+				most = Math.max(most, inFlight);
+				await new Promise((resolve) => setTimeout(resolve, 30));
+				inFlight--;
+			});
+			const { items } = await env.run(getCompleted(locator(queueId), { returnAll: true }), [{}], {
+				credentials: env.credentials({ baseUrl: proxy.baseUrl }),
+			});
+			expect(items).toHaveLength(8500);
+			expect(new Set(items.map((i) => i.json.id)).size).toBe(8500);
+			expect(most).toBe(PAGES_IN_FLIGHT);
+			const offsets = (await env.requests()).map((r) => Number(r.query.offset));
+			expect(offsets).toEqual(Array.from({ length: 9 }, (_, i) => i * 999));
+		});
+
+		test('a later page answered first, then completions, then the page before it: paged again one by one from there, none missed', async () => {
+			const before = (await env.client.tasks(queueId)).filter((t) => t.status === 'completed').map((t) => t.id);
+			await proxy.close();
+			// the page at offset 999 waits until the one at 1998 has been answered, then 100 completions arrive
+			proxy = await startProxy(env.sandbox.baseUrl, async (request) => {
+				if (!request.url.includes('offset=999&') && !request.url.endsWith('offset=999')) return;
+				for (let waited = 0; waited < 5000; waited += 10) {
+					const answered = (await env.client.requests()).some((r) => r.query.offset === '1998');
+					if (answered) break;
+					await new Promise((resolve) => setTimeout(resolve, 10));
+				}
+				await env.client.completeMany(queueId, 100, { by: 'bob@example.com' });
+			});
+			const { items, error } = await env.run(getCompleted(locator(queueId), { returnAll: true }), [{}], {
+				credentials: env.credentials({ baseUrl: proxy.baseUrl }),
+			});
+			expect(error).toBeUndefined();
+			const ids = items.map((i) => i.json.id as number);
+			expect(new Set(ids).size).toBe(ids.length);
+			expect([...ids].sort((a, b) => a - b)).toEqual([...before].sort((a, b) => a - b));
+			// answered in this order: the later page first; then 1998 again, after the page before it
+			expect((await env.requests()).map((r) => r.query.offset)).toEqual(['0', '1998', '999', '1998']);
 		});
 	});
 });
