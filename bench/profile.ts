@@ -42,7 +42,7 @@ function shortUrl(url: string): string {
 	return url.replace(/^file:\/\//, '').replace(/^.*\.n8n\/nodes\//, '') || '(native)';
 }
 
-function analyse(profile: CpuProfile, marker: RegExp, top = 45): void {
+function analyse(profile: CpuProfile, marker: RegExp, keep: number, top = 45): void {
 	const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 	const parent = new Map<number, number>();
 	for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -58,45 +58,54 @@ function analyse(profile: CpuProfile, marker: RegExp, top = 45): void {
 		}
 		return false;
 	};
-	let first = -1;
-	let last = -1;
+	// One window per run: marked samples more than a second apart belong to different runs (n8n's
+	// start-up can add one before them). The first run also loads n8n's execution code lazily, so
+	// only the last `keep` windows are analysed.
+	const windows: Array<[number, number]> = [];
 	profile.samples.forEach((id, i) => {
-		if (stackMatches(id)) {
-			if (first === -1) first = i;
-			last = i;
-		}
+		if (!stackMatches(id)) return;
+		const current = windows[windows.length - 1];
+		if (current && times[i] - times[current[1]] < 1_000_000) current[1] = i;
+		else windows.push([i, i]);
 	});
-	if (first === -1) {
+	if (windows.length === 0) {
 		console.log('no sample in the marked code');
 		return;
 	}
+	const measured = windows.slice(-Math.max(1, keep));
+	console.log(
+		`${windows.length} window(s) of marked samples; analysing the last ${measured.length}: ${measured
+			.map(([a, b]) => `${((times[b] - times[a]) / 1000).toFixed(0)} ms`)
+			.join(', ')}`,
+	);
 	const self = new Map<string, number>();
 	const byFile = new Map<string, number>();
 	const inclusive = new Map<string, number>();
 	let idle = 0;
 	let total = 0;
-	for (let i = first; i <= last; i++) {
-		const dt = (times[i + 1] ?? times[i]) - times[i];
-		const node = byId.get(profile.samples[i])!;
-		total += dt;
-		const f = node.callFrame;
-		if (f.functionName === '(idle)') {
-			idle += dt;
-			continue;
+	for (const [first, last] of measured)
+		for (let i = first; i <= last; i++) {
+			const dt = (times[i + 1] ?? times[i]) - times[i];
+			const node = byId.get(profile.samples[i])!;
+			total += dt;
+			const f = node.callFrame;
+			if (f.functionName === '(idle)') {
+				idle += dt;
+				continue;
+			}
+			const key = `${f.functionName || '(anonymous)'} ${shortUrl(f.url)}:${f.lineNumber + 1}`;
+			self.set(key, (self.get(key) ?? 0) + dt);
+			const file = shortUrl(f.url).replace(/\/dist\/.*$/, '/dist/…') || '(native)';
+			byFile.set(file, (byFile.get(file) ?? 0) + dt);
+			const seen = new Set<string>();
+			for (let cur: number | undefined = node.id; cur !== undefined; cur = parent.get(cur)) {
+				const cf = byId.get(cur)!.callFrame;
+				const k = `${cf.functionName || '(anonymous)'} ${shortUrl(cf.url)}:${cf.lineNumber + 1}`;
+				if (seen.has(k)) continue;
+				seen.add(k);
+				inclusive.set(k, (inclusive.get(k) ?? 0) + dt);
+			}
 		}
-		const key = `${f.functionName || '(anonymous)'} ${shortUrl(f.url)}:${f.lineNumber + 1}`;
-		self.set(key, (self.get(key) ?? 0) + dt);
-		const file = shortUrl(f.url).replace(/\/dist\/.*$/, '/dist/…') || '(native)';
-		byFile.set(file, (byFile.get(file) ?? 0) + dt);
-		const seen = new Set<string>();
-		for (let cur: number | undefined = node.id; cur !== undefined; cur = parent.get(cur)) {
-			const cf = byId.get(cur)!.callFrame;
-			const k = `${cf.functionName || '(anonymous)'} ${shortUrl(cf.url)}:${cf.lineNumber + 1}`;
-			if (seen.has(k)) continue;
-			seen.add(k);
-			inclusive.set(k, (inclusive.get(k) ?? 0) + dt);
-		}
-	}
 	const ms = (us: number) => `${(us / 1000).toFixed(0).padStart(6)} ms`;
 	console.log(`\nwindow ${ms(total)} (idle ${ms(idle)}, busy ${ms(total - idle)})`);
 	console.log('\n-- self time by package/file --');
@@ -220,7 +229,8 @@ async function main(): Promise<void> {
 			: useHttp
 				? /^execute .*HttpRequestV3/
 				: /^(taskQueueRequest|execute|prepare|runPool|parseBody) .*n8n-nodes-task-queue/;
-	analyse(profile, marker);
+	// the trigger's burst is one window; otherwise every run but the first
+	analyse(profile, marker, scenario === 'trigger' ? 1 : runs - 1);
 	rmSync(userFolder, { recursive: true, force: true });
 	log(`profile kept in ${join(profDir, files[0])}`);
 }
