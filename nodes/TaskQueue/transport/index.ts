@@ -79,18 +79,44 @@ const TRANSIENT_NETWORK_CODES = [
 /** Routes that the self-hosted 1.0.x server breaks under /queues and serves under /workflows. */
 const LEGACY_DEFECT_ROUTE = /^\/\d+(\/webhook|\/flush)?$/;
 
-// One decrypted credential per execution context: n8n's own helper would otherwise look it up
-// (and decrypt it) again for every request.
-const credentialCache = new WeakMap<object, Promise<ICredentialDataDecryptedObject>>();
+/** What every request of one execution context needs, looked up once. */
+interface RequestSetup {
+	node: INode;
+	credentials: TaskQueueCredentials;
+	/** Handed to n8n's helper so that it does not look up (and decrypt) the credential per request. */
+	credentialsDecrypted: {
+		id: string;
+		name: string;
+		type: string;
+		data: ICredentialDataDecryptedObject;
+	};
+}
 
-async function decryptedCredentials(
-	this: TaskQueueContext,
-): Promise<ICredentialDataDecryptedObject> {
-	let cached = credentialCache.get(this);
+// One lookup per execution context: n8n would otherwise decrypt the credential, and copy the node
+// (`getNode()` returns a deep copy), for every request.
+const setupCache = new WeakMap<object, Promise<RequestSetup>>();
+
+async function lookUp(this: TaskQueueContext): Promise<RequestSetup> {
+	const data = await this.getCredentials(CREDENTIAL_TYPE);
+	const node = this.getNode();
+	return {
+		node,
+		credentials: normalizeCredentials(data),
+		credentialsDecrypted: {
+			id: node.credentials?.[CREDENTIAL_TYPE]?.id ?? '',
+			name: node.credentials?.[CREDENTIAL_TYPE]?.name ?? '',
+			type: CREDENTIAL_TYPE,
+			data,
+		},
+	};
+}
+
+async function requestSetup(this: TaskQueueContext): Promise<RequestSetup> {
+	let cached = setupCache.get(this);
 	if (!cached) {
-		cached = this.getCredentials(CREDENTIAL_TYPE);
-		credentialCache.set(this, cached);
-		cached.catch(() => credentialCache.delete(this));
+		cached = lookUp.call(this);
+		setupCache.set(this, cached);
+		cached.catch(() => setupCache.delete(this));
 	}
 	return await cached;
 }
@@ -106,7 +132,7 @@ export function normalizeCredentials(data: ICredentialDataDecryptedObject): Task
 }
 
 export async function getTaskQueueCredentials(this: TaskQueueContext): Promise<TaskQueueCredentials> {
-	return normalizeCredentials(await decryptedCredentials.call(this));
+	return (await requestSetup.call(this)).credentials;
 }
 
 /** The one way this package talks to the service. Retries per `request.retry`; throws NodeApiError. */
@@ -114,9 +140,7 @@ export async function taskQueueRequest(
 	this: TaskQueueContext,
 	request: TaskQueueRequest,
 ): Promise<TaskQueueResponse> {
-	const data = await decryptedCredentials.call(this);
-	const credentials = normalizeCredentials(data);
-	const node = this.getNode();
+	const { node, credentials, credentialsDecrypted } = await requestSetup.call(this);
 	const options: IHttpRequestOptions = {
 		method: request.method,
 		url: `${credentials.baseUrl}/orgs/${credentials.organizationId}/${credentials.apiPaths}${request.path}`,
@@ -127,12 +151,6 @@ export async function taskQueueRequest(
 		ignoreHttpStatusErrors: true,
 		timeout: REQUEST_TIMEOUT_MS,
 		skipSslCertificateValidation: credentials.ignoreSslIssues,
-	};
-	const credentialsDecrypted = {
-		id: node.credentials?.[CREDENTIAL_TYPE]?.id ?? '',
-		name: node.credentials?.[CREDENTIAL_TYPE]?.name ?? '',
-		type: CREDENTIAL_TYPE,
-		data,
 	};
 
 	for (let attempt = 1; ; attempt++) {
