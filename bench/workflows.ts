@@ -233,8 +233,8 @@ export function triggerWithNode(c: Credentials): WorkflowJson {
 		{
 			name: WORK.trigger,
 			type: `${PKG}.taskQueueTrigger`,
-			// TQ_BENCH_TRIGGER_VERSION: measure the trigger at another declared version (e.g. 1.1)
-			typeVersion: Number(process.env.TQ_BENCH_TRIGGER_VERSION ?? 1),
+			// the version the editor gives a new node; TQ_BENCH_TRIGGER_VERSION=1 measures the first one
+			typeVersion: Number(process.env.TQ_BENCH_TRIGGER_VERSION ?? 1.1),
 			webhookId: '7d1c2b1e-bench-4c1a-9d7e-trigger000001',
 			parameters: { event: 'taskCompleted', queue: queue101, options: {} },
 			credentials: { taskQueueApi: c.taskQueue },

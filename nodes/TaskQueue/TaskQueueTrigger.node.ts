@@ -18,7 +18,10 @@ export class TaskQueueTrigger implements INodeType {
 		name: 'taskQueueTrigger',
 		icon: { light: 'file:../../icons/taskQueue.svg', dark: 'file:../../icons/taskQueue.dark.svg' },
 		group: ['trigger'],
-		version: 1,
+		// 1.1 behaves as 1. n8n evaluates a legacy expression of its Webhook node v1 on every call to a
+		// start node at typeVersion 1 (`$parameter["options"]["binaryData"]`, in an isolate); from 1.1 on it does not.
+		version: [1, 1.1],
+		defaultVersion: 1.1,
 		subtitle: '={{"Task completed"}}',
 		description: 'Starts the workflow when a person completes a task in a Task Queue Service queue',
 		defaults: { name: 'Task Queue Trigger' },
