@@ -143,6 +143,16 @@ export function createWithNodeAutoMap(c: Credentials): WorkflowJson {
 	return json;
 }
 
+/** Scenario 1, Map Automatically with the Concurrency option raised (what a user does for a distant service). */
+export function createWithNodeAutoMapConcurrent(c: Credentials, concurrency: number): WorkflowJson {
+	const json = createWithNodeAutoMap(c);
+	json.name = `bench: create with Task Queue (auto-map, concurrency ${concurrency})`;
+	(json.nodes[0].parameters as { path: string }).path = `bench-create-node-auto-${concurrency}`;
+	json.nodes[0].webhookId = `bench-bench-create-node-auto-${concurrency}`;
+	(json.nodes[2].parameters as { options: Record<string, unknown> }).options = { concurrency };
+	return json;
+}
+
 /** Scenario 1, n8n's HTTP Request node with a Header Auth credential and default options. */
 export function createWithHttp(c: Credentials, baseUrl: string): WorkflowJson {
 	return workflow('bench: create with HTTP Request', [
