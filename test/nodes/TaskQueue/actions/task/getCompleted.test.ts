@@ -174,6 +174,52 @@ describe('Task > Get Completed', () => {
 			expect(offsets).toEqual(Array.from({ length: 9 }, (_, i) => i * 999));
 		});
 
+		test('answers in random order with completions between them (seeded, 12 runs of 3,000 tasks): every task completed before the run comes out once', async () => {
+			await proxy.close();
+			let seed = 20261121;
+			const random = () => {
+				// mulberry32: reproducible runs
+				seed = (seed + 0x6d2b79f5) | 0;
+				let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+				t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+				return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+			};
+			let runQueue = 0;
+			let arrived = 0;
+			proxy = await startProxy(env.sandbox.baseUrl, async (request) => {
+				if (!request.url.includes('/tasks/completed')) return;
+				await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 25)));
+				if (random() < 0.6) {
+					const count = 1 + Math.floor(random() * 40);
+					arrived += (await env.client.completeMany(runQueue, count, { by: 'bob@example.com' })).count;
+				}
+			});
+			let pagedAgain = 0;
+			for (let run = 0; run < 12; run++) {
+				const queue = await env.client.createQueue({
+					name: `Random ${run}`,
+					blocks: [{ id: 'n', name: 'N', type: 'text', text: { read_only: true } }],
+				});
+				runQueue = queue.id;
+				await env.client.createTasks(runQueue, Array.from({ length: 3600 }, (_, i) => ({ n: `r${run} ${i}` })));
+				await env.client.completeMany(runQueue, 3000, { by: 'alice@example.com' });
+				const before = (await env.client.tasks(runQueue)).filter((t) => t.status === 'completed').map((t) => t.id);
+				await env.client.clearRequests();
+				const { items, error } = await env.run(getCompleted(locator(runQueue), { returnAll: true }), [{}], {
+					credentials: env.credentials({ baseUrl: proxy.baseUrl }),
+				});
+				expect(error).toBeUndefined();
+				const ids = items.map((i) => i.json.id as number);
+				expect(new Set(ids).size).toBe(ids.length);
+				const got = new Set(ids);
+				expect(before.filter((id) => !got.has(id))).toEqual([]);
+				const offsets = (await env.requests()).map((r) => Number(r.query.offset));
+				if (new Set(offsets).size < offsets.length) pagedAgain++;
+			}
+			expect(arrived).toBeGreaterThan(100); // completions did arrive while paging
+			expect(pagedAgain).toBeGreaterThan(0); // and some runs had to page again one by one
+		});
+
 		test('a later page answered first, then completions, then the page before it: paged again one by one from there, none missed', async () => {
 			const before = (await env.client.tasks(queueId)).filter((t) => t.status === 'completed').map((t) => t.id);
 			await proxy.close();
