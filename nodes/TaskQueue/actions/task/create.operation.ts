@@ -10,6 +10,7 @@ import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-work
 import type { CompiledQueue } from '../../helpers/blocks';
 import { fieldSummary, validateTaskData } from '../../helpers/blocks';
 import { asNodeError } from '../../helpers/errors';
+import { compileFieldMapping, readMappedFields } from '../../helpers/fieldMapping';
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
 import { parseBody, taskQueueRequest } from '../../transport';
@@ -108,6 +109,10 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 		});
 	}
 	const autoMap = mode === 'autoMapInputData';
+	// fields dragged from the input are read from each item; any other mapping is n8n's to resolve
+	const mapping = autoMap
+		? undefined
+		: compileFieldMapping(this.getNodeParameter('taskData.value', 0, null, { rawExpressions: true }));
 	for (let i = 0; i < itemCount; i++) {
 		let prepared: Prepared;
 		try {
@@ -116,8 +121,9 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 			if (autoMap) {
 				input = items[i].json;
 			} else {
-				const mapper = this.getNodeParameter('taskData', i) as ResourceMapperValue;
-				input = (mapper?.value ?? {}) as IDataObject;
+				input =
+					(mapping && readMappedFields(mapping, items[i].json)) ??
+					(((this.getNodeParameter('taskData', i) as ResourceMapperValue)?.value ?? {}) as IDataObject);
 			}
 			const queue = await state.queues.get(this, queueId, i);
 			const { data, problems } = validateTaskData(queue, input);

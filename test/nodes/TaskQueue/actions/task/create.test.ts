@@ -1,3 +1,5 @@
+import { Expression } from 'n8n-workflow';
+
 import { locator, startEnv, type TestEnv } from '../../env';
 
 let env: TestEnv;
@@ -59,6 +61,77 @@ describe('Task > Create', () => {
 			},
 		});
 		expect(items).toEqual([{ json: stored, pairedItem: { item: 0 } }]);
+	});
+
+	describe('fields dragged from the input (`{{ $json.… }}`) are read from each item, without an expression per field', () => {
+		const dragged = defineBelow({
+			customer_message: '={{ $json.message.text }}',
+			order_total: '={{ $json["total"] }}',
+			decision: '={{ $json.d }}',
+			note: 'mapped by hand',
+		});
+		const input = Array.from({ length: 12 }, (_, i) => ({
+			message: { text: `message ${i}` },
+			total: i % 2 ? i + 0.5 : `${i}.25`,
+			d: ['Approve', 'reject', 'escalate'][i % 3],
+		}));
+		const sent = (i: number) => ({
+			data: {
+				customer_message: `message ${i}`,
+				order_total: i % 2 ? i + 0.5 : i + 0.25,
+				decision: ['approve', 'reject', 'escalate'][i % 3],
+				note: 'mapped by hand',
+			},
+		});
+		// n8n's evaluation of one expression (private; every `{{ }}` n8n resolves goes through it)
+		let evaluations: jest.SpyInstance;
+		beforeEach(() => {
+			const prototype = Expression.prototype as unknown as { renderExpression: () => unknown };
+			evaluations = jest.spyOn(prototype, 'renderExpression');
+		});
+		afterEach(() => evaluations.mockRestore());
+
+		test("each item's values, checked and sent as with n8n's evaluation, in input order and paired; no expression evaluated", async () => {
+			const { items, error } = await env.run(create(locator(101), dragged), input);
+			expect(error).toBeUndefined();
+			expect(evaluations).not.toHaveBeenCalled();
+			expect((await createRequests()).map((r) => r.body).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual(
+				input.map((_, i) => sent(i)).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+			);
+			expect(items.map((item) => [item.pairedItem, (item.json.data as Record<string, unknown>).customer_message])).toEqual(
+				input.map((_, i) => [{ item: i }, `message ${i}`]),
+			);
+		});
+
+		test('any other expression in the mapping: n8n resolves every field, as before', async () => {
+			const mixed = defineBelow({ ...dragged.value, note: '={{ $json.d.toUpperCase() }}' });
+			const { items, error } = await env.run(create(locator(101), mixed), input.slice(0, 3));
+			expect(error).toBeUndefined();
+			expect(evaluations).toHaveBeenCalledTimes(3 * 4);
+			expect(items.map((item) => item.json.data)).toEqual([
+				{ ...sent(0).data, receipt: null, note: 'APPROVE' },
+				{ ...sent(1).data, receipt: null, note: 'REJECT' },
+				{ ...sent(2).data, receipt: null, note: 'ESCALATE' },
+			]);
+		});
+
+		test('an item whose reference is not a plain value is resolved by n8n and checked as any other', async () => {
+			const odd = [input[0], { ...input[1], message: { text: { nested: true } } }, { ...input[2], message: {} }, input[3]];
+			const { items, error } = await env.run(create(locator(101), dragged), odd, { continueOnFail: true });
+			expect(error).toBeUndefined();
+			expect(evaluations).toHaveBeenCalledTimes(2 * 3);
+			expect(items[1]).toEqual({
+				json: {
+					error: 'The task data has 1 problem: Customer message (customer_message): expected a text, got an object',
+					description: expect.stringContaining('Fix the values under Task Data'),
+				},
+				pairedItem: { item: 1 },
+			});
+			expect(items[2].json.data).toEqual({ ...sent(2).data, customer_message: null, receipt: null });
+			expect((await createRequests()).map((r) => r.body)).toEqual(
+				expect.arrayContaining([sent(0), sent(3), { data: { ...sent(2).data, customer_message: undefined } }].map((b) => JSON.parse(JSON.stringify(b)))),
+			);
+		});
 	});
 
 	test('the queue can be given by the URL of its page', async () => {

@@ -1,0 +1,45 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
+// The Task Queue node reads dragged field references (`{{ $json.… }}`) itself instead of asking
+// n8n's expression engine (nodes/TaskQueue/helpers/fieldMapping.ts). Jest compares it with n8n's
+// legacy engine; this compares it with the engine n8n 2.x runs by default, `vm` (isolated-vm), in
+// n8n's own installation: n8n's node and n8n's n8n-workflow, on generated items and references.
+import { execFile } from 'child_process';
+import { join } from 'path';
+import { promisify } from 'util';
+
+import { installationFor, majorFromEnv } from '../../tools/n8n/install';
+import type { CheckReport } from '../helpers/fieldMappingCheck';
+
+const root = join(__dirname, '..', '..');
+
+test("every value the node reads itself is the one n8n's own expression engine returns", async () => {
+	const inst = installationFor(majorFromEnv());
+	const n8nWorkflow = join(inst.dir, 'node_modules', 'n8n-workflow');
+	// n8n 2.x evaluates in isolated-vm; 1.x here runs its legacy engine (see docs/e2e.md)
+	const engine = inst.spec.major === '2' ? 'vm' : 'legacy';
+	const { stdout } = await promisify(execFile)(
+		inst.nodeBinary,
+		[
+			join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
+			join(root, 'test', 'helpers', 'fieldMappingCheck.ts'),
+			'--workflow',
+			n8nWorkflow,
+			'--engine',
+			engine,
+			'--runs',
+			'3000',
+		],
+		{
+			cwd: root,
+			env: { ...process.env, N8N_USER_FOLDER: process.env.N8N_USER_FOLDER ?? join(root, '.tmp') },
+		},
+	).catch((error: { stdout?: string; stderr?: string }) => {
+		throw new Error(`the check failed: ${error.stdout ?? ''}${error.stderr ?? ''}`);
+	});
+	const report = JSON.parse(stdout.trim().split('\n').pop()!) as CheckReport;
+	expect(report.engine).toBe(engine);
+	expect(report.mismatches).toEqual([]);
+	expect(report.cases).toBe(3000);
+	expect(report.readByNode).toBeGreaterThan(1000);
+	expect(report.leftToN8n).toBeGreaterThan(100);
+});
