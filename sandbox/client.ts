@@ -30,6 +30,7 @@ export type {
 export interface FaultsState {
 	rules: Array<FaultRule & { remaining: number | null }>;
 	latencyMs: number;
+	capacity: number | null;
 	legacyDefect: boolean;
 }
 
@@ -200,11 +201,16 @@ export class SandboxClient {
 		return await this.call('PUT', '/faults', { latencyMs });
 	}
 
+	/** Serves at most `capacity` API requests at once (null: no limit); the others wait their turn. */
+	async setCapacity(capacity: number | null): Promise<FaultsState> {
+		return await this.call('PUT', '/faults', { capacity });
+	}
+
 	async faults(): Promise<FaultsState> {
 		return await this.call('GET', '/faults');
 	}
 
-	/** Removes every fault rule and the latency (not the legacy defect). */
+	/** Removes every fault rule, the latency and the capacity (not the legacy defect). */
 	async clearFaults(): Promise<void> {
 		await this.call('DELETE', '/faults');
 	}

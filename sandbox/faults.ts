@@ -36,7 +36,10 @@ export class Faults {
 	private webhookRules: Array<Counted<WebhookFaultRule>> = [];
 	private rng = mulberry32(1);
 	latencyMs = 0;
+	capacity: number | null = null;
 	legacyDefect = false;
+	private serving = 0;
+	private waiting: Array<() => void> = [];
 
 	/** Replaces the rules (and latency / seed when given). Throws on a malformed rule. */
 	set(input: FaultConfig | FaultRule[]): void {
@@ -63,6 +66,14 @@ export class Faults {
 			this.webhookRules = webhookRules;
 		}
 		if (config.latencyMs !== undefined) this.latencyMs = Math.max(0, Number(config.latencyMs) || 0);
+		if (config.capacity !== undefined) {
+			const capacity = config.capacity === null ? null : Number(config.capacity);
+			if (capacity !== null && !(Number.isInteger(capacity) && capacity >= 1)) {
+				throw new Error('capacity must be a whole number of at least 1, or null');
+			}
+			this.capacity = capacity;
+			this.admitWaiting();
+		}
 		this.rng = mulberry32(config.seed ?? 1);
 	}
 
@@ -70,7 +81,30 @@ export class Faults {
 		this.routeRules = [];
 		this.webhookRules = [];
 		this.latencyMs = 0;
+		this.capacity = null;
+		this.admitWaiting();
 		this.rng = mulberry32(1);
+	}
+
+	/** Waits for a free worker when `capacity` is set; call `release` when the answer is sent. */
+	async admit(): Promise<void> {
+		if (this.capacity === null || this.serving < this.capacity) {
+			this.serving++;
+			return;
+		}
+		await new Promise<void>((resolve) => this.waiting.push(resolve));
+	}
+
+	release(): void {
+		this.serving--;
+		this.admitWaiting();
+	}
+
+	private admitWaiting(): void {
+		while (this.waiting.length > 0 && (this.capacity === null || this.serving < this.capacity)) {
+			this.serving++;
+			this.waiting.shift()!();
+		}
 	}
 
 	private pick<T extends { probability?: number }>(
@@ -100,7 +134,7 @@ export class Faults {
 		return this.pick(this.webhookRules, () => true);
 	}
 
-	describe(): { rules: FaultRule[]; latencyMs: number; legacyDefect: boolean } {
+	describe(): { rules: FaultRule[]; latencyMs: number; capacity: number | null; legacyDefect: boolean } {
 		return {
 			rules: [
 				...this.routeRules.map((e) => ({
@@ -113,6 +147,7 @@ export class Faults {
 				})),
 			],
 			latencyMs: this.latencyMs,
+			capacity: this.capacity,
 			legacyDefect: this.legacyDefect,
 		};
 	}

@@ -25,6 +25,8 @@ const MAX_LOG = 200_000;
 
 export class RequestLog {
 	entries: RequestLogEntry[] = [];
+	/** API requests being served now */
+	inFlight = 0;
 	private seq = 0;
 
 	add(entry: Omit<RequestLogEntry, 'seq' | 'timestamp'>): void {
@@ -379,7 +381,10 @@ export function createHandler(ctx: ServerContext, pageDir: string) {
 			void page.handle(req, res, method, path).catch((e) => internalError(res, e));
 			return;
 		}
-		void serveApi(ctx, req, res, method, path, rawQuery).catch((e) => internalError(res, e));
+		ctx.log.inFlight++;
+		void serveApi(ctx, req, res, method, path, rawQuery)
+			.catch((e) => internalError(res, e))
+			.finally(() => ctx.log.inFlight--);
 	};
 }
 
@@ -405,7 +410,7 @@ async function serveApi(
 ): Promise<void> {
 	const query = parseQuery(rawQuery);
 	const match = matchApi(method, path);
-	const base = { method, path, query, headers: req.headers };
+	const base = { method, path, query, headers: req.headers, inFlight: ctx.log.inFlight };
 	if (match === 'notFound' || match === 'method') {
 		const rawBody = await readBody(req);
 		const parsed = parseJson(rawBody);
@@ -430,10 +435,16 @@ async function serveApi(
 	const rawBody = await readBody(req);
 	const parsed = parseJson(rawBody);
 	const loggedBody = parsed.ok ? (parsed.value ?? null) : rawBody;
-	if (ctx.faults.latencyMs > 0) await sleep(ctx.faults.latencyMs);
-	if (fault?.kind === 'slow') await sleep(fault.delayMs ?? 1000);
-	let answer = fault ? faultAnswer(fault) : null;
-	if (!answer) answer = handleApi(ctx, req, match, path, rawQuery, query, rawBody);
+	await ctx.faults.admit();
+	let answer: Answer | null;
+	try {
+		if (ctx.faults.latencyMs > 0) await sleep(ctx.faults.latencyMs);
+		if (fault?.kind === 'slow') await sleep(fault.delayMs ?? 1000);
+		answer = fault ? faultAnswer(fault) : null;
+		if (!answer) answer = handleApi(ctx, req, match, path, rawQuery, query, rawBody);
+	} finally {
+		ctx.faults.release();
+	}
 	ctx.log.add({
 		...base,
 		body: loggedBody,

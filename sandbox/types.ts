@@ -190,6 +190,11 @@ export interface FaultConfig {
 	rules?: FaultRule[];
 	/** delay added to every API answer */
 	latencyMs?: number;
+	/**
+	 * How many API requests the server works on at once (default: no limit). The others wait
+	 * their turn, as at a server with a few workers: its answers slow down as more are sent.
+	 */
+	capacity?: number | null;
 	/** seed of the fault PRNG (reproducible probabilities) */
 	seed?: number;
 }
@@ -209,6 +214,8 @@ export interface RequestLogEntry {
 	status: number | null;
 	/** the fault applied, if any */
 	fault: string | null;
+	/** API requests the sandbox was serving when this one arrived, itself included */
+	inFlight: number;
 	timestamp: string;
 }
 

@@ -132,6 +132,38 @@ test('latencyMs delays every API answer; setLatency keeps the rules', async () =
 	expect((await env.client.faults()).latencyMs).toBe(0);
 });
 
+test('the request log counts the API requests in flight when each arrived', async () => {
+	await env.client.setLatency(100);
+	await Promise.all(Array.from({ length: 6 }, async () => await createTask()));
+	await api('GET', '/orgs/1/queues');
+	const log = await env.client.requests();
+	expect(log.map((r) => r.inFlight).sort()).toEqual([1, 1, 2, 3, 4, 5, 6]);
+	expect(log.at(-1)).toMatchObject({ route: 'listQueues', inFlight: 1 });
+});
+
+test('capacity: at most N requests served at once, the others wait their turn (answers slow down)', async () => {
+	await env.client.setFaults({ latencyMs: 100, capacity: 2 });
+	expect(await env.client.faults()).toMatchObject({ latencyMs: 100, capacity: 2 });
+	const started = Date.now();
+	const answers = await Promise.all(
+		Array.from({ length: 6 }, async () => {
+			const res = await createTask();
+			return { status: res.status, ms: Date.now() - started };
+		}),
+	);
+	expect(answers.map((a) => a.status)).toEqual(Array(6).fill(201));
+	// three rounds of two: 100, 200 and 300 ms at least (without a capacity, all six take 100)
+	const ms = answers.map((a) => a.ms).sort((a, b) => a - b);
+	expect(ms[2]).toBeGreaterThanOrEqual(190);
+	expect(ms[4]).toBeGreaterThanOrEqual(290);
+	await expect(env.client.setCapacity(0)).rejects.toMatchObject({ status: 400 });
+	await env.client.setCapacity(null);
+	expect((await env.client.faults()).capacity).toBeNull();
+	await env.client.setCapacity(1);
+	await env.client.clearFaults();
+	expect((await env.client.faults()).capacity).toBeNull();
+});
+
 test('malformed rules are refused', async () => {
 	await expect(
 		env.client.setFaults([{ route: 'createTask', kind: 'boom' as '429' }]),
