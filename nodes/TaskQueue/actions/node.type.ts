@@ -1,5 +1,6 @@
 import type { AllEntities, IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
+import type { AdaptiveConcurrency } from '../helpers/concurrency';
 import type { QueueConfigCache } from '../helpers/queueConfig';
 
 type NodeMap = {
@@ -16,6 +17,8 @@ export interface ExecutionState {
 	queues: QueueConfigCache;
 	/** Per-item results of an operation's `prepare` step. */
 	prepared: unknown[];
+	/** Set by an operation that paces its requests by the service's answers. */
+	concurrency?: AdaptiveConcurrency;
 }
 
 /** One file per operation exports this shape. */
@@ -25,6 +28,6 @@ export interface TaskQueueOperation {
 	execute(this: IExecuteFunctions, itemIndex: number, state: ExecutionState): Promise<IDataObject | IDataObject[]>;
 	/** Work done once for all items before any is executed (reading and checking parameters). */
 	prepare?(this: IExecuteFunctions, itemCount: number, state: ExecutionState): Promise<void>;
-	/** How many items may be in flight at once (default 1). */
-	concurrency?(this: IExecuteFunctions): number;
+	/** How many items may be in flight at once (default 1), asked again as items finish. */
+	concurrency?(this: IExecuteFunctions, state: ExecutionState): number | (() => number);
 }

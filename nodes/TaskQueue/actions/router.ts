@@ -55,7 +55,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	const state: ExecutionState = { queues: new QueueConfigCache(), prepared: [] };
 	const continueOnFail = this.continueOnFail();
 	// options first: a bad one stops the run before any request
-	const concurrency = operation.concurrency?.call(this) ?? 1;
+	const concurrency = operation.concurrency?.call(this, state) ?? 1;
 	if (operation.prepare) await operation.prepare.call(this, items.length, state);
 
 	const results: INodeExecutionData[][] = new Array(items.length);

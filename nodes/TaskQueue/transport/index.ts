@@ -42,6 +42,14 @@ export interface TaskQueueCredentials {
  */
 export type RetryMode = 'idempotent' | 'ifNotProcessed';
 
+/** Told how each attempt went, to pace the requests that follow (helpers/concurrency.ts). */
+export interface ConcurrencyFeedback {
+	/** An attempt is being sent; returns its ticket. */
+	sending(): number;
+	/** Its answer came after `elapsedMs`; `overloaded`: 429, 503 or no connection. */
+	answered(ticket: number, elapsedMs: number, overloaded: boolean): void;
+}
+
 export interface TaskQueueRequest {
 	method: IHttpRequestMethods;
 	/** Path below `/orgs/{organization}/{queues|workflows}`: '' lists queues, `/101/flush` flushes. */
@@ -52,6 +60,7 @@ export interface TaskQueueRequest {
 	/** What the request does, for error messages: "create a task in queue 101". */
 	action: string;
 	itemIndex?: number;
+	feedback?: ConcurrencyFeedback;
 }
 
 export interface TaskQueueResponse {
@@ -155,6 +164,8 @@ export async function taskQueueRequest(
 
 	for (let attempt = 1; ; attempt++) {
 		let response: IN8nHttpFullResponse;
+		const ticket = request.feedback?.sending() ?? 0;
+		const sentAt = Date.now();
 		try {
 			response = (await this.helpers.httpRequestWithAuthentication.call(
 				this,
@@ -162,7 +173,13 @@ export async function taskQueueRequest(
 				{ ...options },
 				{ credentialsDecrypted },
 			)) as IN8nHttpFullResponse;
+			request.feedback?.answered(
+				ticket,
+				Date.now() - sentAt,
+				response.statusCode === 429 || response.statusCode === 503,
+			);
 		} catch (error) {
+			request.feedback?.answered(ticket, Date.now() - sentAt, true);
 			const code = networkErrorCode(error);
 			const retryable =
 				request.retry === 'idempotent'
@@ -321,7 +338,7 @@ function httpError(
 			: 'Check the queue ID: pick the queue from the list, or copy the number from the queue\'s URL in the service.';
 	} else if (statusCode === 429) {
 		message = `The service is rate limiting requests; could not ${request.action}${attemptsNote(attempt)}`;
-		description = 'Lower the Concurrency option of the node, or run the workflow again later.';
+		description = 'Lower the Max Concurrency option of the node, or run the workflow again later.';
 	} else if (
 		statusCode >= 500 &&
 		html &&

@@ -9,6 +9,7 @@ import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-work
 
 import type { CompiledQueue } from '../../helpers/blocks';
 import { fieldSummary, validateTaskData } from '../../helpers/blocks';
+import { AdaptiveConcurrency, INITIAL_CONCURRENCY } from '../../helpers/concurrency';
 import { asNodeError } from '../../helpers/errors';
 import { compileFieldMapping, readMappedFields } from '../../helpers/fieldMapping';
 import { queueLocator } from '../../helpers/descriptions';
@@ -17,8 +18,8 @@ import { parseBody, taskQueueRequest } from '../../transport';
 import { isTask, taskSchema } from '../../transport/schemas';
 import type { ExecutionState } from '../node.type';
 
-export const DEFAULT_CONCURRENCY = 8;
-const MAX_CONCURRENCY = 50;
+export const DEFAULT_CONCURRENCY = 64;
+const MAX_CONCURRENCY = 256;
 
 const properties: INodeProperties[] = [
 	{ ...queueLocator, description: 'The queue to add the task to' },
@@ -51,13 +52,12 @@ const properties: INodeProperties[] = [
 		default: {},
 		options: [
 			{
-				displayName: 'Concurrency',
+				displayName: 'Max Concurrency',
 				name: 'concurrency',
 				type: 'number',
 				typeOptions: { minValue: 1, maxValue: MAX_CONCURRENCY },
 				default: DEFAULT_CONCURRENCY,
-				description:
-					'How many tasks to create at the same time when the node receives many items. Lower it if the service rate limits requests.',
+				description: `The most tasks to create at the same time when the node receives many items. The node starts with ${INITIAL_CONCURRENCY} and sends more while the service answers as fast as at first (a distant service), fewer when its answers slow down or it rate limits. Lower it to spare a small server.`,
 			},
 		],
 	},
@@ -139,15 +139,17 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 	}
 }
 
-export function concurrency(this: IExecuteFunctions): number {
+export function concurrency(this: IExecuteFunctions, state: ExecutionState): () => number {
 	const raw = this.getNodeParameter('options.concurrency', 0, DEFAULT_CONCURRENCY) as unknown;
 	const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
 	if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-		throw new NodeOperationError(this.getNode(), `Concurrency must be a whole number of at least 1, not ${JSON.stringify(raw)}`, {
-			description: `Set the Concurrency option to how many tasks to create at the same time (1 to ${MAX_CONCURRENCY}), or remove it to use ${DEFAULT_CONCURRENCY}.`,
+		throw new NodeOperationError(this.getNode(), `Max Concurrency must be a whole number of at least 1, not ${JSON.stringify(raw)}`, {
+			description: `Set the Max Concurrency option to the most tasks to create at the same time (1 to ${MAX_CONCURRENCY}), or remove it to use ${DEFAULT_CONCURRENCY}.`,
 		});
 	}
-	return Math.min(MAX_CONCURRENCY, value);
+	const limit = new AdaptiveConcurrency(Math.min(MAX_CONCURRENCY, value));
+	state.concurrency = limit;
+	return () => limit.limit;
 }
 
 export async function execute(this: IExecuteFunctions, itemIndex: number, state: ExecutionState): Promise<IDataObject> {
@@ -160,6 +162,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number, state:
 		retry: 'ifNotProcessed' as const,
 		action: `create a task in queue ${prepared.queueId}`,
 		itemIndex,
+		feedback: state.concurrency,
 	};
 	const response = await taskQueueRequest.call(this, request);
 	if (isTask(response.body)) return response.body as IDataObject;

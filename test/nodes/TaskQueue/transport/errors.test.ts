@@ -99,7 +99,7 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 		expect(error).toMatchObject({
 			name: 'NodeApiError',
 			message: 'The service is rate limiting requests; could not get queue 101 (after 5 attempts)',
-			description: 'Lower the Concurrency option of the node, or run the workflow again later.',
+			description: 'Lower the Max Concurrency option of the node, or run the workflow again later.',
 			httpCode: '429',
 		});
 		expect((await env.requests()).map((r) => r.status)).toEqual([429, 429, 429, 429, 429]);
