@@ -51,58 +51,70 @@ export const SEEN_LIMIT = 1000;
 /**
  * Deliveries already accepted, to answer duplicates without an execution.
  *
- * Static data is the durable record, but n8n loads it from the database at the start of each
- * webhook call and writes it back when the call ends: two copies of one delivery arriving
- * together both see the old list. The in-memory record below closes that window inside one n8n
- * process (claims happen synchronously, between two awaits); across several webhook processes
- * (queue mode) only the static data record applies.
+ * Each n8n process remembers the keys it accepted (per registration, synchronously, between two
+ * awaits): a copy of a delivery arriving while the first is still being handled is a duplicate.
+ * When `durable`, the keys also go to static data, which outlives the process; but n8n loads
+ * static data from the database at the start of each webhook call and writes it back when the
+ * call ends, so two copies arriving together both see the old list: across several webhook
+ * processes (queue mode) only that record applies, with that race.
  */
-const memory = new Map<string, string[]>();
+const memory = new Map<string, Set<string>>();
 const MEMORY_SCOPES = 200;
 
-export class SeenCompletions {
-	private readonly keys: Set<string>;
+function remembered(scope: string): Set<string> {
+	let keys = memory.get(scope);
+	if (!keys) {
+		keys = new Set();
+		memory.set(scope, keys);
+		while (memory.size > MEMORY_SCOPES) memory.delete(memory.keys().next().value as string);
+	}
+	return keys;
+}
 
-	private readonly ids = new Set<number>();
+export class SeenCompletions {
+	private readonly memory: Set<string>;
+
+	private readonly stored: Set<string>;
 
 	constructor(
 		private readonly state: IDataObject,
-		private readonly scope: string,
+		scope: string,
+		private readonly durable: boolean,
 	) {
-		const stored = Array.isArray(state.seen) ? (state.seen as unknown[]).filter((k): k is string => typeof k === 'string') : [];
-		this.keys = new Set([...stored, ...(memory.get(scope) ?? [])]);
-		for (const key of this.keys) this.ids.add(Number(key.split(':')[0]));
+		this.memory = remembered(scope);
+		const stored = Array.isArray(state.seen) ? (state.seen as unknown[]) : [];
+		this.stored = new Set(stored.filter((k): k is string => typeof k === 'string'));
 	}
 
 	has(task: CompletedTask): boolean {
-		return this.keys.has(completionKey(task));
+		const key = completionKey(task);
+		return this.memory.has(key) || this.stored.has(key);
 	}
 
 	/** Whether an earlier completion of the same task was accepted (a forced re-completion). */
 	hasTask(task: CompletedTask): boolean {
-		return this.ids.has(task.id);
+		const prefix = `${task.id}:`;
+		for (const keys of [this.memory, this.stored]) {
+			for (const key of keys) if (key.startsWith(prefix)) return true;
+		}
+		return false;
 	}
 
-	/** Records the completions as accepted, in static data and in this process's memory. */
+	/** Records the completions as accepted: in this process's memory, and in static data if durable. */
 	claim(tasks: CompletedTask[]): void {
 		if (tasks.length === 0) return;
 		const keys = tasks.map(completionKey);
-		for (const key of keys) this.keys.add(key);
-		for (const task of tasks) this.ids.add(task.id);
-		// Read the stored list again: another call may have claimed keys since this one started.
+		for (const key of keys) {
+			this.memory.delete(key);
+			this.memory.add(key);
+		}
+		for (const key of this.memory) {
+			if (this.memory.size <= SEEN_LIMIT) break;
+			this.memory.delete(key);
+		}
+		if (!this.durable) return;
+		for (const key of keys) this.stored.add(key);
 		const stored = Array.isArray(this.state.seen) ? (this.state.seen as string[]) : [];
 		this.state.seen = [...stored.filter((k) => !keys.includes(k)), ...keys].slice(-SEEN_LIMIT);
-		const remembered = memory.get(this.scope) ?? [];
-		memory.delete(this.scope);
-		memory.set(this.scope, [...remembered.filter((k) => !keys.includes(k)), ...keys].slice(-SEEN_LIMIT));
-		while (memory.size > MEMORY_SCOPES) memory.delete(memory.keys().next().value as string);
-	}
-
-	/** The keys claimed in memory by calls running at the same time, not yet in static data. */
-	refresh(): void {
-		for (const key of memory.get(this.scope) ?? []) {
-			this.keys.add(key);
-			this.ids.add(Number(key.split(':')[0]));
-		}
 	}
 }

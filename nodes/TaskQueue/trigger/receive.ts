@@ -39,7 +39,15 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const emitRecompletions = options.emitRecompletions !== false;
 	const dataOnly = options.dataOnly === true;
-	const seen = new SeenCompletions(state, `${this.getWorkflow().id}:${this.getNode().id}:${registration.secret}`);
+	const catchUp = options.catchUp === true;
+	// What must outlive this n8n process goes to static data: the catch-up cursor, and the tasks
+	// seen when re-completions are dropped. Otherwise a delivery writes nothing there.
+	const durable = catchUp || !emitRecompletions;
+	const seen = new SeenCompletions(
+		state,
+		`${this.getWorkflow().id}:${this.getNode().id}:${registration.secret}`,
+		durable,
+	);
 	const skip = (t: CompletedTask) => seen.has(t) || (!emitRecompletions && seen.hasTask(t));
 
 	if (skip(task)) {
@@ -48,13 +56,15 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	}
 	// Claimed before any await, so a copy of this delivery arriving meanwhile is a duplicate.
 	seen.claim([task]);
+	// n8n answers the service ("Workflow was started") once the execution has started, as for its
+	// own Webhook node: a burst of deliveries then starts executions as they come.
+	if (!durable) return { workflowData: [[toItem(task, dataOnly)]] };
 
 	const cursor = readCursor(state.cursor);
 	let emit: CompletedTask[] = [task];
-	if (options.catchUp === true && cursor) {
+	if (catchUp && cursor) {
 		try {
 			const collected = await collectAfter.call(this, registration.queueId, cursor);
-			seen.refresh();
 			const missed = collected.tasks.filter((t) => !skip(t));
 			seen.claim(missed);
 			emit = [...missed, task].sort(compareCompletions);
@@ -73,11 +83,11 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	} else {
 		state.cursor = advanceCursor(cursor, [task]) as unknown as IDataObject;
 	}
-	// The node answers the service itself and returns `noWebhookResponse` WITH the items: n8n then
-	// saves the static data written above (cursor, `seen`) before it starts the execution. Left to
-	// n8n's "onReceived" answer, n8n 2.x answers (and saves) only after building the execution's
-	// Workflow over the same static data object, which resets its "changed" flag: nothing is saved
-	// (docs/triggers.md, "Static data in webhook()").
+	// With static data written, the node answers the service itself and returns `noWebhookResponse`
+	// WITH the items: n8n then saves the static data (cursor, `seen`) before it starts the execution.
+	// Left to n8n's "onReceived" answer, n8n 2.x answers (and saves) only after building the
+	// execution's Workflow over the same static data object, which resets its "changed" flag:
+	// nothing is saved (docs/triggers.md, "Static data in webhook()").
 	this.getResponseObject().status(200).json({ message: 'Workflow was started' });
 	return { noWebhookResponse: true, workflowData: [emit.map((t) => toItem(t, dataOnly))] };
 }

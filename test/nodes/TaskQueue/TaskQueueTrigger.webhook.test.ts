@@ -108,16 +108,19 @@ describe('accepted deliveries', () => {
 		const t = trigger();
 		await t.activate();
 		const task = await completeOne();
-		const { items, response } = await t.deliver({ body: task, query: { secret: t.secret() as string } });
+		const { items, response, result } = await t.deliver({ body: task, query: { secret: t.secret() as string } });
 		expect(items).toEqual([{ json: task }]);
-		// the node answers itself, so that n8n saves its static data before the execution starts
-		expect(response).toEqual({ statusCode: 200, body: { message: 'Workflow was started' }, ended: true });
+		// nothing written to static data: n8n answers the service once the execution has started,
+		// as for its own Webhook node ("Workflow was started")
+		expect(result).toEqual({ workflowData: [[{ json: task }]] });
+		expect(response.ended).toBe(false);
+		expect(t.saves).toBe(0);
 
 		const d = trigger({ dataOnly: true });
 		await d.activate();
 		const other = await completeOne();
-		const result = await d.deliver({ body: other, query: { secret: d.secret() as string } });
-		expect(result.items).toEqual([{ json: other.data }]);
+		const dataOnly = await d.deliver({ body: other, query: { secret: d.secret() as string } });
+		expect(dataOnly.items).toEqual([{ json: other.data }]);
 	});
 
 	it.each([1, 2] as const)(
@@ -128,7 +131,9 @@ describe('accepted deliveries', () => {
 			await t.activate();
 			const task = await completeOne();
 			const query = { secret: t.secret() as string };
-			await t.deliver({ body: task, query });
+			const { response } = await t.deliver({ body: task, query });
+			// the node answers itself, so that n8n saves its static data before the execution starts
+			expect(response).toEqual({ statusCode: 200, body: { message: 'Workflow was started' }, ended: true });
 			expect(t.executions).toBe(1);
 			expect(t.saves).toBe(1);
 			expect(t.state().seen).toEqual([key(task)]);
@@ -150,7 +155,9 @@ describe('accepted deliveries', () => {
 		expect(copy.response).toEqual({ statusCode: 200, body: { received: true, ignored: 'duplicate' }, ended: true });
 		expect(copy.result).toEqual({ noWebhookResponse: true });
 		expect(t.executions).toBe(1);
-		expect((t.state().seen as string[])).toEqual([key(task)]);
+		// remembered by this n8n process; static data only where it must outlive it (Catch Up, or
+		// Emit Re-Completions off)
+		expect(t.state().seen).toBeUndefined();
 	});
 
 	it('emit a forced re-completion (same id, new completed_at) as a new event', async () => {
@@ -179,18 +186,28 @@ describe('accepted deliveries', () => {
 		expect(t.executions).toBe(1);
 	});
 
-	it('keep at most 1,000 keys for deduplication', async () => {
-		const t = trigger();
-		t.dbLatencyMs = 0;
-		await t.activate();
-		const task = await completeOne();
-		const query = { secret: t.secret() as string };
-		for (let i = 0; i < 1005; i++) {
-			await t.deliver({ body: { ...task, id: 100_000 + i }, query });
+	it('keep at most 1,000 keys for deduplication, in memory and in static data', async () => {
+		for (const options of [{}, { emitRecompletions: false }]) {
+			const t = trigger(options);
+			t.dbLatencyMs = 0;
+			await t.activate();
+			const task = await completeOne();
+			const query = { secret: t.secret() as string };
+			const delivery = (i: number) => ({ body: { ...task, id: 100_000 + i }, query });
+			for (let i = 0; i < 1005; i++) await t.deliver(delivery(i));
+			expect(t.executions).toBe(1005);
+			if ('emitRecompletions' in options) {
+				const seen = t.state().seen as string[];
+				expect(seen).toHaveLength(1000);
+				expect(seen[999]).toBe(`${100_000 + 1004}:${task.completed_at}`);
+			} else {
+				expect(t.state().seen).toBeUndefined();
+			}
+			// the newest is still known, the oldest forgotten
+			expect((await t.deliver(delivery(1004))).result).toEqual({ noWebhookResponse: true });
+			await t.deliver(delivery(0));
+			expect(t.executions).toBe(1006);
 		}
-		const seen = t.state().seen as string[];
-		expect(seen).toHaveLength(1000);
-		expect(seen[999]).toBe(`${100_000 + 1004}:${task.completed_at}`);
 	});
 });
 
