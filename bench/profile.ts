@@ -15,7 +15,15 @@ import { ensureN8n } from '../tools/n8n/install';
 import { buildAndPack, extractInto } from '../tools/n8n/package';
 import { CREDENTIAL_NAME, ensureCredential } from '../tools/n8n/provision';
 import { startN8n } from '../tools/n8n/start';
-import { log, ORG_ID, PERSON, QUEUE_ID, SANDBOX_API_KEY, startSandboxProcess } from './lib';
+import {
+	log,
+	ORG_ID,
+	PERSON,
+	QUEUE_ID,
+	SANDBOX_API_KEY,
+	startSandboxProcess,
+	waitForExecutions,
+} from './lib';
 import * as wf from './workflows';
 
 interface ProfileNode {
@@ -174,7 +182,9 @@ async function main(): Promise<void> {
 			await sandbox.client.completeMany(QUEUE_ID, items, { by: PERSON });
 			await sandbox.client.waitForWebhookCalls(items, 300_000);
 			log(`${items} deliveries answered in ${(performance.now() - t0).toFixed(0)} ms`);
-			await new Promise((r) => setTimeout(r, 5000));
+			// n8n writes the profile when it exits, and it exits cleanly only once its executions are done
+			const finished = await waitForExecutions(n8n, id, 0, items, { totalTimeoutMs: 300_000 });
+			log(`${finished} executions finished in ${(performance.now() - t0).toFixed(0)} ms`);
 		} else {
 			const json =
 				scenario === 'create'

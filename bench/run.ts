@@ -9,8 +9,9 @@
 //   --only 1,2,5      run only these scenarios (1 create, 2 get completed, 3 trigger, 4 poll, 5 footprint)
 //   --skip-build      use the dist/ already built
 //   --out FILE        where to write the results (default bench/RESULTS.md; "none" to only print)
+//   --n8n-env K=V,... more environment for n8n (an A/B run, e.g. N8N_EXPRESSION_ENGINE=legacy)
 import { execFileSync } from 'child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import os from 'os';
 import { join, relative } from 'path';
 
@@ -78,6 +79,24 @@ const load = () =>
 		.map((l) => l.toFixed(2))
 		.join(' / ');
 
+/** bench/floor, the bench-only "floor" node of scenario 1, beside the package (n8n scans the folder). */
+function installFloorNode(userFolder: string): void {
+	const nodesDir = join(userFolder, '.n8n', 'nodes');
+	cpSync(
+		join(REPO_ROOT, 'bench', 'floor'),
+		join(nodesDir, 'node_modules', 'n8n-nodes-bench-floor'),
+		{
+			recursive: true,
+		},
+	);
+	const manifest = join(nodesDir, 'package.json');
+	const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as {
+		dependencies: Record<string, string>;
+	};
+	pkg.dependencies['n8n-nodes-bench-floor'] = '1.0.0';
+	writeFileSync(manifest, JSON.stringify(pkg, null, 2));
+}
+
 async function main(): Promise<void> {
 	const t0 = Date.now();
 	const secs = () => `${((Date.now() - t0) / 1000).toFixed(0)} s`;
@@ -85,6 +104,12 @@ async function main(): Promise<void> {
 	const shortRounds = Number(option('short-rounds') || 3);
 	const only = new Set((option('only') || '1,2,3,4,5').split(',').map((s) => s.trim()));
 	const out = option('out') ?? join(REPO_ROOT, 'bench', 'RESULTS.md');
+	const n8nEnv = Object.fromEntries(
+		(option('n8n-env') || '')
+			.split(',')
+			.filter((pair) => pair.includes('='))
+			.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+	);
 	const loadStart = load();
 	const date = new Date().toISOString();
 	const command = `npm run bench${process.argv.slice(2).length ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
@@ -107,6 +132,7 @@ async function main(): Promise<void> {
 		log(`sandbox at ${sandbox.baseUrl}; packed ${tarball} (${secs()})`);
 		userFolder = mkdtempSync(join(os.tmpdir(), 'tq-bench-n8n-'));
 		const installedDir = await extractInto(tarball, userFolder);
+		installFloorNode(userFolder);
 		const version = (
 			JSON.parse(readFileSync(join(installedDir, 'package.json'), 'utf8')) as { version: string }
 		).version;
@@ -128,6 +154,7 @@ async function main(): Promise<void> {
 					// ready!" after a ping slower than 5 s: a burst of 500 webhook executions on a loaded
 					// 2-core machine does that to sqlite, for both trigger contenders alike
 					DB_PING_TIMEOUT_MS: '60000',
+					...n8nEnv,
 				},
 			});
 			log(`n8n ${n8n.version} ready at ${n8n.url} (pid ${n8n.pid()}, ${secs()})`);

@@ -27,6 +27,7 @@ import {
 	type Execution,
 	type SandboxProcess,
 } from './lib';
+import { DEFAULT_CONCURRENCY } from '../nodes/TaskQueue/actions/task/create.operation';
 import { PAGES_IN_FLIGHT } from '../nodes/TaskQueue/actions/task/getCompleted.operation';
 import * as wf from './workflows';
 import type { WorkflowJson } from '../tools/n8n/provision';
@@ -145,9 +146,12 @@ function errorsOf(runs: Run[], contender: string): string | undefined {
 // ---- 1. bulk create ------------------------------------------------------------------------------
 
 const CREATE_COUNT = 1000;
-const RAW_CONCURRENCY = 8;
-/** The Concurrency option of an extra contender, raised as a user would for a distant service. */
-const RAISED_CONCURRENCY = 32;
+/** The raw client's concurrency the issue quotes for orientation. */
+const RAW_LOW = 8;
+/** The node's default cap (it starts at 8 and adapts), and so the concurrency it is compared at. */
+const NODE_CAP = DEFAULT_CONCURRENCY;
+/** Max Concurrency raised: the lever the README names for a distant service. */
+const RAISED_CAP = 256;
 
 function createItems(tag: string, count: number) {
 	return Array.from({ length: count }, (_, i) => ({
@@ -178,32 +182,55 @@ async function countCreated(
 
 export async function scenarioCreate(ctx: BenchContext, latencyMs: number): Promise<Section> {
 	const { n8n, sandbox } = ctx;
-	const nodeWf = await ensureWorkflow(n8n, wf.createWithNode(ctx.creds), true);
-	const autoWf = await ensureWorkflow(n8n, wf.createWithNodeAutoMap(ctx.creds), true);
-	const httpWf = await ensureWorkflow(n8n, wf.createWithHttp(ctx.creds, sandbox.baseUrl), true);
-	const fastWf = await ensureWorkflow(n8n, wf.createWithNodeAutoMapConcurrent(ctx.creds, RAISED_CONCURRENCY), true);
-	const contenders = [
-		'Task Queue node (fields mapped with expressions)',
-		'HTTP Request node (JSON body expression)',
-		`raw client (keep-alive, ${RAW_CONCURRENCY} in flight)`,
-		'Task Queue node (Map Automatically)',
-		`Task Queue node (Map Automatically, Concurrency ${RAISED_CONCURRENCY})`,
-	];
+	const contenders = {
+		node: 'Task Queue node (fields mapped with expressions)',
+		http: 'HTTP Request node (JSON body expression)',
+		rawLow: `raw client (keep-alive, ${RAW_LOW} in flight)`,
+		raw: `raw client (keep-alive, ${NODE_CAP} in flight)`,
+		floor: `n8n's floor (bench node, ${NODE_CAP} in flight)`,
+		auto: 'Task Queue node (Map Automatically)',
+		raised: `Task Queue node (Map Automatically, Max Concurrency ${RAISED_CAP})`,
+	};
+	const workflows: Record<string, [id: string, path: string, work: string]> = {
+		[contenders.node]: [await ensureWorkflow(n8n, wf.createWithNode(ctx.creds), true), 'bench-create-node', wf.WORK.node],
+		[contenders.http]: [
+			await ensureWorkflow(n8n, wf.createWithHttp(ctx.creds, sandbox.baseUrl), true),
+			'bench-create-http',
+			wf.WORK.http,
+		],
+		[contenders.floor]: [
+			await ensureWorkflow(n8n, wf.createWithFloor(ctx.creds, sandbox.baseUrl, NODE_CAP), true),
+			`bench-create-floor-${NODE_CAP}`,
+			wf.WORK.floor,
+		],
+		[contenders.auto]: [
+			await ensureWorkflow(n8n, wf.createWithNodeAutoMap(ctx.creds), true),
+			'bench-create-node-auto',
+			wf.WORK.node,
+		],
+		[contenders.raised]: [
+			await ensureWorkflow(n8n, wf.createWithNodeAutoMapConcurrent(ctx.creds, RAISED_CAP), true),
+			`bench-create-node-auto-${RAISED_CAP}`,
+			wf.WORK.node,
+		],
+	};
+	const order = Object.values(contenders);
 	const runs: Run[] = [];
 
 	const runOne = async (contender: string, round: number, count = CREATE_COUNT): Promise<Run> => {
 		await sandbox.client.reset();
 		if (latencyMs) await sandbox.client.setLatency(latencyMs);
 		await sandbox.client.clearRequests();
-		const tag = `l${latencyMs}-${contenders.indexOf(contender)}-r${round}`;
+		const tag = `l${latencyMs}-${order.indexOf(contender)}-r${round}`;
 		const items = createItems(tag, count);
 		const run: Run = { contender, round, workMs: NaN, wallMs: NaN };
 		try {
-			if (contender === contenders[2]) {
-				const raw = new RawClient(sandbox.baseUrl, SANDBOX_API_KEY, RAW_CONCURRENCY);
+			if (contender === contenders.raw || contender === contenders.rawLow) {
+				const inFlight = contender === contenders.raw ? NODE_CAP : RAW_LOW;
+				const raw = new RawClient(sandbox.baseUrl, SANDBOX_API_KEY, inFlight);
 				const t0 = performance.now();
 				let failed = 0;
-				await pool(items.length, RAW_CONCURRENCY, async (i) => {
+				await pool(items.length, inFlight, async (i) => {
 					const res = await raw.request('POST', `/orgs/1/queues/${QUEUE_ID}/tasks/create`, {
 						data: items[i],
 					});
@@ -213,14 +240,7 @@ export async function scenarioCreate(ctx: BenchContext, latencyMs: number): Prom
 				raw.close();
 				if (failed) run.error = `${failed} requests failed`;
 			} else {
-				const [id, path, work] =
-					contender === contenders[0]
-						? [nodeWf, 'bench-create-node', wf.WORK.node]
-						: contender === contenders[3]
-							? [autoWf, 'bench-create-node-auto', wf.WORK.node]
-							: contender === contenders[4]
-								? [fastWf, `bench-create-node-auto-${RAISED_CONCURRENCY}`, wf.WORK.node]
-								: [httpWf, 'bench-create-http', wf.WORK.http];
+				const [id, path, work] = workflows[contender];
 				const after = await lastExecutionId(n8n);
 				const called = await callWebhook(n8n, path, { items }).catch((e: unknown) => e as Error);
 				if (typeof called === 'number') run.wallMs = called;
@@ -232,7 +252,9 @@ export async function scenarioCreate(ctx: BenchContext, latencyMs: number): Prom
 			const { created, duplicates } = await countCreated(sandbox, tag);
 			run.created = created;
 			run.duplicates = duplicates;
-			run.requests = (await sandbox.client.requests()).length;
+			const log = await sandbox.client.requests();
+			run.requests = log.length;
+			run.peakInFlight = Math.max(0, ...log.map((r) => r.inFlight));
 		} catch (error) {
 			run.error = errorText(error);
 		}
@@ -240,37 +262,55 @@ export async function scenarioCreate(ctx: BenchContext, latencyMs: number): Prom
 	};
 
 	// one small warm-up per contender (n8n loads node code lazily on first use), not counted
-	for (const c of contenders) await runOne(c, 0, 20);
+	for (const c of order) await runOne(c, 0, 20);
 	for (let round = 1; round <= ctx.rounds; round++) {
-		for (const c of contenders) {
+		for (const c of order) {
 			const run = await runOne(c, round);
 			runs.push(run);
 			log(
-				`create (${latencyMs} ms) round ${round} ${c}: work ${fmtMs(run.workMs)}, wall ${fmtMs(run.wallMs)}, created ${run.created}, dup ${run.duplicates}${run.error ? `, ERROR ${run.error}` : ''}`,
+				`create (${latencyMs} ms) round ${round} ${c}: work ${fmtMs(run.workMs)}, wall ${fmtMs(run.wallMs)}, created ${run.created}, dup ${run.duplicates}, peak in flight ${run.peakInFlight}${run.error ? `, ERROR ${run.error}` : ''}`,
 			);
 		}
 	}
 	await sandbox.client.clearFaults();
 
 	const med = (c: string, k: string) => median(collect(runs, c, k));
-	const [node, http, raw, auto] = contenders;
-	const rows = contenders.map((c) => [
+	const rawContender = (c: string) => c === contenders.raw || c === contenders.rawLow;
+	const rows = order.map((c) => [
 		c,
 		fmtMs(med(c, 'workMs')),
-		c === raw ? '-' : fmtMs(med(c, 'execMs')),
+		rawContender(c) ? '-' : fmtMs(med(c, 'execMs')),
 		fmtMs(med(c, 'wallMs')),
 		fmtNum(med(c, 'requests')),
+		latencyMs ? fmtNum(Math.max(...collect(runs, c, 'peakInFlight'))) : '-',
 		`${fmtNum(Math.min(...collect(runs, c, 'created')))} to ${fmtNum(Math.max(...collect(runs, c, 'created')))}`,
 		fmtNum(collect(runs, c, 'duplicates').reduce((a, b) => a + b, 0)),
-		c === raw ? '1.00x' : ratio(med(c, 'workMs'), med(raw, 'workMs')),
-		c === http ? '1.00x' : ratio(med(http, 'workMs'), med(c, 'workMs')),
+		c === contenders.raw ? '1.00x' : ratio(med(c, 'workMs'), med(contenders.raw, 'workMs')),
+		c === contenders.floor ? '1.00x' : ratio(med(c, 'workMs'), med(contenders.floor, 'workMs')),
+		c === contenders.http ? '1.00x' : ratio(med(contenders.http, 'workMs'), med(c, 'workMs')),
 		errorsOf(runs, c) ?? '',
 	]);
-	const speedup = med(http, 'workMs') / med(node, 'workMs');
-	const vsRaw = med(node, 'workMs') / med(raw, 'workMs');
-	const speedupAuto = med(http, 'workMs') / med(auto, 'workMs');
-	const vsRawAuto = med(auto, 'workMs') / med(raw, 'workMs');
 	const title = `1. Bulk create, ${CREATE_COUNT} items into queue ${QUEUE_ID}, ${latencyMs ? `${latencyMs} ms latency per request` : 'instant sandbox'}`;
+	const goals: Goal[] = [];
+	for (const [label, c] of [
+		['', contenders.node],
+		[', Map Automatically', contenders.auto],
+	] as const) {
+		const speedup = med(contenders.http, 'workMs') / med(c, 'workMs');
+		const vsRaw = med(c, 'workMs') / med(contenders.raw, 'workMs');
+		goals.push(
+			{
+				goal: `${title}${label}: at least 4x faster than HTTP Request`,
+				measured: `${fmtNum(speedup, 2)}x`,
+				met: Number.isFinite(speedup) ? speedup >= 4 : null,
+			},
+			{
+				goal: `${title}${label}: within 1.5x of the raw client at the node's concurrency (${NODE_CAP})`,
+				measured: `${fmtNum(vsRaw, 2)}x (n8n's floor: ${fmtNum(med(contenders.floor, 'workMs') / med(contenders.raw, 'workMs'), 2)}x)`,
+				met: Number.isFinite(vsRaw) ? vsRaw <= 1.5 : null,
+			},
+		);
+	}
 	return {
 		title,
 		body: table(
@@ -280,43 +320,26 @@ export async function scenarioCreate(ctx: BenchContext, latencyMs: number): Prom
 				'execution',
 				'wall (outside)',
 				'requests',
+				'peak in flight',
 				'tasks created',
 				'duplicates (all runs)',
-				'vs raw',
+				`vs raw (${NODE_CAP})`,
+				"vs n8n's floor",
 				'HTTP Request / this',
 				'errors',
 			],
 			rows,
 		),
-		goals: [
-			{
-				goal: `${title}: at least 4x faster than HTTP Request`,
-				measured: `${fmtNum(speedup, 2)}x`,
-				met: Number.isFinite(speedup) ? speedup >= 4 : null,
-			},
-			{
-				goal: `${title}: within 1.5x of the raw client`,
-				measured: `${fmtNum(vsRaw, 2)}x`,
-				met: Number.isFinite(vsRaw) ? vsRaw <= 1.5 : null,
-			},
-			{
-				goal: `${title}, Map Automatically: at least 4x faster than HTTP Request`,
-				measured: `${fmtNum(speedupAuto, 2)}x`,
-				met: Number.isFinite(speedupAuto) ? speedupAuto >= 4 : null,
-			},
-			{
-				goal: `${title}, Map Automatically: within 1.5x of the raw client`,
-				measured: `${fmtNum(vsRawAuto, 2)}x`,
-				met: Number.isFinite(vsRawAuto) ? vsRawAuto <= 1.5 : null,
-			},
-		],
+		goals,
 		notes: [
 			"Same four fields for every contender (`customer_message`, `order_total`, `receipt`, `decision`): the node refuses a task without the queue's required `decision` block, the service does not check it.",
-			`The last row is not a goal: it shows the Concurrency option (default ${RAW_CONCURRENCY}) raised to ${RAISED_CONCURRENCY}, as the README suggests for a distant service; its "vs raw" compares it with the raw client at ${RAW_CONCURRENCY} in flight.`,
-			"The node's default mapping mode (Map Each Field Below) is set with one expression per field (`{{ $json.customer_message }}`, ...), as the editor's drag and drop writes it; the HTTP Request node gets one JSON body expression. Map Automatically needs no expression.",
+			"The node's default mapping mode (Map Each Field Below) is set with one expression per field (`{{ $json.customer_message }}`, ...), as the editor's drag and drop writes it; the node reads such references from the item itself (n8n would evaluate each in its expression isolate). The HTTP Request node gets one JSON body expression. Map Automatically needs no expression.",
+			`The node starts with 8 creates in flight and adapts up to its Max Concurrency (default ${NODE_CAP}); the raw client runs at that cap and, for orientation, at ${RAW_LOW}. The last row raises Max Concurrency to ${RAISED_CAP} (not a goal).`,
+			`n8n's floor is a bench-only node (bench/floor): one POST per item through n8n's own \`httpRequestWithAuthentication\` with the Task Queue credential, ${NODE_CAP} in flight, nothing else. What it takes beyond the raw client is n8n's HTTP stack (a new connection per request, axios); what the node takes beyond it is the node's own work.`,
+			'Peak in flight: the most API requests the sandbox was serving at once (the sandbox records it per request); with an instant sandbox each request is answered before the next is read, so it is not shown.',
 		],
 		summary: [
-			`${title}: node ${fmtMs(med(node, 'workMs'))}, node auto-map ${fmtMs(med(auto, 'workMs'))}, HTTP Request ${fmtMs(med(http, 'workMs'))}, raw ${fmtMs(med(raw, 'workMs'))}`,
+			`${title}: node ${fmtMs(med(contenders.node, 'workMs'))}, auto-map ${fmtMs(med(contenders.auto, 'workMs'))}, floor ${fmtMs(med(contenders.floor, 'workMs'))}, HTTP Request ${fmtMs(med(contenders.http, 'workMs'))}, raw ${NODE_CAP} ${fmtMs(med(contenders.raw, 'workMs'))}`,
 		],
 	};
 }

@@ -13,6 +13,7 @@ export interface Credentials {
 /** The node that does the work in each contender workflow (its executionTime is the figure). */
 export const WORK = {
 	node: 'Task Queue',
+	floor: 'Bench Floor',
 	http: 'HTTP Request',
 	split: 'Split Out',
 	trigger: 'Task completed',
@@ -143,14 +144,32 @@ export function createWithNodeAutoMap(c: Credentials): WorkflowJson {
 	return json;
 }
 
-/** Scenario 1, Map Automatically with the Concurrency option raised (what a user does for a distant service). */
+/** Scenario 1, Map Automatically with the Max Concurrency option raised (the lever for a distant service). */
 export function createWithNodeAutoMapConcurrent(c: Credentials, concurrency: number): WorkflowJson {
 	const json = createWithNodeAutoMap(c);
-	json.name = `bench: create with Task Queue (auto-map, concurrency ${concurrency})`;
+	json.name = `bench: create with Task Queue (auto-map, max concurrency ${concurrency})`;
 	(json.nodes[0].parameters as { path: string }).path = `bench-create-node-auto-${concurrency}`;
 	json.nodes[0].webhookId = `bench-bench-create-node-auto-${concurrency}`;
 	(json.nodes[2].parameters as { options: Record<string, unknown> }).options = { concurrency };
 	return json;
+}
+
+/**
+ * Scenario 1, n8n's floor: the bench-only node of bench/floor (one POST per item through n8n's
+ * httpRequestWithAuthentication with the Task Queue credential, `inFlight` at once, nothing else).
+ */
+export function createWithFloor(c: Credentials, baseUrl: string, inFlight: number): WorkflowJson {
+	return workflow(`bench: create with the floor node (${inFlight} in flight)`, [
+		webhookNode(`bench-create-floor-${inFlight}`, 'lastNode'),
+		splitItems,
+		{
+			name: WORK.floor,
+			type: 'n8n-nodes-bench-floor.benchFloor',
+			typeVersion: 1,
+			parameters: { url: `${baseUrl}/orgs/1/queues/101/tasks/create`, inFlight },
+			credentials: { taskQueueApi: c.taskQueue },
+		},
+	]);
 }
 
 /** Scenario 1, n8n's HTTP Request node with a Header Auth credential and default options. */
