@@ -15,8 +15,10 @@ export class WebhookDeliverer {
 	private inFlight = 0;
 	private idleWaiters: Array<() => void> = [];
 	private closed = false;
-	private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-	private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 64 });
+	// A new connection per delivery, as the service's one-off POST; a connection kept alive across
+	// bursts could be reused just as the receiver closes it for idleness (ECONNRESET, lost).
+	private readonly httpAgent = new http.Agent({ keepAlive: false, maxSockets: 64 });
+	private readonly httpsAgent = new https.Agent({ keepAlive: false, maxSockets: 64 });
 	private readonly timers = new Set<NodeJS.Timeout>();
 
 	constructor(private readonly faults: Faults) {}

@@ -15,8 +15,8 @@ const root = join(__dirname, '..', '..');
 test("every value the node reads itself is the one n8n's own expression engine returns", async () => {
 	const inst = installationFor(majorFromEnv());
 	const n8nWorkflow = join(inst.dir, 'node_modules', 'n8n-workflow');
-	// n8n 2.x evaluates in isolated-vm; 1.x here runs its legacy engine (see docs/e2e.md)
-	const engine = inst.spec.major === '2' ? 'vm' : 'legacy';
+	// the default engine of both lines (1.x here with isolated-vm 5 built for node 20, tools/n8n)
+	const engine = 'vm';
 	const { stdout } = await promisify(execFile)(
 		inst.nodeBinary,
 		[
