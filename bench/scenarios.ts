@@ -573,6 +573,7 @@ export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
 				keepJson: [wf.WORK.trigger, wf.WORK.hook],
 			});
 			const latencies: number[] = [];
+			const doneLatencies: number[] = [];
 			const seen = new Map<number, number>();
 			let failed = 0;
 			for (const e of execs) {
@@ -584,8 +585,10 @@ export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
 						| undefined;
 					if (!task?.id) continue;
 					seen.set(task.id, (seen.get(task.id) ?? 0) + 1);
-					if (task.completed_at)
+					if (task.completed_at) {
 						latencies.push(Date.parse(e.startedAt) - Date.parse(task.completed_at));
+						if (e.stoppedAt) doneLatencies.push(Date.parse(e.stoppedAt) - Date.parse(task.completed_at));
+					}
 				}
 			}
 			let duplicated = 0;
@@ -599,6 +602,8 @@ export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
 			run.p50 = percentile(latencies, 50);
 			run.p95 = percentile(latencies, 95);
 			run.max = Math.max(...latencies);
+			run.doneP50 = percentile(doneLatencies, 50);
+			run.doneP95 = percentile(doneLatencies, 95);
 			run.workMs = Number(run.p50);
 			const failedCalls = calls.filter(
 				(c) => c.state === 'failed' || (c.status !== null && c.status >= 400),
@@ -632,7 +637,7 @@ export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
 			const run = await runOne(c, round);
 			runs.push(run);
 			log(
-				`trigger round ${round} ${c}: p50 ${fmtMs(Number(run.p50))}, p95 ${fmtMs(Number(run.p95))}, started ${run.started}, lost ${run.lost}, duplicated ${run.duplicated}, failed deliveries ${run.deliveryFailures}${run.failureReasons ? ` (${run.failureReasons})` : ''}, burst done in ${fmtMs(run.wallMs)}${run.error ? `, ERROR ${run.error}` : ''}`,
+				`trigger round ${round} ${c}: p50 ${fmtMs(Number(run.p50))}, p95 ${fmtMs(Number(run.p95))}, finished p50 ${fmtMs(Number(run.doneP50))}, p95 ${fmtMs(Number(run.doneP95))}, started ${run.started}, lost ${run.lost}, duplicated ${run.duplicated}, failed deliveries ${run.deliveryFailures}${run.failureReasons ? ` (${run.failureReasons})` : ''}, burst done in ${fmtMs(run.wallMs)}${run.error ? `, ERROR ${run.error}` : ''}`,
 			);
 		}
 	}
@@ -643,6 +648,7 @@ export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
 		fmtMs(med(c, 'p50')),
 		fmtMs(med(c, 'p95')),
 		fmtMs(med(c, 'max')),
+		`${fmtMs(med(c, 'doneP50'))} / ${fmtMs(med(c, 'doneP95'))}`,
 		fmtMs(med(c, 'wallMs')),
 		fmtNum(sum(c, 'started')),
 		fmtNum(sum(c, 'lost')),
@@ -673,6 +679,7 @@ export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
 				'latency p50',
 				'p95',
 				'max',
+				'to execution end p50 / p95',
 				'burst to last execution',
 				`executions started (${ctx.shortRounds} runs)`,
 				'lost',
@@ -688,7 +695,7 @@ export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
 		goals: [
 			{
 				goal: "Trigger latency within 1.1x of n8n's Webhook node (p50 / p95)",
-				measured: `${fmtNum(p50r, 2)}x / ${fmtNum(p95r, 2)}x`,
+				measured: `${fmtNum(p50r, 2)}x / ${fmtNum(p95r, 2)}x (to execution end: ${fmtNum(med(node, 'doneP50') / med(hook, 'doneP50'), 2)}x / ${fmtNum(med(node, 'doneP95') / med(hook, 'doneP95'), 2)}x)`,
 				met: Number.isFinite(p50r) ? p50r <= 1.1 && p95r <= 1.1 : null,
 			},
 			{
@@ -698,7 +705,7 @@ export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
 			},
 		],
 		notes: [
-			"Latency: the execution's startedAt (n8n) minus the task's completed_at (sandbox), same clock; per run p50/p95/max over the burst, then the median over runs. Both contenders get the same deliveries from the sandbox (one POST per completion, up to 64 in flight, no retry and no timeout, as the real service). With 500 at once the figure is mostly n8n's queueing: how fast it turns deliveries into executions.",
+			"Latency: the execution's startedAt (n8n) minus the task's completed_at (sandbox), same clock; per run p50/p95/max over the burst, then the median over runs. 'To execution end' uses the execution's stoppedAt instead: when the workflow has done its work. Both contenders get the same deliveries from the sandbox (one POST per completion, up to 64 in flight, no retry and no timeout, as the real service). With 500 at once the figure is mostly n8n's queueing: how fast it turns deliveries into executions.",
 			'Lost: completed tasks with no execution 20 s after executions stopped appearing; a delivery the sandbox saw fail is lost for good (the service never retries).',
 		],
 		summary: [
