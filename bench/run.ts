@@ -11,12 +11,18 @@
 //   --out FILE        where to write the results (default bench/RESULTS.md; "none" to only print)
 //   --n8n-env K=V,... more environment for n8n (an A/B run, e.g. N8N_EXPRESSION_ENGINE=legacy)
 import { execFileSync } from 'child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import os from 'os';
 import { join, relative } from 'path';
 
 import { ensureN8n } from '../tools/n8n/install';
-import { buildAndPack, extractInto, PACKAGE_NAME, REPO_ROOT } from '../tools/n8n/package';
+import {
+	buildAndPack,
+	copyPackageInto,
+	extractInto,
+	PACKAGE_NAME,
+	REPO_ROOT,
+} from '../tools/n8n/package';
 import { CREDENTIAL_NAME, ensureCredential } from '../tools/n8n/provision';
 import { startN8n, type N8nHandle } from '../tools/n8n/start';
 import { scenarioFootprint } from './footprint';
@@ -79,24 +85,6 @@ const load = () =>
 		.map((l) => l.toFixed(2))
 		.join(' / ');
 
-/** bench/floor, the bench-only "floor" node of scenario 1, beside the package (n8n scans the folder). */
-function installFloorNode(userFolder: string): void {
-	const nodesDir = join(userFolder, '.n8n', 'nodes');
-	cpSync(
-		join(REPO_ROOT, 'bench', 'floor'),
-		join(nodesDir, 'node_modules', 'n8n-nodes-bench-floor'),
-		{
-			recursive: true,
-		},
-	);
-	const manifest = join(nodesDir, 'package.json');
-	const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as {
-		dependencies: Record<string, string>;
-	};
-	pkg.dependencies['n8n-nodes-bench-floor'] = '1.0.0';
-	writeFileSync(manifest, JSON.stringify(pkg, null, 2));
-}
-
 async function main(): Promise<void> {
 	const t0 = Date.now();
 	const secs = () => `${((Date.now() - t0) / 1000).toFixed(0)} s`;
@@ -132,7 +120,8 @@ async function main(): Promise<void> {
 		log(`sandbox at ${sandbox.baseUrl}; packed ${tarball} (${secs()})`);
 		userFolder = mkdtempSync(join(os.tmpdir(), 'tq-bench-n8n-'));
 		const installedDir = await extractInto(tarball, userFolder);
-		installFloorNode(userFolder);
+		// the bench-only "floor" node of scenario 1, beside the package
+		copyPackageInto(join(REPO_ROOT, 'bench', 'floor'), userFolder);
 		const version = (
 			JSON.parse(readFileSync(join(installedDir, 'package.json'), 'utf8')) as { version: string }
 		).version;

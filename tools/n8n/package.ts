@@ -61,6 +61,20 @@ export async function buildAndPack(options: PackOptions & { inPlace?: boolean } 
 	return join(out, info[0].filename);
 }
 
+/** Lists a package in the community-node folder's manifest, as n8n's installer does. */
+function registerInNodesFolder(nodesDir: string, name: string, version: string): void {
+	const manifest = join(nodesDir, 'package.json');
+	const pkg = existsSync(manifest)
+		? (JSON.parse(readFileSync(manifest, 'utf8')) as { dependencies?: Record<string, string> })
+		: { name: 'installed-nodes', private: true, dependencies: {} as Record<string, string> };
+	pkg.dependencies = { ...(pkg.dependencies ?? {}), [name]: version };
+	writeFileSync(manifest, JSON.stringify(pkg, null, 2));
+}
+
+function manifestOf(packageDir: string): { name: string; version: string } {
+	return JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { name: string; version: string };
+}
+
 /** Extracts a packed tarball into the user folder's community-node folder (replacing any earlier copy). */
 export async function extractInto(tarball: string, userFolder: string): Promise<string> {
 	const nodesDir = join(userFolder, '.n8n', 'nodes');
@@ -68,13 +82,18 @@ export async function extractInto(tarball: string, userFolder: string): Promise<
 	rmSync(target, { recursive: true, force: true });
 	mkdirSync(target, { recursive: true });
 	await exec('tar', ['-xzf', tarball, '-C', target, '--strip-components=1']);
-	const manifest = join(nodesDir, 'package.json');
-	const pkg = existsSync(manifest)
-		? (JSON.parse(readFileSync(manifest, 'utf8')) as { dependencies?: Record<string, string> })
-		: { name: 'installed-nodes', private: true, dependencies: {} as Record<string, string> };
-	const version = (JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as { version: string }).version;
-	pkg.dependencies = { ...(pkg.dependencies ?? {}), [PACKAGE_NAME]: version };
-	writeFileSync(manifest, JSON.stringify(pkg, null, 2));
+	registerInNodesFolder(nodesDir, PACKAGE_NAME, manifestOf(target).version);
+	return target;
+}
+
+/** Copies an unpacked package folder (such as bench/floor) into the user folder's community-node folder. */
+export function copyPackageInto(packageDir: string, userFolder: string): string {
+	const nodesDir = join(userFolder, '.n8n', 'nodes');
+	const { name, version } = manifestOf(packageDir);
+	const target = join(nodesDir, 'node_modules', name);
+	rmSync(target, { recursive: true, force: true });
+	cpSync(packageDir, target, { recursive: true });
+	registerInNodesFolder(nodesDir, name, version);
 	return target;
 }
 

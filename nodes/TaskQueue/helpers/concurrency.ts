@@ -32,7 +32,7 @@ export class AdaptiveConcurrency implements ConcurrencyFeedback {
 	private round = { answers: 0, totalMs: 0 };
 
 	constructor(
-		readonly cap: number,
+		private readonly cap: number,
 		initial = INITIAL_CONCURRENCY,
 	) {
 		this.current = Math.max(1, Math.min(cap, initial));
