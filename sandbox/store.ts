@@ -13,7 +13,8 @@ import type {
 	TaskStatus,
 	WebhookObject,
 } from './types';
-import { buildTaskData, mergeTaskData } from './validate';
+import { buildTaskData, CrashError, mergeTaskData, missingValueCrash } from './validate';
+import { formatMicros, isoNowMicros, nowMicros, parseMicros } from './time';
 
 /** An error answered by test control and the page with a plain JSON envelope. */
 export class SandboxError extends Error {
@@ -63,7 +64,7 @@ export interface QueueState {
 const PENDING: ReadonlySet<TaskStatus> = new Set<TaskStatus>(['new', 'open', 'in_progress']);
 
 function isoNow(): string {
-	return new Date().toISOString();
+	return isoNowMicros();
 }
 
 function clone<T>(value: T): T {
@@ -132,8 +133,9 @@ export class Store {
 			const r = this.addSeedTask(t);
 			if (r.state.task.status === 'completed') completed.push(r);
 		}
-		completed.sort((a, b) =>
-			(a.state.task.completed_at ?? '').localeCompare(b.state.task.completed_at ?? ''),
+		completed.sort(
+			(a, b) =>
+				parseMicros(a.state.task.completed_at ?? '') - parseMicros(b.state.task.completed_at ?? ''),
 		);
 		for (const { queue, state } of completed) queue.completed.push(state);
 	}
@@ -363,9 +365,15 @@ export class Store {
 		return q;
 	}
 
-	/** Creates a task; throws ValidationError / CrashError for bad values. */
+	/**
+	 * Creates a task as the API does; throws ValidationError / CrashError for bad values. Like the
+	 * real server, a task without a `list` or `named_entity_recognition` value is stored and THEN
+	 * the answer crashes (HTML 500); one without a `bounding_boxes` value crashes before storing.
+	 */
 	createTask(queue: QueueState, input: Record<string, unknown>, source = 'api'): Task {
 		const data = buildTaskData(queue.blocks, input);
+		const crash = missingValueCrash(queue.blocks, data);
+		if (crash && !crash.stored) throw new CrashError(`${crash.block.type} block ${crash.block.id} has no value`);
 		const task: Task = {
 			id: this.nextTaskId++,
 			status: 'new',
@@ -382,6 +390,7 @@ export class Store {
 		this.tasks.set(task.id, state);
 		queue.pending.set(task.id, state);
 		this.onChange();
+		if (crash) throw new CrashError(`${crash.block.type} block ${crash.block.id} has no value (task ${task.id} stored)`);
 		return task;
 	}
 
@@ -502,11 +511,10 @@ export class Store {
 		state.assignedTo = null;
 		queue.pending.delete(task.id);
 		task.status = 'completed';
-		let now = isoNow();
-		if (task.completed_at !== null && now <= task.completed_at) {
-			now = new Date(Date.parse(task.completed_at) + 1).toISOString();
-		}
-		task.completed_at = now;
+		let now = nowMicros();
+		// a re-completion always gets a later instant than the completion it replaces
+		if (task.completed_at !== null) now = Math.max(now, parseMicros(task.completed_at) + 1);
+		task.completed_at = formatMicros(now);
 		task.completed_by = email;
 		queue.completed.push(state);
 		this.onChange();

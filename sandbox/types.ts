@@ -34,8 +34,8 @@ export interface BlockSettings {
 	read_only?: boolean;
 	/** list: `number` for a list of numbers */
 	subtype?: string;
-	/** form_sequence: its sub-blocks */
-	blocks?: Block[];
+	/** form_sequence: its sub-blocks (blocks of the same shape as a queue's `data`) */
+	data?: Block[];
 	[key: string]: unknown;
 }
 

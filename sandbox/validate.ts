@@ -1,5 +1,6 @@
-// Validation of task values against a queue's blocks, as real deployments do it
-// (see /work/shared/spec/real-deployments.md, "Task data and block kinds").
+// Validation of task values against a queue's blocks, as real deployments do it (sandbox/README.md,
+// "How it imitates real deployments"). It is the sandbox's own on purpose: sharing the node's
+// validation would make the tests compare the node with itself.
 import type { Block, BlockSettings } from './types';
 
 /** A 400 answered with the JSON envelope. */
@@ -154,7 +155,8 @@ export function coerceValue(block: Block, value: unknown): unknown {
 			return value;
 		case 'form_sequence': {
 			if (!isPlainObject(value)) throw bad('an object of sub-block values');
-			const subBlocks = settingsOf(block).blocks ?? [];
+			// real deployments list a form's sub-blocks under `form_sequence.data`
+			const subBlocks = settingsOf(block).data ?? [];
 			const out: Record<string, unknown> = {};
 			for (const sub of subBlocks) {
 				if (sub.id in value) out[sub.id] = coerceValue(sub, value[sub.id]);
@@ -238,4 +240,20 @@ export function mergeTaskData(
 			: (current[block.id] ?? null);
 	}
 	return data;
+}
+
+/**
+ * A block left without a value that the real server cannot handle: without a `bounding_boxes` value
+ * it crashes (HTML 500) before storing anything; without a `list` or `named_entity_recognition`
+ * value it stores the task and THEN crashes (`stored`).
+ */
+export function missingValueCrash(
+	blocks: Block[],
+	data: Record<string, unknown>,
+): { block: Block; stored: boolean } | undefined {
+	const missing = (type: string) => blocks.find((block) => block.type === type && data[block.id] === null);
+	const box = missing('bounding_boxes');
+	if (box) return { block: box, stored: false };
+	const after = missing('list') ?? missing('named_entity_recognition');
+	return after ? { block: after, stored: true } : undefined;
 }

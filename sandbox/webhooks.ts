@@ -5,6 +5,7 @@ import http from 'http';
 import https from 'https';
 
 import type { Faults } from './faults';
+import { asDelivered } from './time';
 import type { Task, WebhookCall } from './types';
 
 const MAX_CALLS = 200_000;
@@ -23,9 +24,12 @@ export class WebhookDeliverer {
 
 	constructor(private readonly faults: Faults) {}
 
-	/** Queues the delivery of one completion; never blocks the caller. */
+	/**
+	 * Queues the delivery of one completion; never blocks the caller. The body is the task with its
+	 * timestamps truncated to milliseconds, as the server's webhook writes them (sandbox/time.ts).
+	 */
 	deliver(queueId: number, target: string, task: Task): void {
-		const rawBody = JSON.stringify(task);
+		const rawBody = JSON.stringify(asDelivered(task));
 		const fault = this.faults.forWebhook();
 		const call = this.record(queueId, target, rawBody, task.id, null);
 		if (fault?.webhook === 'drop') {

@@ -343,7 +343,7 @@
 				return el(
 					'dl',
 					{},
-					(settingsOf(block).blocks || [])
+					(settingsOf(block).data || [])
 						.map(function (sub) {
 							return [
 								el('dt', { text: sub.name || sub.id }),
@@ -497,7 +497,7 @@
 				break;
 			}
 			case 'form_sequence': {
-				var subs = (s.blocks || []).map(function (sub) {
+				var subs = (s.data || []).map(function (sub) {
 					return {
 						id: sub.id,
 						f: fieldFor(sub, value ? value[sub.id] : null, prefix + block.id + '-'),

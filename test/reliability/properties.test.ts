@@ -34,7 +34,7 @@ import {
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { SandboxClient } from '../../sandbox/client';
 import type { Block } from '../../sandbox/types';
-import { buildTaskData, CrashError, ValidationError } from '../../sandbox/validate';
+import { buildTaskData, CrashError, missingValueCrash, ValidationError } from '../../sandbox/validate';
 
 const SEED = Number(process.env.TQ_FC_SEED ?? 20240601);
 const RUNS = Number(process.env.TQ_FC_RUNS ?? 0);
@@ -102,7 +102,7 @@ function simpleBlock(
 	if (kind === 'single_selection' || kind === 'multiple_selection') settings.options = options;
 	if (kind === 'named_entity_recognition' || kind === 'bounding_boxes') settings.options = options;
 	if (kind === 'list' && subtype) settings.subtype = subtype;
-	if (kind === 'form_sequence' && subBlocks) settings.blocks = subBlocks;
+	if (kind === 'form_sequence' && subBlocks) settings.data = subBlocks;
 	return { id, name: `Block ${id}`, type: kind, [kind]: settings };
 }
 
@@ -463,7 +463,7 @@ function documentedType(block: Block, value: unknown): boolean {
 			return Array.isArray(value) && value.every(isString);
 		case 'form_sequence': {
 			if (typeof value !== 'object' || Array.isArray(value)) return false;
-			const subs = ((block[block.type] ?? {}) as { blocks?: Block[] }).blocks ?? [];
+			const subs = ((block[block.type] ?? {}) as { data?: Block[] }).data ?? [];
 			return subs.every((sub) =>
 				documentedType(sub, (value as Record<string, unknown>)[sub.id] ?? null),
 			);
@@ -513,7 +513,10 @@ function serverInProcess(blocks: Block[], data: Record<string, unknown>): Server
 	const sent = wire(data);
 	if (Object.keys(sent).length === 0) return { kind: 'refused', status: 400, html: false };
 	try {
-		return { kind: 'stored', data: buildTaskData(blocks, sent) };
+		const data = buildTaskData(blocks, sent);
+		// a missing list, entity or bounding-box value crashes the server (stored first or not)
+		if (missingValueCrash(blocks, data)) return { kind: 'refused', status: 500, html: true };
+		return { kind: 'stored', data };
 	} catch (error) {
 		if (error instanceof CrashError) return { kind: 'refused', status: 500, html: true };
 		if (error instanceof ValidationError) return { kind: 'refused', status: 400, html: false };

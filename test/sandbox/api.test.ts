@@ -1,6 +1,6 @@
 // Conformance of the sandbox's API with the contract and real deployments: every endpoint under
 // both nouns, status codes, bodies, the error envelope, auth, pagination, flush, webhooks.
-import { ALICE, API_KEY, BOB, call, CAROL, ISO_MS, useSandbox } from './helpers';
+import { ALICE, API_KEY, BOB, call, CAROL, ISO_MICROS, rawHttp, useSandbox } from './helpers';
 
 const env = useSandbox();
 
@@ -92,7 +92,7 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 			id: expect.any(Number),
 			status: 'new',
 			completed_at: null,
-			created_at: expect.stringMatching(ISO_MS),
+			created_at: expect.stringMatching(ISO_MICROS),
 			completed_by: null,
 			queue: 'Refund Requests',
 			queue_id: 101,
@@ -252,8 +252,14 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 		expect(cleared.status).toBe(204);
 		expect((await api('GET', `${base}/101/webhook`)).json).toEqual({ target: '' });
 		expect((await env.client.getQueue(101)).webhook).toBeUndefined();
-		// clearing again is still a 204
-		expect((await api('PUT', `${base}/101/webhook`, { body: { target: '' } })).status).toBe(204);
+		// clearing again is still a 204, with a body (Content-Length 19) that HTTP clients cannot parse
+		await expect(api('PUT', `${base}/101/webhook`, { body: { target: '' } })).rejects.toMatchObject({
+			code: 'HPE_INVALID_CONSTANT',
+		});
+		const raw = await rawHttp(env.sandbox.baseUrl, 'PUT', `${base}/101/webhook`, { target: '' });
+		expect(raw).toMatch(/^HTTP\/1\.1 204 No Content\r\n/);
+		expect(raw).toContain('\r\nContent-Length: 19\r\n');
+		expect(raw.endsWith('\r\n\r\n{"status_code":204}')).toBe(true);
 	});
 
 	test('set webhook: a person setting it on the Connections screen is overwritten by the API', async () => {
@@ -300,9 +306,10 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 			['POST', `${base}/999/tasks/create`],
 			['GET', `${base}/999/tasks/completed`],
 			['PUT', `${base}/999/flush`],
-			['GET', `${base}/999/webhook`],
 			['PUT', `${base}/999/webhook`],
 			['GET', `${base}/201`],
+			['GET', `${base}/201/tasks/completed`],
+			['PUT', `${base}/201/flush`],
 		]) {
 			const res = await api(method, path, {
 				body: { data: { note: 'x' }, target: 'https://a.example.com' },
@@ -310,6 +317,25 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 			expect([method, path, res.status]).toEqual([method, path, 404]);
 			expect(res.json).toEqual({ status_code: 404, errors: [{ message: 'Not found.' }] });
 		}
+	});
+
+	test("the webhook of an unknown queue reads as none set", async () => {
+		const res = await api('GET', `${base}/999/webhook`);
+		expect([res.status, res.json]).toEqual([200, { target: '' }]);
+	});
+
+	test("create task and the webhook find a queue by id alone: another organization's queue is used", async () => {
+		// queue 201 belongs to organization 2; the key's user is an admin of organization 1 only
+		await env.client.setWebhook(201, 'https://other-org.example.com/hook', { by: CAROL });
+		const read = await api('GET', `${base}/201/webhook`);
+		expect([read.status, (read.json as { target: string }).target]).toEqual([200, 'https://other-org.example.com/hook']);
+		const written = await api('PUT', `${base}/201/webhook`, { body: { target: 'https://mine.example.com/x' } });
+		expect(written.status).toBe(200);
+		expect((await env.client.getQueue(201)).webhook).toEqual({ target: 'https://mine.example.com/x' });
+		const before = (await env.client.tasks(201)).length;
+		const created = await api('POST', `${base}/201/tasks/create`, { body: { data: { question: 'Leaked?' } } });
+		expect(created.status).toBe(201);
+		expect((await env.client.tasks(201)).length).toBe(before + 1);
 	});
 
 	test('HTML 404 for a trailing slash or a non-integer id', async () => {

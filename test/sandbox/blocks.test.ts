@@ -43,7 +43,7 @@ const BLOCKS: Block[] = [
 		name: 'Form',
 		type: 'form_sequence',
 		form_sequence: {
-			blocks: [
+			data: [
 				{ id: 'street', name: 'Street', type: 'text', text: {} },
 				{ id: 'n', name: 'N', type: 'number', number: {} },
 			],
@@ -67,6 +67,14 @@ afterAll(async () => {
 
 const create = async (data: Record<string, unknown>, queue = queueId) =>
 	await call(sandbox.baseUrl, 'POST', `/orgs/1/queues/${queue}/tasks/create`, { body: { data } });
+
+/** Values the server cannot do without (see "missing values crash the server" below). */
+const NEEDED: Record<string, unknown> = {
+	list: [],
+	numbers: [],
+	ner: { text: '', entities: [] },
+	boxes: { image: URL_OK, objects: [] },
+};
 
 // [block id, value sent, value stored]
 const VALID: Array<[string, unknown, unknown]> = [
@@ -112,16 +120,33 @@ const VALID: Array<[string, unknown, unknown]> = [
 		{ image: URL_OK, objects: [{ x: 0.1, y: 0, w: 0.5, h: 1, category: 'car' }] },
 	],
 	['text', null, null],
-	['numbers', null, null],
 ];
 
 test.each(VALID)('%s accepts %j and stores %j', async (id, sent, stored) => {
-	const res = await create({ [id]: sent });
+	const res = await create({ ...NEEDED, [id]: sent });
 	expect(res.status).toBe(201);
 	const data = (res.json as { data: Record<string, unknown> }).data;
 	expect(Object.keys(data)).toEqual(BLOCKS.map((b) => b.id));
 	expect(data[id]).toEqual(stored);
-	for (const other of BLOCKS) if (other.id !== id) expect(data[other.id]).toBeNull();
+	for (const other of BLOCKS) if (other.id !== id) expect(data[other.id]).toEqual(NEEDED[other.id] ?? null);
+});
+
+// [block left out, whether the task is stored before the HTML 500]
+const MISSING: Array<[string, boolean]> = [
+	['list', true],
+	['numbers', true],
+	['ner', true],
+	['boxes', false],
+];
+
+test.each(MISSING)('missing values crash the server: without %s, HTML 500 (stored first: %s)', async (id, stored) => {
+	const before = (await client.tasks(queueId)).length;
+	const withNull = await create({ ...NEEDED, [id]: null });
+	expect(withNull.status).toBe(500);
+	expect(withNull.headers['content-type']).toMatch(/^text\/html/);
+	const leftOut = await create(Object.fromEntries(Object.entries(NEEDED).filter(([key]) => key !== id)));
+	expect(leftOut.status).toBe(500);
+	expect((await client.tasks(queueId)).length).toBe(before + (stored ? 2 : 0));
 });
 
 // [block id, value, message]
@@ -179,7 +204,7 @@ const INVALID: Array<[string, unknown, string]> = [
 
 test.each(INVALID)('%s refuses %j with a 400 envelope', async (id, sent, message) => {
 	const before = (await client.tasks(queueId)).length;
-	const res = await create({ [id]: sent });
+	const res = await create({ ...NEEDED, [id]: sent });
 	expect(res.status).toBe(400);
 	expect(res.headers['content-type']).toBe('application/json');
 	expect(res.json).toEqual({ status_code: 400, errors: [{ message, field: 'data' }] });
@@ -197,7 +222,7 @@ const CRASHES: Array<[string, unknown]> = [
 
 test.each(CRASHES)('%s given %j crashes the server: HTML 500, nothing stored', async (id, sent) => {
 	const before = (await client.tasks(queueId)).length;
-	const res = await create({ [id]: sent });
+	const res = await create({ ...NEEDED, [id]: sent });
 	expect(res.status).toBe(500);
 	expect(res.headers['content-type']).toMatch(/^text\/html/);
 	expect(res.text).toContain('Server Error (500)');

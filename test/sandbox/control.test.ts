@@ -147,7 +147,7 @@ describe('persistence with a data file', () => {
 		const first = await startSandbox({ dataFile });
 		const client = new SandboxClient(first.baseUrl);
 		const created = await call(first.baseUrl, 'POST', '/orgs/1/queues/102/tasks/create', {
-			body: { data: { title: 'Kept' } },
+			body: { data: { title: 'Kept', tags: [] } },
 		});
 		await call(first.baseUrl, 'PUT', '/orgs/1/queues/101/webhook', {
 			body: { target: 'https://hooks.example.com/k' },
@@ -173,7 +173,7 @@ describe('persistence with a data file', () => {
 			);
 			// new ids continue after the old ones
 			const next = await call(second.baseUrl, 'POST', '/orgs/1/queues/102/tasks/create', {
-				body: { data: { title: 'n' } },
+				body: { data: { title: 'n', tags: [] } },
 			});
 			expect((next.json as { id: number }).id).toBeGreaterThan((created.json as { id: number }).id);
 		} finally {

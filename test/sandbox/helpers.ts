@@ -1,7 +1,7 @@
 /* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // Shared helpers of the sandbox tests: raw HTTP calls to the API, and a webhook listener.
 import http from 'http';
-import type { AddressInfo } from 'net';
+import { connect, type AddressInfo } from 'net';
 
 import { SandboxClient } from '../../sandbox/client';
 import { loadDefaultSeed, startSandbox, type Sandbox } from '../../sandbox/index';
@@ -148,7 +148,28 @@ export function sleep(ms: number): Promise<void> {
 	return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+/** A webhook delivery's timestamp: milliseconds, or no fraction on a whole second. */
+export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
+/** A REST answer's timestamp: microseconds, or no fraction on a whole second. */
+export const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?Z$/;
+
+/** One request over a plain socket, for answers node's HTTP parser refuses; resolves with every byte read. */
+export async function rawHttp(baseUrl: string, method: string, path: string, body: unknown): Promise<string> {
+	const url = new URL(baseUrl);
+	const payload = JSON.stringify(body);
+	return await new Promise<string>((resolve, reject) => {
+		const socket = connect(Number(url.port), url.hostname, () => {
+			socket.write(
+				`${method} ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Token ${API_KEY}\r\n` +
+					`Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
+			);
+		});
+		const chunks: Buffer[] = [];
+		socket.on('data', (c: Buffer) => chunks.push(c));
+		socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+		socket.on('error', reject);
+	});
+}
 
 /**
  * One sandbox and one admin client for a test file, reset before each test and closed after the

@@ -4,10 +4,12 @@
 import http from 'http';
 import type { AddressInfo } from 'net';
 
+import { asDelivered } from '../../sandbox/time';
 import {
 	ALICE,
 	BOB,
 	call,
+	ISO_MICROS,
 	ISO_MS,
 	sleep,
 	startListener,
@@ -40,10 +42,12 @@ test('completing a task POSTs the bare task once, to the target verbatim, withou
 	expect(done).toEqual({
 		...taken,
 		status: 'completed',
-		completed_at: expect.stringMatching(ISO_MS),
+		completed_at: expect.stringMatching(ISO_MICROS),
 		completed_by: ALICE,
 		data: { ...taken.data, decision: 'approve', note: 'fine' },
 	});
+	// the delivery carries the same instants at millisecond precision, as real deployments send them
+	expect(asDelivered(done).completed_at).toMatch(ISO_MS);
 	const [hook] = await listener.waitFor(1);
 	await sleep(100);
 	expect(listener.received).toHaveLength(1);
@@ -52,7 +56,7 @@ test('completing a task POSTs the bare task once, to the target verbatim, withou
 	expect(hook.headers['content-type']).toBe('application/json');
 	expect(hook.headers.authorization).toBeUndefined();
 	expect(Object.keys(hook.headers).filter((h) => /signature|hmac/i.test(h))).toEqual([]);
-	expect(JSON.parse(hook.body)).toEqual(done);
+	expect(JSON.parse(hook.body)).toEqual(asDelivered(done));
 	const calls = await env.client.waitForWebhookCalls(1);
 	expect(calls).toEqual([
 		expect.objectContaining({
@@ -63,7 +67,7 @@ test('completing a task POSTs the bare task once, to the target verbatim, withou
 			error: null,
 			state: 'done',
 			fault: null,
-			body: done,
+			body: asDelivered(done),
 		}),
 	]);
 });
@@ -82,8 +86,8 @@ test('forced re-completion fires again with the same id and a new completed_at',
 	const again = await env.client.recomplete(first.id, { by: BOB });
 	await listener.waitFor(2);
 	const [a, b] = listener.received.map((r) => JSON.parse(r.body) as typeof first);
-	expect(a).toEqual(first);
-	expect(b).toEqual(again);
+	expect(a).toEqual(asDelivered(first));
+	expect(b).toEqual(asDelivered(again));
 	expect(b.id).toBe(a.id);
 	expect(b.completed_by).toBe(BOB);
 	expect(b.completed_at! > a.completed_at!).toBe(true);
@@ -164,8 +168,8 @@ describe('delivery faults', () => {
 		const done = await env.client.complete(101, undefined, { by: ALICE });
 		await listener.waitFor(2);
 		expect(listener.received.map((r) => r.body)).toEqual([
-			JSON.stringify(done),
-			JSON.stringify(done),
+			JSON.stringify(asDelivered(done)),
+			JSON.stringify(asDelivered(done)),
 		]);
 		expect((await env.client.waitForWebhookCalls(2)).map((c) => c.fault)).toEqual([null, 'duplicate']);
 	});

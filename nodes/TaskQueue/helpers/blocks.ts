@@ -71,10 +71,22 @@ export function fieldTypeOf(block: Block): FieldType {
 /**
  * Whether a task cannot be created without a value for the block. `is_required` on a block that
  * people fill in (a decision, say) binds the person completing the task, not its creator: the
- * service's own form asks for it at completion. So only required inputs are required here.
+ * service's own form asks for it at completion. So only required inputs are required here, and
+ * `bounding_boxes`, whose missing value crashes the server (HTML 500) and has no empty form.
  */
 export function isRequiredAtCreation(block: Block, asInput = isInputBlock(block)): boolean {
-	return asInput && blockSettings(block).is_required === true;
+	return block.type === 'bounding_boxes' || (asInput && blockSettings(block).is_required === true);
+}
+
+/**
+ * What is sent for a block left empty, where leaving it out is not safe: without a `list` or
+ * `named_entity_recognition` value the server stores the task and then crashes (HTML 500), so a
+ * rerun would create it twice. These empty forms it validates and stores as they are.
+ */
+export function emptyValueFor(block: Block): unknown {
+	if (block.type === 'list') return [];
+	if (block.type === 'named_entity_recognition') return { text: '', entities: [] };
+	return undefined;
 }
 
 /** One resource-mapper field per block. */
@@ -141,9 +153,10 @@ function compileBlock(block: Block, parent?: { label: string; input: boolean }):
 		options,
 		optionIds,
 	};
-	if (block.type === 'form_sequence' && Array.isArray(settings.blocks)) {
+	// a form's sub-blocks are listed under `form_sequence.data`, in the shape of a queue's blocks
+	if (block.type === 'form_sequence' && Array.isArray(settings.data)) {
 		compiled.subBlocks = new Map(
-			(settings.blocks as Block[])
+			(settings.data as Block[])
 				.filter((sub) => sub && typeof sub.id === 'string')
 				.map((sub) => [sub.id, compileBlock({ ...sub, name: sub.name ?? sub.id }, { label: block.name, input })]),
 		);
@@ -450,6 +463,20 @@ function checkData(
 	return problems.length > before ? undefined : data;
 }
 
+/** Fills the blocks left empty that must not be left out (emptyValueFor), at the top level. */
+function withEmptyValues(blocks: Map<string, CompiledBlock>, data: Record<string, unknown>): Record<string, unknown> {
+	let out = data;
+	for (const [key, compiled] of blocks) {
+		if (key in data) continue;
+		const empty = emptyValueFor(compiled.block);
+		if (empty !== undefined) {
+			if (out === data) out = { ...data };
+			out[key] = empty;
+		}
+	}
+	return out;
+}
+
 export interface ValidationResult {
 	/** What to send as the task's `data`: option names turned into IDs, numbers as numbers. */
 	data: Record<string, unknown>;
@@ -467,7 +494,7 @@ export function validateTaskData(queue: CompiledQueue, input: Record<string, unk
 			message: 'no field has a value (the service refuses a task without data)',
 		});
 	}
-	return { data, problems };
+	return { data: problems.length === 0 ? withEmptyValues(queue.blocks, data) : data, problems };
 }
 
 /** "customer_message (text), order_total (number), ..." for error descriptions. */

@@ -1,15 +1,13 @@
 import type { ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 
-import { parseBody, taskQueueRequest } from '../transport';
-import { queueListSchema } from '../transport/schemas';
+import { listQueues } from '../transport/endpoints';
 
 /** The organization's queues for the Queue picker; the service does not paginate this list. */
 export async function searchQueues(
 	this: ILoadOptionsFunctions,
 	filter?: string,
 ): Promise<INodeListSearchResult> {
-	const request = { method: 'GET' as const, path: '', retry: 'idempotent' as const, action: 'list the queues' };
-	const queues = parseBody(this.getNode(), queueListSchema, await taskQueueRequest.call(this, request), request);
+	const queues = await listQueues.call(this);
 	const needle = filter?.trim().toLowerCase() ?? '';
 	return {
 		results: queues

@@ -1,7 +1,7 @@
 import type { ILoadOptionsFunctions, INodeParameterResourceLocator, ResourceMapperFields } from 'n8n-workflow';
 
 import { blockToField, orderBlocks } from '../helpers/blocks';
-import { fetchQueue } from '../helpers/queueConfig';
+import { getQueue } from '../transport/endpoints';
 
 const URL_ID = /(?:queues|workflows)\/(\d+)/;
 
@@ -17,7 +17,7 @@ export async function getTaskFields(this: ILoadOptionsFunctions): Promise<Resour
 	if (!Number.isSafeInteger(queueId) || queueId <= 0) {
 		return { fields: [], emptyFieldsNotice: 'Choose a queue first: its fields appear here.' };
 	}
-	const queue = await fetchQueue.call(this, queueId);
+	const queue = await getQueue.call(this, queueId);
 	const fields = orderBlocks(queue.data ?? []).map(blockToField);
 	return fields.length > 0
 		? { fields }

@@ -261,7 +261,7 @@ function networkErrorCode(error: unknown): string | undefined {
 	let current: unknown = error;
 	for (let depth = 0; depth < 4 && current && typeof current === 'object'; depth++) {
 		const { code } = current as { code?: unknown };
-		if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return code;
+		if (typeof code === 'string' && /^(E|HPE_)[A-Z_]+$/.test(code)) return code;
 		current = (current as { cause?: unknown }).cause;
 	}
 	const message = error instanceof Error ? error.message : '';
@@ -278,6 +278,14 @@ function attemptsNote(attempt: number): string {
 	return attempt > 1 ? ` (after ${attempt} attempts)` : '';
 }
 
+/** " Values sent: {…}" for a create whose outcome is unknown, so the task can be found. */
+function sentValues(request: TaskQueueRequest): string {
+	const data = request.body?.data;
+	if (data === undefined) return '';
+	const text = JSON.stringify(data);
+	return ` Values sent: ${text.length > 500 ? `${text.slice(0, 497)}...` : text}`;
+}
+
 function networkError(
 	node: INode,
 	request: TaskQueueRequest,
@@ -285,6 +293,7 @@ function networkError(
 	code: string | undefined,
 	attempt: number,
 ): NodeApiError {
+	if (code?.startsWith('HPE_')) return malformedAnswerError(node, request, code);
 	const reason = code ?? 'network error';
 	const createHint =
 		request.retry === 'ifNotProcessed' && code !== 'ECONNREFUSED'
@@ -297,6 +306,30 @@ function networkError(
 		itemIndex: request.itemIndex,
 	});
 	return keepMessage(error, message);
+}
+
+/**
+ * The service answered, but not in valid HTTP (Node's parser: HPE_…). Not a network fault: the
+ * request reached the service, which may have acted on it. Self-hosted servers answer a webhook
+ * removal this way when the queue had no webhook (a 204 with a body).
+ */
+function malformedAnswerError(node: INode, request: TaskQueueRequest, code: string): NodeApiError {
+	const message = `The service answered the request to ${request.action} with a malformed HTTP response (${code})`;
+	const error = new NodeApiError(node, { code } as JsonObject, {
+		message,
+		description:
+			request.retry === 'ifNotProcessed'
+				? `The service received the request and may have acted on it: check the queue before running this item again.${sentValues(request)}`
+				: 'The service received the request and may have acted on it; n8n could not read its answer. Check the queue in the service, or read it again with a Get operation.',
+		itemIndex: request.itemIndex,
+	});
+	error.context.malformedAnswer = true;
+	return keepMessage(error, message);
+}
+
+/** Whether the request reached the service but its answer was not valid HTTP (see above). */
+export function isMalformedAnswer(error: unknown): boolean {
+	return error instanceof NodeApiError && error.context.malformedAnswer === true;
 }
 
 function httpError(
@@ -348,6 +381,11 @@ function httpError(
 		message = `The service crashed (HTTP ${statusCode}) trying to ${request.action}`;
 		description =
 			'Self-hosted 1.0.x servers fail on this /queues route. Set "API Paths" to "Legacy (/workflows)" in the Task Queue API credential.';
+	} else if (statusCode >= 500 && request.retry === 'ifNotProcessed') {
+		// A server can store the task and then fail to answer (real deployments do, e.g. without a
+		// list value): the task may exist, so say so and show what was sent, as for a cut-off answer.
+		message = `The service failed (HTTP ${statusCode}) after receiving the request to ${request.action}: the task may have been created${attemptsNote(attempt)}`;
+		description = `Check the queue before running this item again: the service may have stored the task before it failed, and a rerun would create it a second time.${sentValues(request)}`;
 	} else if (statusCode >= 500) {
 		message = `The service failed (HTTP ${statusCode}) trying to ${request.action}${attemptsNote(attempt)}`;
 		if ([502, 503, 504].includes(statusCode)) {

@@ -3,32 +3,37 @@ import type { IDataObject } from 'n8n-workflow';
 import type { CompletedTask } from '../transport/schemas';
 
 /**
- * A completion is one (task, completed_at) pair: a forced re-completion keeps the id and gets a new
- * `completed_at`, so it is a different completion with a different key.
+ * A completion is one (task, completion instant) pair: a forced re-completion keeps the id and gets
+ * a new `completed_at`, so it is a different completion with a different key. The instant is taken
+ * at millisecond precision, the one both sides share: the completed-tasks list writes microseconds
+ * (`…31.928498Z`), a webhook delivery the same instant truncated (`…31.928Z`). So two
+ * re-completions of one task within the same millisecond count as one (a person cannot force two
+ * that fast; two different tasks completed in the same millisecond stay two).
  */
 export function completionKey(task: Pick<CompletedTask, 'id' | 'completed_at'>): string {
-	return `${task.id}:${task.completed_at}`;
+	return `${task.id}:${timeKey(task.completed_at)}`;
 }
 
 const ISO = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?$/i;
 
 /**
- * A sortable form of a timestamp: `YYYY-MM-DDTHH:MM:SS.ffffff` in UTC. The service writes
- * timestamps with or without milliseconds (Django: microseconds), so string order of the raw
- * values is not time order ("…:00Z" sorts after "…:00.5Z"). Unparseable values sort first.
+ * A sortable form of a timestamp at millisecond precision: `YYYY-MM-DDTHH:MM:SS.mmm` in UTC. The
+ * service writes timestamps with microseconds, milliseconds or no fraction at all, so string order
+ * of the raw values is not time order ("…:00Z" sorts after "…:00.5Z"), and the same instant has
+ * several spellings. Unparseable values give ''.
  */
 export function timeKey(timestamp: string): string {
 	const match = ISO.exec(timestamp.trim());
 	if (!match) {
 		const ms = Date.parse(timestamp);
-		return Number.isNaN(ms) ? '' : `${new Date(ms).toISOString().slice(0, 19)}.${String(ms % 1000).padStart(3, '0')}000`;
+		return Number.isNaN(ms) ? '' : new Date(ms).toISOString().slice(0, 23);
 	}
 	const [, day, time, fraction = '', zone] = match;
-	const micro = fraction.padEnd(6, '0').slice(0, 6);
-	if (!zone || zone.toUpperCase() === 'Z') return `${day}T${time}.${micro}`;
+	const milli = fraction.padEnd(3, '0').slice(0, 3);
+	if (!zone || zone.toUpperCase() === 'Z') return `${day}T${time}.${milli}`;
 	const ms = Date.parse(`${day}T${time}${zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone}`);
 	if (Number.isNaN(ms)) return '';
-	return `${new Date(ms).toISOString().slice(0, 19)}.${micro}`;
+	return `${new Date(ms).toISOString().slice(0, 19)}.${milli}`;
 }
 
 /** Oldest completion first; the id breaks ties so the order is stable. */
@@ -53,7 +58,8 @@ export function readCursor(value: unknown): Cursor | undefined {
 	if (typeof value !== 'object' || value === null) return undefined;
 	const { at, ids } = value as IDataObject;
 	if (typeof at !== 'string' || !Array.isArray(ids)) return undefined;
-	return { at, ids: ids.filter((id): id is number => typeof id === 'number') };
+	// cursors saved before 0.2 hold microseconds: `YYYY-MM-DDTHH:MM:SS.ffffff`
+	return { at: at.slice(0, 23), ids: ids.filter((id): id is number => typeof id === 'number') };
 }
 
 /** Whether the completion comes after the cursor (and so has not been emitted by this trigger). */

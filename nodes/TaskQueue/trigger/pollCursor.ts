@@ -1,8 +1,7 @@
 import type { IHookFunctions, IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { parseBody, taskQueueRequest } from '../transport';
+import { getCompletedPage } from '../transport/endpoints';
 import type { CompletedPage, CompletedTask } from '../transport/schemas';
-import { completedPageSchema, isCompletedPage } from '../transport/schemas';
 import type { Cursor } from './completions';
 import { compareCompletions, completionKey, isAfter, timeKey } from './completions';
 
@@ -23,20 +22,7 @@ export async function fetchCompletedPage(
 	offset: number,
 	limit: number,
 ): Promise<CompletedPage> {
-	const request = {
-		method: 'GET' as const,
-		path: `/${queueId}/tasks/completed`,
-		qs: offset > 0 ? { offset, limit } : { limit },
-		retry: 'idempotent' as const,
-		action: `list the completed tasks of queue ${queueId}`,
-	};
-	return parseBody(
-		this.getNode(),
-		completedPageSchema,
-		await taskQueueRequest.call(this, request),
-		request,
-		isCompletedPage,
-	);
+	return await getCompletedPage.call(this, queueId, offset > 0 ? { offset, limit } : { limit });
 }
 
 export interface Collected {

@@ -2,13 +2,13 @@ import { randomBytes } from 'crypto';
 import type { IDataObject, IHookFunctions, INodeParameterResourceLocator } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { isValidUrl } from '../helpers/blocks';
 import { getQueueId } from '../helpers/queue';
-import { getTaskQueueCredentials, parseBody, taskQueueRequest } from '../transport';
-import { queueSchema, webhookSchema } from '../transport/schemas';
+import { getTaskQueueCredentials } from '../transport';
+import { getQueue, getWebhookTarget, MAX_TARGET_LENGTH, setWebhookTarget } from '../transport/endpoints';
 import { reachabilityWarning } from './reachability';
 
-/** The service stores a webhook target of at most 255 characters. */
-export const MAX_TARGET_LENGTH = 255;
+export { MAX_TARGET_LENGTH };
 export const WEBHOOK_PATH = 'task-completed';
 const SECRET_PARAM = 'secret';
 
@@ -101,43 +101,17 @@ export function newSecret(url: string, node: IHookFunctions['getNode']): string 
 	return randomBytes(bytes).toString('hex');
 }
 
-export async function getLiveTarget(this: IHookFunctions, queueId: number): Promise<string | null> {
-	const request = {
-		method: 'GET' as const,
-		path: `/${queueId}/webhook`,
-		retry: 'idempotent' as const,
-		action: `read the webhook of queue ${queueId}`,
-	};
-	const webhook = parseBody(this.getNode(), webhookSchema, await taskQueueRequest.call(this, request), request);
-	return webhook.target ? webhook.target : null;
-}
-
-export async function setLiveTarget(this: IHookFunctions, queueId: number, target: string): Promise<void> {
-	await taskQueueRequest.call(this, {
-		method: 'PUT',
-		path: `/${queueId}/webhook`,
-		body: { target },
-		retry: 'idempotent',
-		action: target ? `set the webhook of queue ${queueId}` : `remove the webhook of queue ${queueId}`,
+/**
+ * Refuses a webhook URL the service would refuse ("Enter a valid URL.": a host without a dot other
+ * than localhost, say), before anything is written: n8n 2.x activates in the background, where a
+ * refusal from the service would only reach n8n's log.
+ */
+function checkWebhookUrl(url: string, node: IHookFunctions['getNode']): void {
+	if (isValidUrl(url)) return;
+	throw new NodeOperationError(node(), `The Task Queue Service would refuse this workflow's webhook URL (${url})`, {
+		description:
+			"The service accepts only http:// or https:// addresses whose host has a dot (example.com) or is localhost. Set n8n's WEBHOOK_URL to such an address (for example http://localhost:5678/ or your public host name), restart n8n, and activate again; or use the Task Queue Poll Trigger.",
 	});
-}
-
-/** "Invoices" (101), or just (101) when the name cannot be read. */
-async function queueLabel(this: IHookFunctions, queueId: number): Promise<string> {
-	const request = {
-		method: 'GET' as const,
-		path: `/${queueId}`,
-		retry: 'idempotent' as const,
-		action: `read queue ${queueId}`,
-	};
-	try {
-		const queue = parseBody(this.getNode(), queueSchema, await taskQueueRequest.call(this, request), request);
-		return `"${queue.name}" (${queueId})`;
-	} catch (error) {
-		// Only the message loses the name; the refusal itself is what matters.
-		this.logger.debug(`Could not read the name of queue ${queueId}: ${(error as Error).message}`);
-		return `${queueId}`;
-	}
 }
 
 function isTestRegistration(this: IHookFunctions): boolean {
@@ -150,8 +124,10 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 	const registration = readRegistration(state);
 	const queueId = triggerQueueId.call(this);
 	const url = this.getNodeWebhookUrl('default') as string;
-	const live = await getLiveTarget.call(this, queueId);
-	if (!registration || registration.queueId !== queueId || live === null) return false;
+	// registered queues were checked to be the organization's; nothing else is read
+	if (!registration || registration.queueId !== queueId) return false;
+	const live = await getWebhookTarget.call(this, queueId);
+	if (live === null) return false;
 	return classifyTarget(live, url) === 'mine' && secretOf(live) === registration.secret;
 }
 
@@ -164,12 +140,17 @@ export async function createWebhook(this: IHookFunctions): Promise<boolean> {
 	const test = isTestRegistration.call(this);
 	const node = this.getNode();
 	const options = this.getNodeParameter('options', {}) as IDataObject;
-	const live = await getLiveTarget.call(this, queueId);
+	checkWebhookUrl(url, () => node);
+	const secret = newSecret(url, () => node);
+	// The service reads and writes a webhook by queue id alone, in any organization: the queue is
+	// read through the credential's organization first, and one of another organization is "not found".
+	const queue = await getQueue.call(this, queueId);
+	const label = `"${queue.name}" (${queueId})`;
+	const live = await getWebhookTarget.call(this, queueId);
 	const kind = classifyTarget(live, url, node.webhookId);
 
 	let previousTarget: string | null = previous?.queueId === queueId ? previous.previousTarget : null;
 	if (kind === 'ours' && test) {
-		const label = await queueLabel.call(this, queueId);
 		throw new NodeOperationError(node, `Queue ${label} already sends its completed tasks to this workflow's production webhook`, {
 			description:
 				'The service allows one webhook per queue, and a test must not take it from the active workflow. ' +
@@ -179,7 +160,6 @@ export async function createWebhook(this: IHookFunctions): Promise<boolean> {
 	}
 	if (kind === 'foreign') {
 		if (options.replaceExistingWebhook !== true) {
-			const label = await queueLabel.call(this, queueId);
 			throw new NodeOperationError(node, `Queue ${label} already sends its completed tasks to another address (${withoutQuery(live as string)})`, {
 				description:
 					'The service allows one webhook per queue, and this one was set by someone else (on the queue\'s Connections screen, by another workflow or another tool). ' +
@@ -193,8 +173,7 @@ export async function createWebhook(this: IHookFunctions): Promise<boolean> {
 		);
 	}
 
-	const secret = newSecret(url, () => node);
-	await setLiveTarget.call(this, queueId, targetWithSecret(url, secret));
+	await setWebhookTarget.call(this, queueId, targetWithSecret(url, secret));
 	const registration: Registration = { queueId, url, secret, previousTarget, test };
 	state.registration = registration as unknown as IDataObject;
 	if (!previous || previous.queueId !== queueId) {
@@ -233,7 +212,7 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 
 	let live: string | null;
 	try {
-		live = await getLiveTarget.call(this, queueId);
+		live = await getWebhookTarget.call(this, queueId);
 	} catch (error) {
 		const message = `Could not check the webhook of queue ${queueId} to remove this workflow's address`;
 		this.logger.error(`Task Queue Trigger: ${message}: ${(error as Error).message}`);
@@ -244,7 +223,7 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 	}
 	if (classifyTarget(live, url) === 'mine') {
 		const back = restore && registration?.previousTarget ? registration.previousTarget : '';
-		await setLiveTarget.call(this, queueId, back);
+		await setWebhookTarget.call(this, queueId, back);
 		this.logger.info(
 			back
 				? `Task Queue Trigger: restored the previous webhook of queue ${queueId} (${withoutQuery(back)})`

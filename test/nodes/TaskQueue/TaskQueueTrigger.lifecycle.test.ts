@@ -36,7 +36,7 @@ async function liveTarget(queueId = QUEUE): Promise<string> {
 
 async function webhookRequests() {
 	return (await env.client.requests())
-		.filter((r) => r.path.endsWith('/webhook'))
+		.filter((r) => r.path.endsWith('/webhook') || /^\/orgs\/1\/queues\/\d+$/.test(r.path))
 		.map((r) => ({ method: r.method, path: r.path, body: r.body, status: r.status }));
 }
 
@@ -58,8 +58,10 @@ describe('registration', () => {
 			test: false,
 		});
 		expect(await t.checkExists()).toBe(true);
+		// checkExists reads nothing while nothing is registered; create reads the queue through the
+		// organization (its webhook route finds a queue by id alone), then its webhook
 		expect(await webhookRequests()).toEqual([
-			{ method: 'GET', path: '/orgs/1/queues/101/webhook', body: null, status: 200 },
+			{ method: 'GET', path: '/orgs/1/queues/101', body: null, status: 200 },
 			{ method: 'GET', path: '/orgs/1/queues/101/webhook', body: null, status: 200 },
 			{ method: 'PUT', path: '/orgs/1/queues/101/webhook', body: { target: `${t.url()}?secret=${secret}` }, status: 201 },
 			{ method: 'GET', path: '/orgs/1/queues/101/webhook', body: null, status: 200 },
@@ -265,5 +267,38 @@ describe('test registrations ("listen for test event")', () => {
 		// The test registration ending later leaves production alone.
 		await test.delete();
 		expect(await production.checkExists()).toBe(true);
+	});
+});
+
+describe('activation refuses what real deployments would get wrong, before writing anything', () => {
+	it("a queue of another organization: not found, and its webhook is left alone (the service's webhook route ignores the organization)", async () => {
+		await env.client.setWebhook(201, 'https://other-org.example.com/hook', { by: 'carol@example.com' });
+		const t = new WebhookTriggerUnderTest({
+			credentials: env.credentials(),
+			parameters: { event: 'taskCompleted', queue: locator(201), options: { replaceExistingWebhook: true } },
+		});
+		await expect(t.create()).rejects.toMatchObject({
+			name: 'NodeApiError',
+			message: 'Not found: could not get queue 201',
+		});
+		expect((await env.client.getQueue(201)).webhook).toEqual({ target: 'https://other-org.example.com/hook' });
+		expect(await webhookRequests()).toEqual([{ method: 'GET', path: '/orgs/1/queues/201', body: null, status: 404 }]);
+		// checkExists reads nothing of a queue it never registered
+		expect(await t.checkExists()).toBe(false);
+		expect(await webhookRequests()).toHaveLength(1);
+	});
+
+	it.each([
+		['a host without a dot', 'http://n8n:5678/webhook'],
+		['a scheme the service refuses', 'ftp://n8n.example.com/webhook'],
+	])('an n8n address the service would refuse ("Enter a valid URL."): %s', async (_label, base) => {
+		const t = trigger();
+		t.webhookBaseUrl = base;
+		await expect(t.create()).rejects.toMatchObject({
+			name: 'NodeOperationError',
+			message: `The Task Queue Service would refuse this workflow's webhook URL (${t.url()})`,
+		});
+		expect(await webhookRequests()).toEqual([]);
+		expect(await liveTarget()).toBe('');
 	});
 });

@@ -3,7 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
-import { taskQueueRequest } from '../../transport';
+import { flushQueue, getQueue } from '../../transport/endpoints';
 
 const properties: INodeProperties[] = [
 	{
@@ -17,15 +17,10 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
-/** The service answers 200 with an empty, non-JSON body; flushing twice is harmless (retried). */
+/** Flushing twice is harmless. The queue is read first, as every write to a queue is. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const queueId = getQueueId.call(this, itemIndex);
-	await taskQueueRequest.call(this, {
-		method: 'PUT',
-		path: `/${queueId}/flush`,
-		retry: 'idempotent',
-		action: `flush queue ${queueId}`,
-		itemIndex,
-	});
+	await getQueue.call(this, queueId, itemIndex);
+	await flushQueue.call(this, queueId, itemIndex);
 	return { queueId, flushed: true };
 }

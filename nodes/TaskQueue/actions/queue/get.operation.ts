@@ -3,7 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
-import { fetchQueue } from '../../helpers/queueConfig';
+import { getQueue } from '../../transport/endpoints';
 
 const properties: INodeProperties[] = [{ ...queueLocator, description: 'The queue to get' }];
 
@@ -14,5 +14,5 @@ export const description = updateDisplayOptions(
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const queueId = getQueueId.call(this, itemIndex);
-	return (await fetchQueue.call(this, queueId, itemIndex)) as IDataObject;
+	return (await getQueue.call(this, queueId, itemIndex)) as IDataObject;
 }

@@ -3,8 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { returnAllAndLimit } from '../../helpers/descriptions';
 import { getLimit } from '../../helpers/queue';
-import { parseBody, taskQueueRequest } from '../../transport';
-import { queueListSchema } from '../../transport/schemas';
+import { listQueues } from '../../transport/endpoints';
 
 const properties: INodeProperties[] = [...returnAllAndLimit];
 
@@ -16,13 +15,6 @@ export const description = updateDisplayOptions(
 /** The service answers the whole list at once (no paging); Limit is applied here. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const limit = getLimit.call(this, itemIndex, 'queues');
-	const request = {
-		method: 'GET' as const,
-		path: '',
-		retry: 'idempotent' as const,
-		action: 'list the queues',
-		itemIndex,
-	};
-	const queues = parseBody(this.getNode(), queueListSchema, await taskQueueRequest.call(this, request), request);
+	const queues = await listQueues.call(this, itemIndex);
 	return queues.slice(0, limit) as IDataObject[];
 }

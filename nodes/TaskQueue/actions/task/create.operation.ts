@@ -14,7 +14,8 @@ import { asNodeError } from '../../helpers/errors';
 import { compileFieldMapping, readMappedFields } from '../../helpers/fieldMapping';
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
-import { parseBody, taskQueueRequest } from '../../transport';
+import { parseBody } from '../../transport';
+import { createTask } from '../../transport/endpoints';
 import { isTask, taskSchema } from '../../transport/schemas';
 import type { ExecutionState } from '../node.type';
 
@@ -155,16 +156,13 @@ export function concurrency(this: IExecuteFunctions, state: ExecutionState): () 
 export async function execute(this: IExecuteFunctions, itemIndex: number, state: ExecutionState): Promise<IDataObject> {
 	const prepared = state.prepared[itemIndex] as Prepared;
 	if ('error' in prepared) throw asNodeError(this.getNode(), prepared.error, itemIndex);
-	const request = {
-		method: 'POST' as const,
-		path: `/${prepared.queueId}/tasks/create`,
-		body: { data: prepared.data },
-		retry: 'ifNotProcessed' as const,
-		action: `create a task in queue ${prepared.queueId}`,
+	const { response, action } = await createTask.call(
+		this,
+		prepared.queueId,
+		prepared.data as IDataObject,
 		itemIndex,
-		feedback: state.concurrency,
-	};
-	const response = await taskQueueRequest.call(this, request);
+		state.concurrency,
+	);
 	if (isTask(response.body)) return response.body as IDataObject;
 	// A success status means the task exists even when the answer was cut off or garbled: say so,
 	// or a rerun of the "failed" items would create it a second time.
@@ -177,5 +175,5 @@ export async function execute(this: IExecuteFunctions, itemIndex: number, state:
 			itemIndex,
 		});
 	}
-	return parseBody(this.getNode(), taskSchema, response, request) as IDataObject;
+	return parseBody(this.getNode(), taskSchema, response, { action, itemIndex }) as IDataObject;
 }

@@ -4,9 +4,8 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import { parseDateParameter } from '../../helpers/dates';
 import { queueLocator, returnAllAndLimit } from '../../helpers/descriptions';
 import { getLimit, getQueueId } from '../../helpers/queue';
-import { parseBody, taskQueueRequest } from '../../transport';
+import { getCompletedPage } from '../../transport/endpoints';
 import type { CompletedPage, CompletedTask } from '../../transport/schemas';
-import { completedPageSchema, isCompletedPage } from '../../transport/schemas';
 
 /** The service caps a page at 1000 tasks. */
 export const MAX_PAGE_SIZE = 1000;
@@ -74,11 +73,11 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	}
 	const afterMs = after?.toMillis();
 	const beforeMs = before?.toMillis();
-	const qs: IDataObject = {};
+	const qs: { start_date?: string; end_date?: string } = {};
 	// The service filters by whole days (UTC) and ignores what it cannot parse; the exact times are
 	// checked here on each task's completed_at.
-	if (after) qs.start_date = after.toUTC().toISODate();
-	if (before) qs.end_date = before.toUTC().toISODate();
+	if (after) qs.start_date = after.toUTC().toISODate() ?? undefined;
+	if (before) qs.end_date = before.toUTC().toISODate() ?? undefined;
 	const filtering = after !== undefined || before !== undefined;
 
 	const seen = new Set<number>();
@@ -100,16 +99,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		return true;
 	};
 	const fetchPage = async (offset: number, size: number): Promise<CompletedPage> => {
-		const request = {
-			method: 'GET' as const,
-			path: `/${queueId}/tasks/completed`,
-			qs: { ...qs, limit: size, offset },
-			retry: 'idempotent' as const,
-			action: `list the completed tasks of queue ${queueId}`,
-			itemIndex,
-		};
-		const response = await taskQueueRequest.call(this, request);
-		return parseBody(this.getNode(), completedPageSchema, response, request, isCompletedPage);
+		return await getCompletedPage.call(this, queueId, { ...qs, limit: size, offset }, itemIndex);
 	};
 	// A short page is the last one; a longer one than asked for (a server ignoring the limit) is not.
 	const isLast = (page: CompletedPage, size: number, offset: number) =>

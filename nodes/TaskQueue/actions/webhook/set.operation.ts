@@ -4,11 +4,7 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import { isValidUrl } from '../../helpers/blocks';
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
-import { taskQueueRequest } from '../../transport';
-import { webhookSchema } from '../../transport/schemas';
-
-/** The service stores the target in a field of at most 255 characters. */
-export const MAX_TARGET_LENGTH = 255;
+import { getQueue, MAX_TARGET_LENGTH, setWebhookTarget } from '../../transport/endpoints';
 
 const properties: INodeProperties[] = [
 	{ ...queueLocator, description: 'The queue whose webhook to set' },
@@ -47,16 +43,8 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 			},
 		);
 	}
-	const request = {
-		method: 'PUT' as const,
-		path: `/${queueId}/webhook`,
-		body: { target: url },
-		retry: 'idempotent' as const,
-		action: `set the webhook of queue ${queueId}`,
-		itemIndex,
-	};
-	const response = await taskQueueRequest.call(this, request);
-	const parsed = webhookSchema.safeParse(response.body);
-	const target = parsed.success && typeof parsed.data.target === 'string' && parsed.data.target ? parsed.data.target : url;
-	return { queueId, target };
+	// the service writes a webhook by queue id alone, in any organization: check the queue is ours
+	await getQueue.call(this, queueId, itemIndex);
+	const target = await setWebhookTarget.call(this, queueId, url, itemIndex);
+	return { queueId, target: target ?? url };
 }

@@ -15,6 +15,7 @@ const blocksOf = (id: number) => seed.queues.find((q) => q.id === id)!.blocks as
 const refunds = compileQueue(101, 'Refund Requests', blocksOf(101));
 const content = compileQueue(102, 'Content Review', blocksOf(102));
 const labeling = compileQueue(103, 'Data Labeling', blocksOf(103));
+const PHOTO = { image: 'https://example.com/p.jpg', objects: [] };
 
 describe('block kinds to n8n field types', () => {
 	test.each([
@@ -114,10 +115,11 @@ describe('validateTaskData', () => {
 		expect(
 			validateTaskData(content, { approved: 'TRUE', topics: ['Technology', 'news', 'Technology'], word_count: 3 })
 				.data,
-		).toEqual({ approved: true, topics: ['tech', 'news'], word_count: 3 });
+		).toEqual({ approved: true, topics: ['tech', 'news'], word_count: 3, tags: [] });
 		expect(validateTaskData(content, { approved: false, topics: 'News, sports' }).data).toEqual({
 			approved: false,
 			topics: ['news', 'sports'],
+			tags: [],
 		});
 	});
 
@@ -160,7 +162,7 @@ describe('validateTaskData', () => {
 		]);
 		expect(validateTaskData(intake, { ticket: 'T-1', photo: 'https://example.com/p.png' }).problems).toEqual([]);
 		expect(validateTaskData(refunds, { customer_message: 'x' }).problems).toEqual([]);
-		expect(validateTaskData(labeling, { sentence: 'Ada' }).problems).toEqual([]);
+		expect(validateTaskData(labeling, { sentence: 'Ada', photo: PHOTO }).problems).toEqual([]);
 		expect(blockToField({ id: 'ticket', name: 'Ticket', type: 'text', text: { read_only: true, is_required: true } }).required).toBe(true);
 	});
 
@@ -174,13 +176,29 @@ describe('validateTaskData', () => {
 		expect(validateTaskData(refunds, { decision: 'approve', receipt: { url: 'x' } }).problems[0].message).toBe(
 			'Receipt (receipt): expected a URL, got an object',
 		);
-		expect(validateTaskData(labeling, { sentiment: 'neutral', scores: [1, 'two', 3] }).problems[0].message).toBe(
+		expect(validateTaskData(labeling, { sentiment: 'neutral', photo: PHOTO, scores: [1, 'two', 3] }).problems[0].message).toBe(
 			'Scores (scores): entry 2: expected a number, got "two"',
 		);
-		expect(validateTaskData(labeling, { sentiment: 'neutral', scores: '[1, "2.5"]' }).data).toEqual({
+		expect(validateTaskData(labeling, { sentiment: 'neutral', photo: PHOTO, scores: '[1, "2.5"]' }).data).toEqual({
 			sentiment: 'neutral',
+			photo: PHOTO,
 			scores: [1, 2.5],
+			sentence: { text: '', entities: [] },
 		});
+	});
+
+	test('values whose absence crashes the service: bounding boxes required, lists and entities sent empty', () => {
+		expect(validateTaskData(labeling, { sentiment: 'neutral' }).problems).toEqual([
+			{ field: 'photo', message: 'Photo objects (photo) is required' },
+		]);
+		expect(validateTaskData(labeling, { photo: PHOTO, sentence: null, scores: '' }).data).toEqual({
+			photo: PHOTO,
+			sentence: { text: '', entities: [] },
+			scores: [],
+		});
+		expect(blockToField(blocksOf(103).find((b) => b.id === 'photo')!).required).toBe(true);
+		// nothing supplied at all is still refused, whatever would be filled in
+		expect(validateTaskData(content, {}).problems.map((p) => p.field)).toEqual(['data']);
 	});
 
 	test('URL rules: scheme, and a host with a dot or localhost', () => {
@@ -207,16 +225,25 @@ describe('validateTaskData', () => {
 		expect(validateTaskData(content, { approved: true, publish_on: new Date('2024-06-01T10:00:00Z') }).data).toEqual({
 			approved: true,
 			publish_on: '2024-06-01T10:00:00.000Z',
+			tags: [],
 		});
 	});
 
 	test('form sequences: sub-fields checked, unknown sub-fields named with their path', () => {
 		expect(
-			validateTaskData(labeling, { sentiment: 'positive', address: { street: 'Main St 1', city: 'Springfield' } }).data,
-		).toEqual({ sentiment: 'positive', address: { street: 'Main St 1', city: 'Springfield' } });
+			validateTaskData(labeling, { sentiment: 'positive', photo: PHOTO, address: { street: 'Main St 1', city: 'Springfield' } }).data,
+		).toMatchObject({ sentiment: 'positive', address: { street: 'Main St 1', city: 'Springfield' } });
 		expect(
-			validateTaskData(labeling, { sentiment: 'positive', address: '{"street": 5, "country": "X"}' }).problems,
+			validateTaskData(labeling, { sentiment: 'positive', photo: PHOTO, address: '{"street": 5, "country": "X"}' }).problems,
 		).toEqual([{ field: 'address.country', message: '"address.country" is not a field of this queue' }]);
+		// real deployments list the sub-blocks under `form_sequence.data`
+		const form = compileQueue(9, 'Form', [
+			{ id: 'f', name: 'F', type: 'form_sequence', form_sequence: { data: [{ id: 'n', name: 'N', type: 'number', number: {} }] } },
+		]);
+		expect(validateTaskData(form, { f: { n: 'x', m: 1 } }).problems).toEqual([
+			{ field: 'f.n', message: 'F › N (n): expected a number, got "x"' },
+			{ field: 'f.m', message: '"f.m" is not a field of this queue' },
+		]);
 	});
 
 	test('named entities and bounding boxes', () => {

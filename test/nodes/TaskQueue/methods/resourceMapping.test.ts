@@ -68,7 +68,7 @@ describe('resource mapper fields of the seeded queues', () => {
 		const { fields } = await fieldsFor(locator(103));
 		expect(fields.map((f) => [f.id, f.type, f.required])).toEqual([
 			['sentence', 'string', false],
-			['photo', 'object', false],
+			['photo', 'object', true],
 			['transcript', 'array', false],
 			['address', 'object', false],
 			['scores', 'array', false],
@@ -81,7 +81,7 @@ describe('resource mapper fields of the seeded queues', () => {
 		]);
 	});
 
-	test('each seeded queue: one field per block, required exactly where an input is_required', async () => {
+	test('each seeded queue: one field per block, required exactly where an input is_required or a bounding box', async () => {
 		for (const queue of seed.queues.filter((q) => q.organizationId === 1)) {
 			const { fields } = await fieldsFor(locator(queue.id));
 			expect(fields.map((f) => f.id).sort()).toEqual(queue.blocks.map((b) => b.id).sort());
@@ -90,7 +90,9 @@ describe('resource mapper fields of the seeded queues', () => {
 				const input =
 					settings?.read_only === true ||
 					['image', 'audio', 'video', 'pdf', 'embed', 'named_entity_recognition', 'bounding_boxes'].includes(block.type);
-				expect(fields.find((f) => f.id === block.id)?.required).toBe(input && settings?.is_required === true);
+				// bounding boxes too: the service crashes without one (HTML 500)
+				const required = (input && settings?.is_required === true) || block.type === 'bounding_boxes';
+				expect(fields.find((f) => f.id === block.id)?.required).toBe(required);
 			}
 		}
 	});

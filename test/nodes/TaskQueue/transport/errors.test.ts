@@ -3,6 +3,10 @@
 import http from 'http';
 import type { AddressInfo } from 'net';
 
+import { TaskQueueTrigger } from '../../../../nodes/TaskQueue/TaskQueueTrigger.node';
+import { isMalformedAnswer } from '../../../../nodes/TaskQueue/transport';
+import { setWebhookTarget } from '../../../../nodes/TaskQueue/transport/endpoints';
+import { hookContext, makeWebhookEnv } from '../../../helpers/n8n';
 import { startProxy } from '../proxy';
 import { locator, startEnv, type TestEnv } from '../env';
 
@@ -113,14 +117,17 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 		expect((await env.requests()).map((r) => r.status)).toEqual([503, 503, 200]);
 	});
 
+	// A server can store the task and then fail (real deployments do without a list value): a 5xx
+	// on a create says the task may exist, shows what was sent, and is not retried.
+	const SENT = 'Values sent: {"customer_message":"x","order_total":5,"decision":"approve"}';
+
 	test('503 without Retry-After on a create: not retried (the task may exist), reported', async () => {
 		await env.client.setFaults([{ route: 'createTask', kind: '503', count: 1 }]);
 		const { error } = await env.run(createTask);
 		expect(error).toMatchObject({
 			name: 'NodeApiError',
-			message: 'The service failed (HTTP 503) trying to create a task in queue 101',
-			description:
-				'The service (or a proxy in front of it) is temporarily unavailable. Run the workflow again later. The task may or may not have been created: check the queue before running this item again.',
+			message: 'The service failed (HTTP 503) after receiving the request to create a task in queue 101: the task may have been created',
+			description: `Check the queue before running this item again: the service may have stored the task before it failed, and a rerun would create it a second time. ${SENT}`,
 			httpCode: '503',
 		});
 		expect((await env.requests()).map((r) => [r.path, r.status])).toEqual([
@@ -129,16 +136,38 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 		]);
 	});
 
-	test('HTML 500 (a value that crashes the service)', async () => {
+	test('HTML 500 on a create: the task may exist, not retried', async () => {
 		await env.client.setFaults([{ route: 'createTask', kind: 'html500', count: 1 }]);
 		const { error } = await env.run(createTask);
 		expect(error).toMatchObject({
 			name: 'NodeApiError',
-			message: 'The service failed (HTTP 500) trying to create a task in queue 101',
-			description:
-				'The service answered with an error page. This happens when a value has a type the service does not expect; check the values sent, or try again later.',
+			message: 'The service failed (HTTP 500) after receiving the request to create a task in queue 101: the task may have been created',
+			description: `Check the queue before running this item again: the service may have stored the task before it failed, and a rerun would create it a second time. ${SENT}`,
 			httpCode: '500',
 		});
+		expect((await env.requests()).filter((r) => r.path.endsWith('/create'))).toHaveLength(1);
+	});
+
+	test('an answer that is not valid HTTP is reported as such, not as "could not reach"', async () => {
+		// a removal on a queue without webhook: the real 204 with a body, met through n8n-core
+		const hookEnv = makeWebhookEnv({
+			types: { taskQueueTrigger: new TaskQueueTrigger() },
+			node: { type: 'taskQueueTrigger', parameters: { queue: locator(101) } },
+			credentials: env.credentials(),
+		});
+		const error = await setWebhookTarget.call(hookContext(hookEnv), 101, '').then(
+			() => undefined,
+			(e: unknown) => e,
+		);
+		expect(error).toMatchObject({
+			name: 'NodeApiError',
+			message:
+				'The service answered the request to remove the webhook of queue 101 with a malformed HTTP response (HPE_INVALID_CONSTANT)',
+			description:
+				'The service received the request and may have acted on it; n8n could not read its answer. Check the queue in the service, or read it again with a Get operation.',
+		});
+		expect(isMalformedAnswer(error)).toBe(true);
+		expect((await env.requests()).map((r) => [r.method, r.path, r.status])).toEqual([['PUT', '/orgs/1/queues/101/webhook', 204]]);
 	});
 
 	test('a connection reset during a create: not retried, and the message says the task may exist', async () => {

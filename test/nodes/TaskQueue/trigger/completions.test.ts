@@ -27,12 +27,13 @@ function task(id: number, completed_at: string): CompletedTask {
 
 describe('timeKey', () => {
 	it.each([
-		['2021-06-01T10:30:00Z', '2021-06-01T10:30:00.000000'],
-		['2021-06-01T10:30:00.5Z', '2021-06-01T10:30:00.500000'],
-		['2021-06-01T10:30:00.123Z', '2021-06-01T10:30:00.123000'],
-		['2021-06-01T10:30:00.123456Z', '2021-06-01T10:30:00.123456'],
-		['2021-06-01T12:30:00.25+02:00', '2021-06-01T10:30:00.250000'],
-		['2021-06-01T10:30:00', '2021-06-01T10:30:00.000000'],
+		['2021-06-01T10:30:00Z', '2021-06-01T10:30:00.000'],
+		['2021-06-01T10:30:00.5Z', '2021-06-01T10:30:00.500'],
+		['2021-06-01T10:30:00.123Z', '2021-06-01T10:30:00.123'],
+		['2021-06-01T10:30:00.123456Z', '2021-06-01T10:30:00.123'],
+		['2021-06-01T10:30:00.123999Z', '2021-06-01T10:30:00.123'],
+		['2021-06-01T12:30:00.25+02:00', '2021-06-01T10:30:00.250'],
+		['2021-06-01T10:30:00', '2021-06-01T10:30:00.000'],
 		['not a date', ''],
 	])('%s -> %s', (input, expected) => {
 		expect(timeKey(input)).toBe(expected);
@@ -56,18 +57,35 @@ describe('cursor', () => {
 	const t2 = task(2, '2021-06-01T10:00:00.200Z');
 	const t3 = task(3, '2021-06-01T10:00:00.200Z');
 
-	it('keys a completion by id and completion time', () => {
-		expect(completionKey(t1)).toBe('1:2021-06-01T10:00:00.100Z');
+	it('keys a completion by id and completion time, at millisecond precision', () => {
+		expect(completionKey(t1)).toBe('1:2021-06-01T10:00:00.100');
+	});
+
+	it('one completion is one key whether delivered (milliseconds) or listed (microseconds)', () => {
+		// real deployments: the webhook truncates the instant the completed-tasks list writes in full
+		const delivered = task(7, '2026-11-21T09:51:31.928Z');
+		const listed = task(7, '2026-11-21T09:51:31.928498Z');
+		expect(completionKey(listed)).toBe(completionKey(delivered));
+		expect(completionKey(task(7, '2026-11-21T09:51:31Z'))).toBe(completionKey(task(7, '2026-11-21T09:51:31.000400Z')));
+		const cursor = advanceCursor(undefined, [delivered])!;
+		expect(isAfter(listed, cursor)).toBe(false);
+		// another task completed in the same millisecond is still new; a later re-completion too
+		expect(isAfter(task(8, '2026-11-21T09:51:31.928700Z'), cursor)).toBe(true);
+		expect(isAfter(task(7, '2026-11-21T09:51:31.929001Z'), cursor)).toBe(true);
+	});
+
+	it('a cursor saved at microseconds (before 0.2) reads back at milliseconds', () => {
+		expect(readCursor({ at: '2026-11-21T09:51:31.928498', ids: [7] })).toEqual({ at: '2026-11-21T09:51:31.928', ids: [7] });
 	});
 
 	it('advances to the newest completion and keeps every id sharing its timestamp', () => {
 		const cursor = advanceCursor(undefined, [t1, t2]);
-		expect(cursor).toEqual({ at: '2021-06-01T10:00:00.200000', ids: [2] });
+		expect(cursor).toEqual({ at: '2021-06-01T10:00:00.200', ids: [2] });
 		expect(isAfter(t1, cursor!)).toBe(false);
 		expect(isAfter(t2, cursor!)).toBe(false);
 		// Same instant, another task: completed after the cursor was taken.
 		expect(isAfter(t3, cursor!)).toBe(true);
-		expect(advanceCursor(cursor, [t3])).toEqual({ at: '2021-06-01T10:00:00.200000', ids: [2, 3] });
+		expect(advanceCursor(cursor, [t3])).toEqual({ at: '2021-06-01T10:00:00.200', ids: [2, 3] });
 		// Never moves back.
 		expect(advanceCursor(cursor, [t1])).toEqual(cursor);
 	});

@@ -224,6 +224,46 @@ describe('Task > Create', () => {
 		});
 	});
 
+	test('list and entity values left out are sent empty: the service would store the task, then answer an HTML 500', async () => {
+		const review = await env.run(create(locator(102), defineBelow({ title: 'No tags' })));
+		expect(review.error).toBeUndefined();
+		const labeling = await env.run(
+			create(
+				locator(103),
+				defineBelow({ photo: { image: 'https://example.com/p.jpg', objects: [] }, sentiment: 'neutral' }),
+			),
+		);
+		expect(labeling.error).toBeUndefined();
+		expect((await createRequests()).map((r) => [r.body, r.status])).toEqual([
+			[{ data: { title: 'No tags', tags: [] } }, 201],
+			[
+				{
+					data: {
+						photo: { image: 'https://example.com/p.jpg', objects: [] },
+						sentiment: 'neutral',
+						sentence: { text: '', entities: [] },
+						scores: [],
+					},
+				},
+				201,
+			],
+		]);
+		// one task each, nothing left behind by a failed create
+		expect(review.items[0].json).toMatchObject({ data: { title: 'No tags', tags: [] } });
+		expect(labeling.items[0].json).toMatchObject({ data: { sentence: { text: '', entities: [] }, scores: [] } });
+	});
+
+	test('form sub-fields are checked against `form_sequence.data`, as real deployments list them', async () => {
+		const photo = { image: 'https://example.com/p.jpg', objects: [] };
+		const { error } = await env.run(
+			create(locator(103), defineBelow({ photo, sentiment: 'neutral', address: { street: true, floor: '2' } })),
+		);
+		expect(error?.message).toBe(
+			'The task data has 2 problems: Address › Street (street): expected a text, got boolean true; "address.floor" is not a field of this queue',
+		);
+		expect(await createRequests()).toEqual([]);
+	});
+
 	describe('refuses bad data before sending it, listing every problem of the item by field name', () => {
 		test.each([
 			[
@@ -293,8 +333,15 @@ describe('Task > Create', () => {
 		});
 
 		test('a number list given a non-number (an HTML 500 on the service)', async () => {
-			const { error } = await env.run(create(locator(103), defineBelow({ sentiment: 'neutral', scores: [1, 'two'] })));
+			const photo = { image: 'https://example.com/p.jpg', objects: [] };
+			const { error } = await env.run(create(locator(103), defineBelow({ sentiment: 'neutral', photo, scores: [1, 'two'] })));
 			expect(error?.message).toBe('The task data has 1 problem: Scores (scores): entry 2: expected a number, got "two"');
+			expect(await createRequests()).toEqual([]);
+		});
+
+		test('a Bounding Boxes value left out (the service crashes with an HTML 500 before storing)', async () => {
+			const { error } = await env.run(create(locator(103), defineBelow({ sentiment: 'neutral' })));
+			expect(error?.message).toBe('The task data has 1 problem: Photo objects (photo) is required');
 			expect(await createRequests()).toEqual([]);
 		});
 

@@ -1,0 +1,118 @@
+import type { IDataObject } from 'n8n-workflow';
+
+import type { ConcurrencyFeedback, TaskQueueContext, TaskQueueResponse } from './index';
+import { parseBody, taskQueueRequest } from './index';
+import type { CompletedPage, Queue } from './schemas';
+import { completedPageSchema, isCompletedPage, queueListSchema, queueSchema, webhookSchema } from './schemas';
+
+// One function per endpoint of the service: the only place that knows its paths, methods and retry
+// rules. Paths are below `/orgs/{organization}/{queues|workflows}` (the transport adds that part).
+
+/** The service stores a webhook target of at most 255 characters. */
+export const MAX_TARGET_LENGTH = 255;
+
+const queuePath = (queueId: number, tail = '') => `/${queueId}${tail}`;
+
+/** GET the organization's queues (not paginated). */
+export async function listQueues(this: TaskQueueContext, itemIndex?: number): Promise<Queue[]> {
+	const request = { method: 'GET' as const, path: '', retry: 'idempotent' as const, action: 'list the queues', itemIndex };
+	return parseBody(this.getNode(), queueListSchema, await taskQueueRequest.call(this, request), request);
+}
+
+/**
+ * GET one queue with its blocks, through the credential's organization: a queue of another
+ * organization is "not found". Routes that find a queue by its id alone (webhook, create) read it
+ * here first, so that nothing is read from or written to another organization's queue.
+ */
+export async function getQueue(this: TaskQueueContext, queueId: number, itemIndex?: number): Promise<Queue> {
+	const request = {
+		method: 'GET' as const,
+		path: queuePath(queueId),
+		retry: 'idempotent' as const,
+		action: `get queue ${queueId}`,
+		itemIndex,
+	};
+	return parseBody(this.getNode(), queueSchema, await taskQueueRequest.call(this, request), request);
+}
+
+/** PUT flush: the service answers 200 with an empty, non-JSON body; flushing twice is harmless. */
+export async function flushQueue(this: TaskQueueContext, queueId: number, itemIndex?: number): Promise<void> {
+	await taskQueueRequest.call(this, {
+		method: 'PUT',
+		path: queuePath(queueId, '/flush'),
+		retry: 'idempotent',
+		action: `flush queue ${queueId}`,
+		itemIndex,
+	});
+}
+
+/** POST one task. Not retried where the service may have stored it; the caller reads the answer. */
+export async function createTask(
+	this: TaskQueueContext,
+	queueId: number,
+	data: IDataObject,
+	itemIndex?: number,
+	feedback?: ConcurrencyFeedback,
+): Promise<{ response: TaskQueueResponse; action: string }> {
+	const action = `create a task in queue ${queueId}`;
+	const response = await taskQueueRequest.call(this, {
+		method: 'POST',
+		path: queuePath(queueId, '/tasks/create'),
+		body: { data },
+		retry: 'ifNotProcessed',
+		action,
+		itemIndex,
+		feedback,
+	});
+	return { response, action };
+}
+
+/** GET one page of the completed tasks, newest completion first. */
+export async function getCompletedPage(
+	this: TaskQueueContext,
+	queueId: number,
+	query: { offset?: number; limit: number; start_date?: string; end_date?: string },
+	itemIndex?: number,
+): Promise<CompletedPage> {
+	const request = {
+		method: 'GET' as const,
+		path: queuePath(queueId, '/tasks/completed'),
+		qs: query as IDataObject,
+		retry: 'idempotent' as const,
+		action: `list the completed tasks of queue ${queueId}`,
+		itemIndex,
+	};
+	return parseBody(this.getNode(), completedPageSchema, await taskQueueRequest.call(this, request), request, isCompletedPage);
+}
+
+/** GET the queue's webhook target; null when none is set (the service answers `{"target": ""}`). */
+export async function getWebhookTarget(this: TaskQueueContext, queueId: number, itemIndex?: number): Promise<string | null> {
+	const request = {
+		method: 'GET' as const,
+		path: queuePath(queueId, '/webhook'),
+		retry: 'idempotent' as const,
+		action: `read the webhook of queue ${queueId}`,
+		itemIndex,
+	};
+	const webhook = parseBody(this.getNode(), webhookSchema, await taskQueueRequest.call(this, request), request);
+	return typeof webhook.target === 'string' && webhook.target.trim() !== '' ? webhook.target : null;
+}
+
+/** PUT the queue's webhook target; '' removes it. Returns the target the service answered with, if any. */
+export async function setWebhookTarget(
+	this: TaskQueueContext,
+	queueId: number,
+	target: string,
+	itemIndex?: number,
+): Promise<string | null> {
+	const response = await taskQueueRequest.call(this, {
+		method: 'PUT',
+		path: queuePath(queueId, '/webhook'),
+		body: { target },
+		retry: 'idempotent',
+		action: target ? `set the webhook of queue ${queueId}` : `remove the webhook of queue ${queueId}`,
+		itemIndex,
+	});
+	const parsed = webhookSchema.safeParse(response.body);
+	return parsed.success && typeof parsed.data.target === 'string' && parsed.data.target ? parsed.data.target : null;
+}
