@@ -368,7 +368,7 @@ function httpError(
 			: `Not found: could not ${request.action}`;
 		description = html
 			? `Check the Base URL of the credential (${credentials.baseUrl}): it should be the service's root, without /orgs or a trailing path.`
-			: 'Check the queue ID: pick the queue from the list, or copy the number from the queue\'s URL in the service.';
+			: `Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service. A queue of another organization is not found either (the credential's Organization ID is ${credentials.organizationId}).`;
 	} else if (statusCode === 429) {
 		message = `The service is rate limiting requests; could not ${request.action}${attemptsNote(attempt)}`;
 		description = 'Lower the Max Concurrency option of the node, or run the workflow again later.';

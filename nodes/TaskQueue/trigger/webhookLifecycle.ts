@@ -1,8 +1,9 @@
 import { randomBytes } from 'crypto';
 import type { IDataObject, IHookFunctions, INodeParameterResourceLocator } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { isValidUrl } from '../helpers/blocks';
+import { asNodeError } from '../helpers/errors';
 import { getQueueId } from '../helpers/queue';
 import { getTaskQueueCredentials } from '../transport';
 import { getQueue, getWebhookTarget, MAX_TARGET_LENGTH, setWebhookTarget } from '../transport/endpoints';
@@ -108,7 +109,7 @@ export function newSecret(url: string, node: IHookFunctions['getNode']): string 
  */
 function checkWebhookUrl(url: string, node: IHookFunctions['getNode']): void {
 	if (isValidUrl(url)) return;
-	throw new NodeOperationError(node(), `The Task Queue Service would refuse this workflow's webhook URL (${url})`, {
+	throw new NodeOperationError(node(), `The Task Queue Service would refuse this workflow's webhook URL (${url}): set n8n's WEBHOOK_URL to an address whose host has a dot or is localhost, or use the Task Queue Poll Trigger`, {
 		description:
 			"The service accepts only http:// or https:// addresses whose host has a dot (example.com) or is localhost. Set n8n's WEBHOOK_URL to such an address (for example http://localhost:5678/ or your public host name), restart n8n, and activate again; or use the Task Queue Poll Trigger.",
 	});
@@ -131,8 +132,24 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 	return classifyTarget(live, url) === 'mine' && secretOf(live) === registration.secret;
 }
 
-/** Registers this node's URL with a new secret, refusing to take over someone else's target. */
+/**
+ * Registers this node's URL with a new secret, refusing to take over someone else's target. Where
+ * an activation (or a test listen) fails, n8n 2.x shows the error's message alone (its toast drops
+ * the description), so the next step goes into the message too.
+ */
 export async function createWebhook(this: IHookFunctions): Promise<boolean> {
+	try {
+		return await register.call(this);
+	} catch (error) {
+		const nodeError = asNodeError(this.getNode(), error, 0);
+		if (nodeError instanceof NodeApiError && nodeError.description && !nodeError.message.includes(nodeError.description)) {
+			nodeError.message = `${nodeError.message}. ${nodeError.description}`;
+		}
+		throw nodeError;
+	}
+}
+
+async function register(this: IHookFunctions): Promise<boolean> {
 	const state = this.getWorkflowStaticData('node');
 	const previous = readRegistration(state);
 	const queueId = triggerQueueId.call(this);
@@ -151,7 +168,7 @@ export async function createWebhook(this: IHookFunctions): Promise<boolean> {
 
 	let previousTarget: string | null = previous?.queueId === queueId ? previous.previousTarget : null;
 	if (kind === 'ours' && test) {
-		throw new NodeOperationError(node, `Queue ${label} already sends its completed tasks to this workflow's production webhook`, {
+		throw new NodeOperationError(node, `Queue ${label} already sends its completed tasks to this workflow's production webhook: while the workflow is active (published), each completed task starts a production execution (see its Executions); to listen for a test event here, deactivate it first`, {
 			description:
 				'The service allows one webhook per queue, and a test must not take it from the active workflow. ' +
 				"While the workflow is active, each completed task starts a production execution: open the workflow's Executions list to see them. " +
@@ -160,7 +177,7 @@ export async function createWebhook(this: IHookFunctions): Promise<boolean> {
 	}
 	if (kind === 'foreign') {
 		if (options.replaceExistingWebhook !== true) {
-			throw new NodeOperationError(node, `Queue ${label} already sends its completed tasks to another address (${withoutQuery(live as string)})`, {
+			throw new NodeOperationError(node, `Queue ${label} already sends its completed tasks to another address (${withoutQuery(live as string)}): turn on the trigger's option "Replace Existing Webhook" to take it over, or remove that address in the service, then activate again`, {
 				description:
 					'The service allows one webhook per queue, and this one was set by someone else (on the queue\'s Connections screen, by another workflow or another tool). ' +
 					'To let this workflow take it over, turn on the option "Replace Existing Webhook": the other address stops receiving completed tasks, and is put back when this workflow is deactivated (option "Restore Previous Webhook"). ' +

@@ -130,7 +130,7 @@ describe('a target set by someone else', () => {
 		const error = await t.create().catch((e: Error & { description?: string }) => e);
 		expect(error).toBeInstanceOf(Error);
 		expect((error as Error).message).toBe(
-			'Queue "Refund Requests" (101) already sends its completed tasks to another address (https://hooks.example.com/intake)',
+			'Queue "Refund Requests" (101) already sends its completed tasks to another address (https://hooks.example.com/intake): turn on the trigger\'s option "Replace Existing Webhook" to take it over, or remove that address in the service, then activate again',
 		);
 		expect((error as { description?: string }).description).toContain('turn on the option "Replace Existing Webhook"');
 		expect((error as { description?: string }).description).toContain("remove the other address on the queue's Connections screen");
@@ -232,7 +232,7 @@ describe('test registrations ("listen for test event")', () => {
 		expect(await test.checkExists()).toBe(false);
 		const error = await test.create().catch((e: Error) => e);
 		expect((error as Error).message).toBe(
-			'Queue "Refund Requests" (101) already sends its completed tasks to this workflow\'s production webhook',
+			'Queue "Refund Requests" (101) already sends its completed tasks to this workflow\'s production webhook: while the workflow is active (published), each completed task starts a production execution (see its Executions); to listen for a test event here, deactivate it first',
 		);
 		expect((error as { description?: string }).description).toContain('Executions list');
 		expect(await liveTarget()).toBe(live);
@@ -279,7 +279,7 @@ describe('activation refuses what real deployments would get wrong, before writi
 		});
 		await expect(t.create()).rejects.toMatchObject({
 			name: 'NodeApiError',
-			message: 'Not found: could not get queue 201',
+			message: expect.stringMatching(/^Not found: could not get queue 201\. Check the queue ID/),
 		});
 		expect((await env.client.getQueue(201)).webhook).toEqual({ target: 'https://other-org.example.com/hook' });
 		expect(await webhookRequests()).toEqual([{ method: 'GET', path: '/orgs/1/queues/201', body: null, status: 404 }]);
@@ -296,7 +296,7 @@ describe('activation refuses what real deployments would get wrong, before writi
 		t.webhookBaseUrl = base;
 		await expect(t.create()).rejects.toMatchObject({
 			name: 'NodeOperationError',
-			message: `The Task Queue Service would refuse this workflow's webhook URL (${t.url()})`,
+			message: `The Task Queue Service would refuse this workflow's webhook URL (${t.url()}): set n8n's WEBHOOK_URL to an address whose host has a dot or is localhost, or use the Task Queue Poll Trigger`,
 		});
 		expect(await webhookRequests()).toEqual([]);
 		expect(await liveTarget()).toBe('');

@@ -74,7 +74,7 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 		expect(error).toMatchObject({
 			name: 'NodeApiError',
 			message: 'Not found: could not get queue 999',
-			description: "Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service.",
+			description: "Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service. A queue of another organization is not found either (the credential's Organization ID is 1).",
 			httpCode: '404',
 		});
 	});

@@ -426,7 +426,7 @@ describe('Task > Create', () => {
 			{
 				json: {
 					error: 'Not found: could not get queue 999',
-					description: "Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service.",
+					description: "Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service. A queue of another organization is not found either (the credential's Organization ID is 1).",
 					httpCode: '404',
 				},
 				pairedItem: { item: 1 },
@@ -434,7 +434,7 @@ describe('Task > Create', () => {
 			{
 				json: {
 					error: 'Not found: could not get queue 999',
-					description: "Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service.",
+					description: "Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service. A queue of another organization is not found either (the credential's Organization ID is 1).",
 					httpCode: '404',
 				},
 				pairedItem: { item: 2 },
