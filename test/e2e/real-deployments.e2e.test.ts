@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals */
 // What real deployments of the service do and the sandbox now imitates (issue 13), in a real n8n
 // with the packed package:
 //   1. catch-up meets completions delivered at millisecond precision and listed at microseconds:

@@ -27,7 +27,9 @@ interface Case {
 const CASES: Case[] = [
 	{
 		name: 'foreign-target',
-		prepare: async (client) => await client.setWebhook(101, 'https://hooks.example.com/intake'),
+		prepare: async (client) => {
+			await client.setWebhook(101, 'https://hooks.example.com/intake');
+		},
 	},
 	{ name: 'legacy-server', prepare: async (client) => await client.setLegacyDefect(true) },
 	{ name: 'refused-address', webhookHost: 'n8nbox', prepare: async () => undefined },
