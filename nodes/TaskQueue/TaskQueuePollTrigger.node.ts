@@ -3,7 +3,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { queueLocator } from './helpers/descriptions';
 import { searchQueues } from './methods/listSearch';
-import { pollCompletions } from './trigger/poll';
+import { pollCompletions } from './trigger/pollTrigger';
 
 export class TaskQueuePollTrigger implements INodeType {
 	description: INodeTypeDescription = {

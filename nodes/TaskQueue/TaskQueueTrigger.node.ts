@@ -9,8 +9,8 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { queueLocator } from './helpers/descriptions';
 import { searchQueues } from './methods/listSearch';
-import { receiveDelivery } from './trigger/receive';
-import { createWebhook, deleteWebhook, WEBHOOK_PATH, webhookExists } from './trigger/webhookLifecycle';
+import { receiveDelivery } from './trigger/webhookDelivery';
+import { createWebhook, deleteWebhook, WEBHOOK_PATH, webhookExists } from './trigger/webhookRegistration';
 
 export class TaskQueueTrigger implements INodeType {
 	description: INodeTypeDescription = {

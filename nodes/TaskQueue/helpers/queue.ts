@@ -1,4 +1,11 @@
-import type { INodeParameterResourceLocator } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	IHookFunctions,
+	INode,
+	INodeParameterResourceLocator,
+	IPollFunctions,
+	IWebhookFunctions,
+} from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { TaskQueueContext } from '../transport';
@@ -6,37 +13,46 @@ import type { TaskQueueContext } from '../transport';
 const URL_ID = /(?:queues|workflows)\/(\d+)/;
 
 /**
- * The queue ID chosen in the `queue` locator, checked before any request is sent.
- * `extractValue` already turns a URL into its ID when n8n reads the parameter; the URL is parsed
- * again here so an expression that yields a URL works too.
+ * The one parser of a queue locator's value: a number, its digits, the URL of the queue's page
+ * (…/queues/101), or a resource locator holding one of these. Undefined when it names no queue.
+ * `extractValue` already turns a URL into its ID when n8n reads the parameter; an expression that
+ * yields a URL is parsed here.
  */
+export function parseQueueId(raw: unknown): number | undefined {
+	const value = typeof raw === 'object' && raw !== null ? (raw as INodeParameterResourceLocator).value : raw;
+	const text = String(value ?? '').trim();
+	const id = /^\d+$/.test(text) ? Number(text) : Number(URL_ID.exec(text)?.[1]);
+	return Number.isSafeInteger(id) && id > 0 ? id : undefined;
+}
+
+function checkedQueueId(node: INode, raw: unknown, itemIndex?: number): number {
+	const id = parseQueueId(raw);
+	if (id !== undefined) return id;
+	const value = typeof raw === 'object' && raw !== null ? (raw as INodeParameterResourceLocator).value : raw;
+	const text = String(value ?? '').trim();
+	throw new NodeOperationError(node, text === '' ? 'No queue chosen' : `"${text}" is not a queue ID or a queue URL`, {
+		itemIndex,
+		description:
+			'Set the Queue parameter: pick the queue from the list, enter its ID (a whole number such as 101), or paste the URL of its page (…/queues/101).',
+	});
+}
+
+/** The queue an item works on, checked before any request is sent. */
 export function getQueueId(
-	this: Pick<TaskQueueContext, 'getNodeParameter' | 'getNode'>,
+	this: Pick<IExecuteFunctions, 'getNodeParameter' | 'getNode'>,
 	itemIndex: number,
 	parameterName = 'queue',
 ): number {
-	const raw = (this.getNodeParameter as (name: string, index: number, fallback: unknown, options: object) => unknown)(
-		parameterName,
-		itemIndex,
-		'',
-		{ extractValue: true },
-	);
-	const value =
-		typeof raw === 'object' && raw !== null ? (raw as INodeParameterResourceLocator).value : raw;
-	const text = String(value ?? '').trim();
-	const id = /^\d+$/.test(text) ? Number(text) : Number(URL_ID.exec(text)?.[1]);
-	if (!Number.isSafeInteger(id) || id <= 0) {
-		throw new NodeOperationError(
-			this.getNode(),
-			text === '' ? 'No queue chosen' : `"${text}" is not a queue ID or a queue URL`,
-			{
-				itemIndex,
-				description:
-					'Set the Queue parameter: pick the queue from the list, enter its ID (a whole number such as 101), or paste the URL of its page (…/queues/101).',
-			},
-		);
-	}
-	return id;
+	const raw = this.getNodeParameter(parameterName, itemIndex, '', { extractValue: true });
+	return checkedQueueId(this.getNode(), raw, itemIndex);
+}
+
+/** The queue of a context without items: a trigger's hooks, its webhook, a poll. */
+export function getTriggerQueueId(
+	this: Pick<IHookFunctions | IPollFunctions | IWebhookFunctions, 'getNodeParameter' | 'getNode'>,
+): number {
+	const raw = (this.getNodeParameter as IHookFunctions['getNodeParameter'])('queue', '', { extractValue: true });
+	return checkedQueueId(this.getNode(), raw);
 }
 
 /** How many results the Return All / Limit pair asks for (Infinity for all), checked before any request. */

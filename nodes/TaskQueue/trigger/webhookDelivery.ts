@@ -1,14 +1,10 @@
-import type { IDataObject, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
-import { advanceCursor, compareCompletions, readCursor } from './completions';
-import { checkDelivery, SeenCompletions, secretMatches } from './delivery';
-import { collectAfter } from './pollCursor';
-import { readRegistration } from './webhookLifecycle';
-
-export function toItem(task: CompletedTask, dataOnly: boolean): INodeExecutionData {
-	return { json: dataOnly ? ((task.data ?? {}) as IDataObject) : (task as unknown as IDataObject) };
-}
+import { advanceCursor, compareCompletions, readCursor, toItem } from '../helpers/completions';
+import { checkDelivery, SeenCompletions, secretMatches } from './deliveryChecks';
+import { collectAfter } from '../helpers/completedList';
+import { readRegistration } from './webhookRegistration';
 
 /** Answers the caller without starting an execution. */
 function answer(this: IWebhookFunctions, status: number, body: IDataObject): IWebhookResponseData {

@@ -1,11 +1,10 @@
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { advanceCursor, cursorAtNewest, readCursor } from './completions';
-import type { Cursor } from './completions';
-import { collectAfter, fetchCompletedPage, FIRST_PAGE_LIMIT } from './pollCursor';
-import { toItem } from './receive';
-import { triggerQueueId } from './webhookLifecycle';
+import { getTriggerQueueId } from '../helpers/queue';
+import { collectAfter, fetchCompletedPage, FIRST_PAGE_LIMIT } from '../helpers/completedList';
+import type { Cursor } from '../helpers/completions';
+import { advanceCursor, cursorAtNewest, readCursor, toItem } from '../helpers/completions';
 
 /** Share of n8n's poll budget spent paging before giving the tick back (2.x only). */
 const BUDGET_SHARE = 0.8;
@@ -16,7 +15,7 @@ const BUDGET_SHARE = 0.8;
  * option Include Existing is on); a manual test returns the latest completed task.
  */
 export async function pollCompletions(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
-	const queueId = triggerQueueId.call(this);
+	const queueId = getTriggerQueueId.call(this);
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const dataOnly = options.dataOnly === true;
 

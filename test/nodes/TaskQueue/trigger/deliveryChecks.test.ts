@@ -1,4 +1,4 @@
-import { checkDelivery, secretMatches } from '../../../../nodes/TaskQueue/trigger/delivery';
+import { checkDelivery, secretMatches } from '../../../../nodes/TaskQueue/trigger/deliveryChecks';
 
 const TASK = {
 	id: 7,

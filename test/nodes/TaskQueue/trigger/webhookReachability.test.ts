@@ -1,4 +1,4 @@
-import { isLocalHost, reachabilityWarning } from '../../../../nodes/TaskQueue/trigger/reachability';
+import { isLocalHost, reachabilityWarning } from '../../../../nodes/TaskQueue/trigger/webhookReachability';
 
 describe('isLocalHost', () => {
 	it.each([

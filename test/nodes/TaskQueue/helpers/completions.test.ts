@@ -8,7 +8,7 @@ import {
 	isAfter,
 	readCursor,
 	timeKey,
-} from '../../../../nodes/TaskQueue/trigger/completions';
+} from '../../../../nodes/TaskQueue/helpers/completions';
 import type { CompletedTask } from '../../../../nodes/TaskQueue/transport/schemas';
 
 function task(id: number, completed_at: string): CompletedTask {

@@ -1,13 +1,13 @@
 import { randomBytes } from 'crypto';
-import type { IDataObject, IHookFunctions, INodeParameterResourceLocator } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { isValidUrl } from '../helpers/blocks';
 import { asNodeError } from '../helpers/errors';
-import { getQueueId } from '../helpers/queue';
+import { getTriggerQueueId } from '../helpers/queue';
 import { getTaskQueueCredentials } from '../transport';
 import { getQueue, getWebhookTarget, MAX_TARGET_LENGTH, setWebhookTarget } from '../transport/endpoints';
-import { reachabilityWarning } from './reachability';
+import { reachabilityWarning } from './webhookReachability';
 
 export { MAX_TARGET_LENGTH };
 export const WEBHOOK_PATH = 'task-completed';
@@ -38,16 +38,6 @@ export function readRegistration(state: IDataObject): Registration | undefined {
 		previousTarget: typeof value.previousTarget === 'string' && value.previousTarget !== '' ? value.previousTarget : null,
 		test: value.test === true,
 	};
-}
-
-/** The queue chosen in a context without items (hooks, webhook, poll). */
-export function triggerQueueId(this: Pick<IHookFunctions, 'getNode' | 'getNodeParameter'>): number {
-	const context = {
-		getNode: () => this.getNode(),
-		getNodeParameter: (name: string, _itemIndex: number, fallback: unknown, options: object) =>
-			this.getNodeParameter(name, fallback, options) as INodeParameterResourceLocator,
-	};
-	return getQueueId.call(context as never, 0);
 }
 
 /** `origin + path` of a URL, the part compared between a live target and this node's URL. */
@@ -123,7 +113,7 @@ function isTestRegistration(this: IHookFunctions): boolean {
 export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 	const state = this.getWorkflowStaticData('node');
 	const registration = readRegistration(state);
-	const queueId = triggerQueueId.call(this);
+	const queueId = getTriggerQueueId.call(this);
 	const url = this.getNodeWebhookUrl('default') as string;
 	// registered queues were checked to be the organization's; nothing else is read
 	if (!registration || registration.queueId !== queueId) return false;
@@ -152,7 +142,7 @@ export async function createWebhook(this: IHookFunctions): Promise<boolean> {
 async function register(this: IHookFunctions): Promise<boolean> {
 	const state = this.getWorkflowStaticData('node');
 	const previous = readRegistration(state);
-	const queueId = triggerQueueId.call(this);
+	const queueId = getTriggerQueueId.call(this);
 	const url = this.getNodeWebhookUrl('default') as string;
 	const test = isTestRegistration.call(this);
 	const node = this.getNode();
@@ -215,7 +205,7 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 	let queueId = registration?.queueId;
 	if (queueId === undefined) {
 		try {
-			queueId = triggerQueueId.call(this);
+			queueId = getTriggerQueueId.call(this);
 		} catch (error) {
 			this.logger.warn(
 				`Task Queue Trigger: nothing registered and no valid queue chosen, so no webhook to remove (${(error as Error).message})`,

@@ -1,4 +1,4 @@
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
 
@@ -84,4 +84,9 @@ export function advanceCursor(cursor: Cursor | undefined, tasks: CompletedTask[]
 export function cursorAtNewest(newestFirst: CompletedTask[]): Cursor {
 	if (newestFirst.length === 0) return { at: '', ids: [] };
 	return advanceCursor(undefined, newestFirst) as Cursor;
+}
+
+/** A completed task as the item both triggers emit: the whole task, or its data only. */
+export function toItem(task: CompletedTask, dataOnly: boolean): INodeExecutionData {
+	return { json: dataOnly ? ((task.data ?? {}) as IDataObject) : (task as unknown as IDataObject) };
 }

@@ -3,7 +3,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
 import { completedTaskSchema, isCompletedTask } from '../transport/schemas';
-import { completionKey } from './completions';
+import { completionKey } from '../helpers/completions';
 
 /**
  * Whether the `secret` query parameter of a delivery is the registered one, in constant time.
