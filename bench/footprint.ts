@@ -5,7 +5,7 @@
 // packages of similar scope installed from the npm registry into a cache folder (--ignore-scripts).
 import { execFile } from 'child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'fs';
-import { join } from 'path';
+import { join, relative } from 'path';
 import { promisify } from 'util';
 
 import { cacheRoot, type N8nInstallation } from '../tools/n8n/install';
@@ -207,7 +207,7 @@ export async function scenarioFootprint(
 			});
 		}
 		notes.push(
-			`Competitors: ${COMPETITORS.map((c) => `\`${c.name}@${c.version}\` (${c.why})`).join(', ')}; installed with \`npm install --ignore-scripts --legacy-peer-deps\` into ${root} (n8n-workflow is a peer: n8n provides it). Their installed size counts the package and its direct dependencies' folders (${dependencyCount(nm, '')} folders in that node_modules in all).`,
+			`Competitors: ${COMPETITORS.map((c) => `\`${c.name}@${c.version}\` (${c.why})`).join(', ')}; installed with \`npm install --ignore-scripts --legacy-peer-deps\` into \`<n8n cache>/${relative(cacheRoot(), root)}\` (n8n-workflow is a peer: n8n provides it). Their installed size counts the package and its direct dependencies' folders (${dependencyCount(nm, '')} folders in that node_modules in all).`,
 		);
 	} catch (error) {
 		notes.push(`Competitors could not be installed: ${(error as Error).message.split('\n')[0]}`);
