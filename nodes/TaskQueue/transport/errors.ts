@@ -53,7 +53,7 @@ export function networkError(
  * request reached the service, which may have acted on it. Self-hosted servers answer a webhook
  * removal this way when the queue had no webhook (a 204 with a body).
  */
-function malformedAnswerError(node: INode, request: TaskQueueRequest, code: string): NodeApiError {
+export function malformedAnswerError(node: INode, request: TaskQueueRequest, code: string): NodeApiError {
 	const message = `The service answered the request to ${request.action} with a malformed HTTP response (${code})`;
 	const error = new NodeApiError(node, { code } as JsonObject, {
 		message,
