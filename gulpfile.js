@@ -45,19 +45,33 @@ function dev() {
 dev.description = 'Start the sandbox and a real n8n with this package, a credential and the examples';
 exports.dev = dev;
 
+/** Before any test: Chromium and the pinned n8n installed, or what to do said once (tools/prepare-tests.ts). */
+function prepare() {
+	return run(process.execPath, [require.resolve('tsx/cli'), 'tools/prepare-tests.ts']);
+}
+prepare.description = 'Install what the tests need (Chromium, the pinned n8n), or say what to do';
+exports.prepare = prepare;
+
+function jestE2e(extra) {
+	return run(process.execPath, [require.resolve('jest/bin/jest'), '-c', 'jest.e2e.config.js', '--ci', '--runInBand', ...extra]);
+}
+
 /** The end-to-end suite: real n8n (tools/n8n) + the sandbox, the package installed from npm pack. */
 function e2e() {
-	return run(process.execPath, [
-		require.resolve('jest/bin/jest'),
-		'-c',
-		'jest.e2e.config.js',
-		'--ci',
-		'--runInBand',
-		...argsAfter('e2e'),
-	]);
+	return jestE2e(argsAfter('e2e'));
 }
-e2e.description = 'Run the end-to-end suite in a real n8n (TQ_N8N_VERSION=1 for n8n 1.x)';
+e2e.description = 'Run the whole end-to-end suite in a real n8n (TQ_N8N_VERSION=1 for n8n 1.x)';
 exports.e2e = e2e;
+
+/** The end-to-end files a developer runs on each change: everything but the long reliability suites. */
+function e2eQuick() {
+	return jestE2e(['--testPathIgnorePatterns', '/node_modules/', 'test/e2e/reliability/', ...argsAfter('test')]);
+}
+
+/** The long reliability suites (10,000 hostile calls, n8n down, 100 activation cycles): minutes each. */
+function e2eLong() {
+	return jestE2e(['test/e2e/reliability/', ...argsAfter('long')]);
+}
 
 /** `npm run bench`: the benchmarks against a real n8n and the sandbox; writes bench/RESULTS.md. */
 function bench() {
@@ -66,10 +80,16 @@ function bench() {
 bench.description = 'Run the benchmarks (real n8n + sandbox) and write bench/RESULTS.md';
 exports.bench = bench;
 
-/** `npm test`: jest, then the end-to-end suite in a real n8n (once the e2e task exists). */
+/** `npm test`: set-up, jest, then the end-to-end suite in a real n8n without the long reliability suites. */
 exports.test = function test(done) {
 	const { series } = require('gulp');
-	const steps = exports.e2e ? [unit, exports.e2e] : [unit];
-	return series(...steps)(done);
+	return series(prepare, unit, e2eQuick)(done);
 };
-exports.test.description = 'Run every test: jest, then the end-to-end suite in real n8n';
+exports.test.description = 'The tests of each change: set-up, jest, the end-to-end suite (no long reliability suites)';
+
+/** `npm run test:long`: the long reliability suites in a real n8n (CI runs them too). */
+exports.long = function long(done) {
+	const { series } = require('gulp');
+	return series(prepare, e2eLong)(done);
+};
+exports.long.description = 'The long reliability suites in a real n8n (about 12 minutes)';

@@ -20,7 +20,8 @@ export class TaskQueue implements INodeType {
 		icon: { light: 'file:../../icons/taskQueue.svg', dark: 'file:../../icons/taskQueue.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
+		// "Create a task" rather than "create: task": each operation's action (test/nodes/TaskQueue/TaskQueue.node.test.ts)
+		subtitle: '={{ {"queue:flush":"Flush a queue","queue:get":"Get a queue","queue:getMany":"Get many queues","task:create":"Create a task","task:getCompleted":"Get completed tasks","webhook:get":"Get a webhook","webhook:remove":"Remove a webhook","webhook:set":"Set a webhook"}[$parameter["resource"] + ":" + $parameter["operation"]] }}',
 		description:
 			'Hand work to people through the Task Queue Service: create tasks in a queue, read the tasks people completed, manage queues and their webhook',
 		defaults: { name: 'Task Queue' },

@@ -39,7 +39,7 @@ export class TaskQueueTrigger implements INodeType {
 		properties: [
 			{
 				displayName:
-					"The service gives each queue one webhook: while this workflow is active, it owns the queue's webhook. The service must be able to reach n8n's webhook URL; if n8n runs on localhost or a private network, use the Task Queue Poll Trigger instead.",
+					"The service gives each queue one webhook: while this workflow is active, it owns the queue's webhook. The service must be able to reach n8n's webhook URL (a service on the same machine or network reaches localhost or a private address); if it cannot, use the Task Queue Poll Trigger instead.",
 				name: 'notice',
 				type: 'notice',
 				default: '',

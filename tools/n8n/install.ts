@@ -7,7 +7,7 @@
 //
 // Cache root: $TQ_N8N_CACHE, else ${XDG_CACHE_HOME:-~/.cache}/n8n-nodes-task-queue; each version gets
 // its own folder below it (n8n-2.41.1, n8n-1.123.81).
-import { spawn } from 'child_process';
+import { execFileSync, spawn } from 'child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'fs';
 import { homedir } from 'os';
 import { join } from 'path';
@@ -118,12 +118,27 @@ function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.Proc
 		};
 		child.stdout.on('data', onData);
 		child.stderr.on('data', onData);
+		// a long step says it is alive: what runs, for how long, how big the folder has grown
+		const started = Date.now();
+		const heartbeat = setInterval(() => {
+			opts.log(`... still running ${cmd} ${args[0]} in ${opts.cwd}: ${Math.round((Date.now() - started) / 1000)} s, ${folderMegabytes(opts.cwd)} MB so far`);
+		}, 30_000);
 		child.on('error', reject);
 		child.on('close', (code) => {
+			clearInterval(heartbeat);
 			if (code === 0) resolve();
 			else reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}:\n${tail.join('\n')}`));
 		});
 	});
+}
+
+/** Size of a folder in MB (du), or '?' where du is not there. */
+function folderMegabytes(dir: string): string {
+	try {
+		return execFileSync('du', ['-sm', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\t')[0];
+	} catch {
+		return '?';
+	}
 }
 
 async function withLock<T>(dir: string, log: (s: string) => void, fn: () => Promise<T>): Promise<T> {
@@ -186,7 +201,9 @@ export async function ensureN8n(
 		if (isInstalled(major)) return inst;
 		const started = Date.now();
 		const { spec, dir } = inst;
-		log(`installing n8n ${spec.version} into ${dir} (cold cache: a few minutes)`);
+		log(
+			`installing n8n ${spec.version} into ${dir} once: about 4-7 minutes and ${spec.major === '2' ? '3.0' : '1.8'} GB on a cold cache (later runs reuse it; TQ_N8N_CACHE moves it)`,
+		);
 		mkdirSync(dir, { recursive: true });
 		rmSync(join(dir, MARKER), { force: true });
 		writeFileSync(

@@ -304,6 +304,11 @@ test(
 						// the answers never echo the secret
 						expect(answer.body.includes(secret)).toBe(false);
 						if (next % 1000 === 0) {
+							// progress straight to the terminal (jest shows console.log only once a file ends)
+							const spent = (Date.now() - started) / 1000;
+							process.stderr.write(
+								`[hostile] ${next}/${order.length} calls in ${Math.round(spent)} s, about ${Math.round((spent / next) * (order.length - next))} s left\n`,
+							);
 							aliveChecks++;
 							expect((await send(`${e.n8n.url}/healthz`, 'GET', undefined, {})).status).toBe(200);
 						}

@@ -85,7 +85,7 @@ function invalidData(
 ): NodeOperationError {
 	const where = autoMap
 		? 'Task Data maps the input item automatically, so fix the fields of the input item (remove others with an Edit Fields node), or switch Task Data to "Map Each Field Below".'
-		: 'Fix the values under Task Data; if the queue changed, refresh its fields.';
+		: 'Fix the values under Task Data (Values to Send); if the queue changed, refresh its fields.';
 	return new NodeOperationError(
 		this.getNode(),
 		`The task data has ${messages.length} problem${messages.length === 1 ? '' : 's'}: ${messages.join('; ')}`,

@@ -1,0 +1,40 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
+// The links the nodes and the credential show in n8n ("Docs", "Open docs") point at headings the
+// README has, and the README links only files the repository has.
+import { existsSync, readdirSync, readFileSync } from 'fs';
+import { join } from 'path';
+
+const ROOT = join(__dirname, '..');
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const REPO_README = 'https://github.com/task-queue/n8n-nodes-task-queue?tab=readme-ov-file#';
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+function anchor(heading: string): string {
+	return heading
+		.trim()
+		.toLowerCase()
+		.replace(/[^\p{L}\p{N}\s-]/gu, '')
+		.replace(/\s/g, '-');
+}
+
+const anchors = new Set([...README.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchor(m[1])));
+
+function docLinks(): string[] {
+	const texts = [
+		...readdirSync(join(ROOT, 'nodes/TaskQueue')).filter((f) => /\.node\.(json|ts)$/.test(f)).map((f) => join(ROOT, 'nodes/TaskQueue', f)),
+		join(ROOT, 'credentials/TaskQueueApi.credentials.ts'),
+	].map((file) => readFileSync(file, 'utf8'));
+	return texts.flatMap((text) => [...text.matchAll(/https:\/\/github\.com\/task-queue\/n8n-nodes-task-queue\?tab=readme-ov-file#[\w-]+/g)].map((m) => m[0]));
+}
+
+test('every documentation link of the nodes and the credential names a heading of the README', () => {
+	const links = docLinks();
+	expect(links.length).toBeGreaterThanOrEqual(6);
+	expect(links.filter((link) => !anchors.has(link.slice(REPO_README.length)))).toEqual([]);
+});
+
+test('every relative link of the README names a file of the repository', () => {
+	const targets = [...README.matchAll(/\]\(([^)#:\s]+)(#[^)]*)?\)/g)].map((m) => m[1]);
+	expect(targets.length).toBeGreaterThan(10);
+	expect(targets.filter((target) => !existsSync(join(ROOT, target)))).toEqual([]);
+});
