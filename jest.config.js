@@ -10,8 +10,8 @@ module.exports = {
 	setupFiles: ['<rootDir>/test/setup-env.ts'],
 	// the secret scan: record what the package produces, then grep it for every secret used
 	setupFilesAfterEnv: ['<rootDir>/test/reliability/secrets/capture.ts'],
-	globalSetup: '<rootDir>/test/reliability/secrets/setup.ts',
-	globalTeardown: '<rootDir>/test/reliability/secrets/teardown.ts',
+	globalSetup: '<rootDir>/test/global-setup.ts',
+	globalTeardown: '<rootDir>/test/global-teardown.ts',
 	testTimeout: 60_000,
 	maxWorkers: 2,
 };

@@ -81,6 +81,23 @@ const { LoggerProxy } = require('n8n-workflow') as typeof import('n8n-workflow')
 const silent = { error() {}, warn() {}, info() {}, debug() {} };
 LoggerProxy.init(recordingLogger(silent) as never);
 
+// n8n's own logger (winston) writes the errors the tests provoke on purpose to the console, where
+// jest shows them as blocks that look like failures in a passing run. Its console transport writes
+// to `console._stdout` / `console._stderr` when they exist (read at each call, whenever the
+// transport was made): there they are recorded for the scan, and shown only with TQ_TEST_LOGS=1.
+// What the tests print themselves (figures) goes through console.log and is shown.
+const showN8nLogs = !!process.env.TQ_TEST_LOGS;
+for (const [name, stream] of [
+	['_stdout', process.stdout],
+	['_stderr', process.stderr],
+] as const) {
+	(console as unknown as Record<string, { write(text: string): boolean }>)[name] = {
+		write(text: string) {
+			record(`n8n.log`, text.trimEnd());
+			return showN8nLogs ? stream.write(text) : true;
+		},
+	};
+}
 for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
 	const original = console[level].bind(console);
 	console[level] = (...args: unknown[]) => {
