@@ -5,7 +5,7 @@ module.exports = {
 	roots: ['<rootDir>/test/e2e'],
 	testMatch: ['**/*.e2e.test.ts'],
 	transform: {
-		'^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.dev.json', isolatedModules: true }],
+		'^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.dev.json' }],
 	},
 	globalSetup: '<rootDir>/test/e2e/global-setup.ts',
 	// the secret scan (test/reliability/secrets): n8n's log and stored executions, grepped for every secret
