@@ -354,6 +354,13 @@ function setWebhook(store: Store, queue: QueueState, user: UserState, rawBody: s
 	return json(status, store.webhookObject(queue));
 }
 
+/** The page's counts: tasks waiting for someone, and tasks someone works on (n_tasks is both). */
+function pageCounts(q: QueueState): { n_waiting: number; n_in_progress: number } {
+	let inProgress = 0;
+	for (const s of q.pending.values()) if (s.task.status === 'in_progress') inProgress++;
+	return { n_waiting: q.pending.size - inProgress, n_in_progress: inProgress };
+}
+
 function faultAnswer(rule: RouteFaultRule): Answer | null {
 	const retry =
 		rule.retryAfter !== undefined ? { 'Retry-After': String(rule.retryAfter) } : undefined;
@@ -711,10 +718,17 @@ class PageServer {
 					})),
 				}));
 			case 'GET /orgs/:id/queues':
-				return store.queuesOf(ids[0]).map((q) => store.queueSummary(q));
+				return store.queuesOf(ids[0]).map((q) => ({ ...store.queueSummary(q), ...pageCounts(q) }));
 			case 'GET /queues/:id': {
 				const q = store.queue(ids[0]);
-				return { ...store.queueDetail(q), webhook: store.webhookObject(q) };
+				return { ...store.queueDetail(q), ...pageCounts(q), webhook: store.webhookObject(q) };
+			}
+			case 'GET /queues/:id/pending': {
+				const q = store.queue(ids[0]);
+				return store
+					.pendingNewestFirst(q)
+					.slice(0, 50)
+					.map(({ task, assignedTo }) => ({ ...task, assigned_to: assignedTo }));
 			}
 			case 'GET /queues/:id/completed': {
 				const q = store.queue(ids[0]);
@@ -725,7 +739,8 @@ class PageServer {
 			}
 			case 'POST /queues/:id/take': {
 				const q = store.queue(ids[0]);
-				return { task: store.takeNext(q, email) };
+				const taskId = Number(body.taskId);
+				return { task: Number.isInteger(taskId) && taskId > 0 ? store.take(q, email, taskId) : store.takeNext(q, email) };
 			}
 			case 'POST /queues/:id/tasks/:id/release': {
 				const q = store.queue(ids[0]);

@@ -432,6 +432,31 @@ export class Store {
 		return ids;
 	}
 
+	/**
+	 * A given pending task, now in_progress and the person's (the page's "Open"); refused while
+	 * someone else works on it.
+	 */
+	take(queue: QueueState, email: string, taskId: number): Task {
+		const user = this.requireMember(queue, email);
+		const state = queue.pending.get(taskId);
+		if (!state) throw new SandboxError(404, `No pending task ${taskId} in queue ${queue.id}`);
+		if (state.task.status === 'in_progress' && state.assignedTo !== user.email) {
+			throw new SandboxError(409, `Task #${taskId} is in progress with ${state.assignedTo ?? 'someone else'}`);
+		}
+		if (state.task.status !== 'in_progress') {
+			state.task.status = 'in_progress';
+			state.assignedTo = user.email;
+			this.assign(queue, user.email, 1);
+			this.onChange();
+		}
+		return state.task;
+	}
+
+	/** Pending tasks, newest first, with who works on each (the page's list). */
+	pendingNewestFirst(queue: QueueState): Array<{ task: Task; assignedTo: string | null }> {
+		return [...queue.pending.values()].reverse().map((s) => ({ task: s.task, assignedTo: s.assignedTo }));
+	}
+
 	/** The person's task in progress, else the oldest new/open task, now in_progress and theirs. */
 	takeNext(queue: QueueState, email: string): Task | null {
 		const user = this.requireMember(queue, email);

@@ -206,12 +206,14 @@
 											el('div', {
 												class: 'count',
 												testid: 'pending-count-' + q.id,
-												text: String(q.n_tasks),
+												text: String(q.n_waiting),
 											}),
 											el('div', {
 												class: 'muted',
 												text:
-													'pending · queue ' +
+													'waiting' +
+													(q.n_in_progress ? ' · ' + q.n_in_progress + ' in progress' : '') +
+													' · queue ' +
 													q.id +
 													(q.active_users.length ? ' · working: ' + q.active_users.join(', ') : ''),
 											}),
@@ -561,8 +563,10 @@
 						'Queue ',
 						el('code', { testid: 'queue-id', text: String(queue.id) }),
 						' · organization ' + queue.org_id + ' · ',
-						el('span', { testid: 'queue-pending', text: String(queue.n_tasks) }),
-						' pending',
+						el('span', { testid: 'queue-pending', text: String(queue.n_waiting) }),
+						' waiting · ',
+						el('span', { testid: 'queue-in-progress', text: String(queue.n_in_progress) }),
+						' in progress',
 					),
 					queue.description ? el('p', { class: 'muted', text: queue.description }) : null,
 				),
@@ -602,7 +606,7 @@
 				el('h2', { text: 'Work' }),
 				el('p', {
 					class: 'muted',
-					text: 'Take the next pending task; it becomes yours (in progress) until you complete it.',
+					text: 'Take the next pending task, or open a given one below; it becomes yours (in progress) until you complete it.',
 				}),
 				el(
 					'button',
@@ -617,6 +621,12 @@
 			);
 			parts.push(
 				work,
+				el(
+					'section',
+					{ class: 'card', testid: 'pending' },
+					el('h2', { text: 'Pending tasks' }),
+					el('p', { class: 'muted', text: 'Loading…' }),
+				),
 				connections(queue, user),
 				el(
 					'section',
@@ -626,13 +636,87 @@
 				),
 			);
 			main.replaceChildren.apply(main, parts);
+			loadPending(queue, work);
 			loadRecent(queue);
 		});
 	}
 
+	/** Every pending task, newest first, each with an Open button: find and complete a given task. */
+	function loadPending(queue, work) {
+		api('GET', '/queues/' + queue.id + '/pending').then(function (tasks) {
+			var box = main.querySelector('[data-testid=pending]');
+			if (!box) return;
+			var inputs = queue.data.filter(function (b) {
+				return !isFilledByPeople(b);
+			});
+			box.replaceChildren(
+				el('h2', { text: 'Pending tasks' }),
+				tasks.length === 0
+					? el('p', { class: 'muted', text: 'None.' })
+					: el(
+							'table',
+							{},
+							el(
+								'thead',
+								{},
+								el(
+									'tr',
+									{},
+									['Task', 'Created at', 'Status', 'Inputs', ''].map(function (h) {
+										return el('th', { text: h });
+									}),
+								),
+							),
+							el(
+								'tbody',
+								{},
+								tasks.map(function (t) {
+									var summary = inputs
+										.map(function (b) {
+											var v = t.data[b.id];
+											return v === null || v === undefined ? null : typeof v === 'object' ? JSON.stringify(v) : String(v);
+										})
+										.filter(Boolean)
+										.join(' · ');
+									return el(
+										'tr',
+										{ testid: 'pending-row-' + t.id },
+										el('td', { text: '#' + t.id }),
+										el('td', { text: t.created_at }),
+										el('td', {
+											text: t.status === 'in_progress' ? 'in progress (' + (t.assigned_to || '?') + ')' : 'waiting',
+										}),
+										el('td', { text: summary.length > 80 ? summary.slice(0, 77) + '...' : summary }),
+										el(
+											'td',
+											{},
+											el(
+												'button',
+												{
+													class: 'secondary',
+													testid: 'open-task-' + t.id,
+													onclick: function () {
+														take(queue, work, t.id);
+													},
+												},
+												'Open',
+											),
+										),
+									);
+								}),
+							),
+						),
+			);
+		});
+	}
+
 	function takeNext(queue, work) {
+		take(queue, work, undefined);
+	}
+
+	function take(queue, work, taskId) {
 		var user = currentUser();
-		api('POST', '/queues/' + queue.id + '/take', { email: user.email })
+		api('POST', '/queues/' + queue.id + '/take', { email: user.email, taskId: taskId })
 			.then(function (r) {
 				if (!r.task) {
 					work.replaceChildren(
@@ -642,6 +726,7 @@
 					return;
 				}
 				renderTask(queue, r.task, work);
+				work.scrollIntoView();
 			})
 			.catch(function (e) {
 				work.prepend(message('error', e.message, 'form-error'));

@@ -3,7 +3,6 @@
 // a person picks who they are, takes the next task, fills the form and completes it; the
 // sandbox holds it completed and the queue's webhook receives it once.
 // Needs /usr/bin/chromium: tools/install-chromium.sh installs it.
-import { asDelivered } from '../../sandbox/time';
 import { existsSync, mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
@@ -11,7 +10,8 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 import { SandboxClient } from '../../sandbox/client';
 import { startSandbox, type Sandbox } from '../../sandbox/index';
-import { ALICE, closeAgent, sleep, startListener, type Listener } from './helpers';
+import { asDelivered } from '../../sandbox/time';
+import { ALICE, BOB, call, closeAgent, sleep, startListener, type Listener } from './helpers';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -169,4 +169,37 @@ test('the Connections screen sets the queue webhook', async () => {
 	expect((await client.getQueue(102)).webhook).toEqual({
 		target: 'https://hooks.example.com/by-hand',
 	});
+});
+
+test('a person finds a given task (the one just created) in the pending list and completes it', async () => {
+	await client.reset();
+	// a task created through the API, as from n8n: the newest, while older ones wait ahead of it
+	const created = await call(sandbox.baseUrl, 'POST', '/orgs/1/queues/101/tasks/create', {
+		body: { data: { customer_message: 'Created from n8n just now', order_total: 12 } },
+	});
+	const id = (created.json as { id: number }).id;
+	await client.takeNext(101, BOB);
+	await page.goto(`${sandbox.baseUrl}/app/`);
+	await page.getByTestId('user-select').selectOption(ALICE);
+	// the tile counts the tasks waiting, not the one Bob works on
+	expect(await page.getByTestId('pending-count-101').textContent()).toBe('3');
+	await page.goto(`${sandbox.baseUrl}/app/queues/101`);
+	expect(await page.getByTestId('queue-pending').textContent()).toBe('3');
+	expect(await page.getByTestId('queue-in-progress').textContent()).toBe('1');
+	await page.getByTestId(`pending-row-${id}`).waitFor();
+	const rows = await page.locator('[data-testid^="pending-row-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')));
+	expect(rows).toEqual([`pending-row-${id}`, 'pending-row-6', 'pending-row-5', 'pending-row-4']);
+	expect(await page.getByTestId('pending-row-4').textContent()).toContain('in progress (bob@example.com)');
+	await page.getByTestId(`open-task-${id}`).click();
+	await page.getByTestId('task-form').waitFor();
+	expect(await page.getByTestId('input-customer_message').textContent()).toBe('Created from n8n just now');
+	await page.getByTestId('field-decision').selectOption('reject');
+	await page.getByTestId('complete-task').click();
+	await page.getByTestId('completed-message').waitFor();
+	expect(await page.getByTestId('completed-message').textContent()).toBe(`Task #${id} completed.`);
+	expect((await client.tasks(101)).find((t) => t.id === id)).toMatchObject({ status: 'completed', completed_by: ALICE, data: { decision: 'reject' } });
+	// someone else's task in progress is not taken from them
+	await page.goto(`${sandbox.baseUrl}/app/queues/101`);
+	await page.getByTestId('open-task-4').click();
+	expect(await page.getByTestId('form-error').textContent()).toBe('Task #4 is in progress with bob@example.com');
 });
