@@ -11,6 +11,25 @@ function run(command, args) {
 	return spawn(command, args, { stdio: 'inherit', cwd: __dirname });
 }
 
+/**
+ * A stop signal to gulp alone (an IDE's stop button, a process manager, `kill` of npm's process,
+ * which npm forwards) reaches the child too; the child stops what it started and gulp ends with it.
+ * Ctrl-C in a terminal signals the whole group: the child then gets it twice, which it ignores.
+ */
+function forwardStopSignals(child) {
+	const stop = (signal) => {
+		if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+	};
+	for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stop(signal));
+	// npm's process stopped alone does not always pass the signal on (its shell may not): gulp is
+	// then left to init, which it notices here, and stops the child all the same.
+	const parent = process.ppid;
+	const orphaned = setInterval(() => {
+		if (process.ppid !== parent) stop('SIGTERM');
+	}, 500);
+	child.on('exit', () => clearInterval(orphaned));
+}
+
 /** `npm run sandbox`: the local Task Queue Service on port 5680 (see sandbox/README.md). */
 function sandbox() {
 	const child = run(process.execPath, [
@@ -18,9 +37,7 @@ function sandbox() {
 		'sandbox/cli.ts',
 		...argsAfter('sandbox'),
 	]);
-	// Ctrl-C reaches sandbox/cli.ts too: gulp waits for it to close cleanly.
-	process.on('SIGINT', () => undefined);
-	process.on('SIGTERM', () => child.kill('SIGTERM'));
+	forwardStopSignals(child);
 	return child;
 }
 sandbox.description = 'Start the local Task Queue Service sandbox (port 5680)';
@@ -37,9 +54,7 @@ exports.unit = unit;
 /** `npm run dev`: the sandbox, a real n8n with this package, its credential and the examples. */
 function dev() {
 	const child = run(process.execPath, [require.resolve('tsx/cli'), 'tools/n8n/dev.ts', ...argsAfter('dev')]);
-	// Ctrl-C reaches tools/n8n/dev.ts as well: gulp waits for it to stop what it started.
-	process.on('SIGINT', () => undefined);
-	process.on('SIGTERM', () => child.kill('SIGTERM'));
+	forwardStopSignals(child);
 	return child;
 }
 dev.description = 'Start the sandbox and a real n8n with this package, a credential and the examples';
