@@ -641,6 +641,26 @@
 		});
 	}
 
+	/** A table with these column headings and rows. */
+	function table(headings, rows) {
+		return el(
+			'table',
+			{},
+			el(
+				'thead',
+				{},
+				el(
+					'tr',
+					{},
+					headings.map(function (h) {
+						return el('th', { text: h });
+					}),
+				),
+			),
+			el('tbody', {}, rows),
+		);
+	}
+
 	/** Every pending task, newest first, each with an Open button: find and complete a given task. */
 	function loadPending(queue, work) {
 		api('GET', '/queues/' + queue.id + '/pending').then(function (tasks) {
@@ -653,58 +673,49 @@
 				el('h2', { text: 'Pending tasks' }),
 				tasks.length === 0
 					? el('p', { class: 'muted', text: 'None.' })
-					: el(
-							'table',
-							{},
-							el(
-								'thead',
-								{},
-								el(
+					: table(
+							['Task', 'Created at', 'Status', 'Inputs', ''],
+							tasks.map(function (t) {
+								var summary = inputs
+									.map(function (b) {
+										var v = t.data[b.id];
+										return v === null || v === undefined
+											? null
+											: typeof v === 'object'
+												? JSON.stringify(v)
+												: String(v);
+									})
+									.filter(Boolean)
+									.join(' · ');
+								return el(
 									'tr',
-									{},
-									['Task', 'Created at', 'Status', 'Inputs', ''].map(function (h) {
-										return el('th', { text: h });
+									{ testid: 'pending-row-' + t.id },
+									el('td', { text: '#' + t.id }),
+									el('td', { text: t.created_at }),
+									el('td', {
+										text:
+											t.status === 'in_progress'
+												? 'in progress (' + (t.assigned_to || '?') + ')'
+												: 'waiting',
 									}),
-								),
-							),
-							el(
-								'tbody',
-								{},
-								tasks.map(function (t) {
-									var summary = inputs
-										.map(function (b) {
-											var v = t.data[b.id];
-											return v === null || v === undefined ? null : typeof v === 'object' ? JSON.stringify(v) : String(v);
-										})
-										.filter(Boolean)
-										.join(' · ');
-									return el(
-										'tr',
-										{ testid: 'pending-row-' + t.id },
-										el('td', { text: '#' + t.id }),
-										el('td', { text: t.created_at }),
-										el('td', {
-											text: t.status === 'in_progress' ? 'in progress (' + (t.assigned_to || '?') + ')' : 'waiting',
-										}),
-										el('td', { text: summary.length > 80 ? summary.slice(0, 77) + '...' : summary }),
+									el('td', { text: summary.length > 80 ? summary.slice(0, 77) + '...' : summary }),
+									el(
+										'td',
+										{},
 										el(
-											'td',
-											{},
-											el(
-												'button',
-												{
-													class: 'secondary',
-													testid: 'open-task-' + t.id,
-													onclick: function () {
-														take(queue, work, t.id);
-													},
+											'button',
+											{
+												class: 'secondary',
+												testid: 'open-task-' + t.id,
+												onclick: function () {
+													take(queue, work, t.id);
 												},
-												'Open',
-											),
+											},
+											'Open',
 										),
-									);
-								}),
-							),
+									),
+								);
+							}),
 						),
 			);
 		});
@@ -900,44 +911,28 @@
 				el('h2', { text: 'Recently completed' }),
 				tasks.length === 0
 					? el('p', { class: 'muted', text: 'None yet.' })
-					: el(
-							'table',
-							{},
-							el(
-								'thead',
-								{},
-								el(
+					: table(
+							['Task', 'Completed at', 'By', 'Values'],
+							tasks.map(function (t) {
+								var values = queue.data
+									.filter(isFilledByPeople)
+									.map(function (b) {
+										var v = t.data[b.id];
+										return v === null || v === undefined
+											? null
+											: b.id + ': ' + (typeof v === 'object' ? JSON.stringify(v) : String(v));
+									})
+									.filter(Boolean)
+									.join(' · ');
+								return el(
 									'tr',
-									{},
-									['Task', 'Completed at', 'By', 'Values'].map(function (h) {
-										return el('th', { text: h });
-									}),
-								),
-							),
-							el(
-								'tbody',
-								{},
-								tasks.map(function (t) {
-									var values = queue.data
-										.filter(isFilledByPeople)
-										.map(function (b) {
-											var v = t.data[b.id];
-											return v === null || v === undefined
-												? null
-												: b.id + ': ' + (typeof v === 'object' ? JSON.stringify(v) : String(v));
-										})
-										.filter(Boolean)
-										.join(' · ');
-									return el(
-										'tr',
-										{ testid: 'completed-row-' + t.id },
-										el('td', { text: '#' + t.id }),
-										el('td', { text: t.completed_at }),
-										el('td', { text: t.completed_by || '' }),
-										el('td', { text: values }),
-									);
-								}),
-							),
+									{ testid: 'completed-row-' + t.id },
+									el('td', { text: '#' + t.id }),
+									el('td', { text: t.completed_at }),
+									el('td', { text: t.completed_by || '' }),
+									el('td', { text: values }),
+								);
+							}),
 						),
 			);
 		});
