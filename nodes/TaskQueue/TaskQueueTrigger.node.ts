@@ -23,7 +23,8 @@ export class TaskQueueTrigger implements INodeType {
 		version: [1, 1.1],
 		defaultVersion: 1.1,
 		subtitle: '={{"Task completed"}}',
-		description: 'Starts the workflow when a person completes a task in a Task Queue Service queue',
+		// n8n shows a trigger's description on the entry it merges with the action node in the node picker
+		description: 'Hand work to people through the Task Queue Service, and start a workflow when a person completes a task',
 		defaults: { name: 'Task Queue Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
