@@ -2,7 +2,7 @@
 // Test control through SandboxClient (bulk tasks, take/complete, queues, keys, reset), state kept
 // in a data file across restarts, and the CLI (`tsx sandbox/cli.ts`) start and clean stop.
 import { spawn } from 'child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 
@@ -178,6 +178,7 @@ describe('persistence with a data file', () => {
 			expect((next.json as { id: number }).id).toBeGreaterThan((created.json as { id: number }).id);
 		} finally {
 			await second.close();
+			rmSync(dir, { recursive: true, force: true });
 		}
 	});
 });
@@ -231,5 +232,6 @@ describe('the CLI', () => {
 			tasks: Array<{ queueId: number }>;
 		};
 		expect(saved.tasks.filter((t) => t.queueId === 103)).toHaveLength(4);
+		rmSync(dir, { recursive: true, force: true });
 	});
 });

@@ -1,8 +1,19 @@
-// jest globalTeardown of the e2e suite: the secret scan over n8n's logs and execution data.
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
+// jest globalTeardown of the e2e suite: the secret scan over n8n's logs and execution data, then the
+// tarball global-setup.ts packed is removed.
+import { rmSync } from 'fs';
+import { dirname } from 'path';
+
 import { scanSuite } from './teardown';
 
 export default async function teardown(
 	globalConfig: Parameters<typeof scanSuite>[1],
 ): Promise<void> {
-	await scanSuite('e2e', globalConfig);
+	try {
+		await scanSuite('e2e', globalConfig);
+	} finally {
+		if (process.env.TQ_E2E_TARBALL_PACKED_HERE && process.env.TQ_E2E_TARBALL) {
+			rmSync(dirname(process.env.TQ_E2E_TARBALL), { recursive: true, force: true });
+		}
+	}
 }
