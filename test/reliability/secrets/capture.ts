@@ -8,6 +8,7 @@
 //   - secrets: sandbox API keys (seeded and minted), the API key of every test credential, and the
 //     secret of every webhook target registered in a sandbox
 import { basename, dirname } from 'path';
+import { Writable } from 'stream';
 
 import { recordArtifact, recordSecret, recordText, safeStringify, suiteDir } from './scan';
 
@@ -91,12 +92,14 @@ for (const [name, stream] of [
 	['_stdout', process.stdout],
 	['_stderr', process.stderr],
 ] as const) {
-	(console as unknown as Record<string, { write(text: string): boolean }>)[name] = {
-		write(text: string) {
-			record(`n8n.log`, text.trimEnd());
-			return showN8nLogs ? stream.write(text) : true;
+	// a real stream: other code treats console._stdout as one (listeners, write callbacks)
+	(console as unknown as Record<string, Writable>)[name] = new Writable({
+		write(chunk: Buffer | string, _encoding, callback) {
+			record(`n8n.log`, chunk.toString().trimEnd());
+			if (showN8nLogs) stream.write(chunk);
+			callback();
 		},
-	};
+	});
 }
 for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
 	const original = console[level].bind(console);
