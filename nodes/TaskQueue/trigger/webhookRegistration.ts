@@ -9,7 +9,6 @@ import { getTaskQueueCredentials } from '../transport';
 import { getQueue, getWebhookTarget, MAX_TARGET_LENGTH, setWebhookTarget } from '../transport/endpoints';
 import { reachabilityWarning } from './webhookReachability';
 
-export { MAX_TARGET_LENGTH };
 export const WEBHOOK_PATH = 'task-completed';
 const SECRET_PARAM = 'secret';
 
