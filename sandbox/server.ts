@@ -29,8 +29,15 @@ export class RequestLog {
 	inFlight = 0;
 	private seq = 0;
 
-	add(entry: Omit<RequestLogEntry, 'seq' | 'timestamp'>): void {
-		this.entries.push({ seq: ++this.seq, timestamp: new Date().toISOString(), ...entry });
+	/** One counter for arrivals and answers, so tests can tell what arrived before which answer. */
+	private events = 0;
+
+	arrive(): number {
+		return ++this.events;
+	}
+
+	add(entry: Omit<RequestLogEntry, 'seq' | 'timestamp' | 'answeredAt'>): void {
+		this.entries.push({ seq: ++this.seq, timestamp: new Date().toISOString(), answeredAt: ++this.events, ...entry });
 		if (this.entries.length > MAX_LOG * 1.5) this.entries = this.entries.slice(-MAX_LOG);
 	}
 
@@ -436,7 +443,7 @@ async function serveApi(
 ): Promise<void> {
 	const query = parseQuery(rawQuery);
 	const match = matchApi(method, path);
-	const base = { method, path, query, headers: req.headers, inFlight: ctx.log.inFlight };
+	const base = { method, path, query, headers: req.headers, inFlight: ctx.log.inFlight, arrivedAt: ctx.log.arrive() };
 	if (match === 'notFound' || match === 'method') {
 		const rawBody = await readBody(req);
 		const parsed = parseJson(rawBody);

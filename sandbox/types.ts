@@ -216,6 +216,9 @@ export interface RequestLogEntry {
 	fault: string | null;
 	/** API requests the sandbox was serving when this one arrived, itself included */
 	inFlight: number;
+	/** when it arrived and when it was answered, on one counter of both events (order, not time) */
+	arrivedAt: number;
+	answeredAt: number;
 	timestamp: string;
 }
 

@@ -34,9 +34,11 @@ test('a distant service (40 ms a request): the node sends more than 8 at once, n
 	expect(markers).toHaveLength(600);
 	// Quiet machine: waves of 8, 16, 32, 64, 64, ... (600 in about 12 waves instead of 75 of 8). The
 	// sandbox runs in this process, so on a loaded machine its answers slow down with the load and
-	// the node cuts back (as it should): only the growth past 8 and the cap are asserted here; the
-	// ramp itself is shown in virtual time in test/nodes/TaskQueue/helpers/concurrency.test.ts.
-	expect(waves(creates)[0]).toBe(8);
+	// the node cuts back (as it should): only the start at 8, the growth past 8 and the cap are
+	// asserted here; the ramp itself is shown in virtual time in test/nodes/TaskQueue/helpers/concurrency.test.ts.
+	// It starts with 8: exactly 8 creates arrive before the service's first answer, however loaded.
+	const firstAnswer = Math.min(...creates.map((r) => r.answeredAt));
+	expect(creates.filter((r) => r.arrivedAt < firstAnswer)).toHaveLength(8);
 	expect(Math.max(...inFlight(creates))).toBeGreaterThanOrEqual(16);
 	expect(Math.max(...inFlight(creates))).toBeLessThanOrEqual(64);
 	expect(waves(creates).length).toBeLessThan(60);
