@@ -3,14 +3,18 @@ import type {
 	INodeExecutionData,
 	INodeType,
 	INodeTypeDescription,
+	IWebhookFunctions,
+	IWebhookResponseData,
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import * as queue from './actions/queue';
 import { router } from './actions/router';
 import * as task from './actions/task';
+import { resumeOnCompletion, resumeWebhooks } from './actions/task/resumeOnCompletion';
 import * as webhook from './actions/webhook';
 import { searchQueues } from './methods/listSearch';
+import { getApprovalChoices, getResumeFields, getSelectionFields, getTextFields } from './methods/loadOptions';
 import { getTaskFields } from './methods/resourceMapping';
 
 export class TaskQueue implements INodeType {
@@ -21,7 +25,7 @@ export class TaskQueue implements INodeType {
 		group: ['transform'],
 		version: 1,
 		// "Create a task" rather than "create: task": each operation's action (test/nodes/TaskQueue/TaskQueue.node.test.ts)
-		subtitle: '={{ {"queue:flush":"Flush a queue","queue:get":"Get a queue","queue:getMany":"Get many queues","task:create":"Create a task","task:getCompleted":"Get completed tasks","webhook:get":"Get a webhook","webhook:remove":"Remove a webhook","webhook:set":"Set a webhook"}[$parameter["resource"] + ":" + $parameter["operation"]] }}',
+		subtitle: '={{ {"queue:flush":"Flush a queue","queue:get":"Get a queue","queue:getMany":"Get many queues","task:create":"Create a task","task:sendAndWait":"Create tasks and wait for completion","task:getCompleted":"Get completed tasks","webhook:get":"Get a webhook","webhook:remove":"Remove a webhook","webhook:set":"Set a webhook"}[$parameter["resource"] + ":" + $parameter["operation"]] }}',
 		description:
 			'Hand work to people through the Task Queue Service: create tasks in a queue, read the tasks people completed, manage queues and their webhook',
 		defaults: { name: 'Task Queue' },
@@ -29,6 +33,7 @@ export class TaskQueue implements INodeType {
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [{ name: 'taskQueueApi', required: true }],
+		webhooks: resumeWebhooks,
 		properties: [
 			{
 				displayName: 'Resource',
@@ -54,8 +59,13 @@ export class TaskQueue implements INodeType {
 
 	methods = {
 		listSearch: { searchQueues },
+		loadOptions: { getApprovalChoices, getResumeFields, getSelectionFields, getTextFields },
 		resourceMapping: { getTaskFields },
 	};
+
+	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		return await resumeOnCompletion.call(this);
+	}
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await router.call(this);

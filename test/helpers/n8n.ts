@@ -221,6 +221,10 @@ export interface ActionRun {
 	/** Output items of the node under test (first output). */
 	items: INodeExecutionData[];
 	error?: Error;
+	/** What ran it, to call the node's webhook() on the same execution (Create and Wait). */
+	workflow: Workflow;
+	node: INode;
+	additionalData: IWorkflowExecuteAdditionalData;
 }
 
 /** Runs Start -> node through WorkflowExecute, as n8n does for a manual execution. */
@@ -229,6 +233,8 @@ export async function runActionNode(options: {
 	node: NodeUnderTest;
 	input: IDataObject[];
 	credentials: ICredentialsHelper;
+	executionId?: string;
+	additionalData?: Partial<IWorkflowExecuteAdditionalData>;
 }): Promise<ActionRun> {
 	const nodeTypes = nodeTypesOf(options.types);
 	const start: INode = {
@@ -241,7 +247,8 @@ export async function runActionNode(options: {
 	};
 	const node = makeNode(options.node);
 	const workflow = makeWorkflow([start, node], nodeTypes);
-	const hooks = new ExecutionLifecycleHooks('manual', 'exec-1', {
+	const executionId = options.executionId ?? 'exec-1';
+	const hooks = new ExecutionLifecycleHooks('manual', executionId, {
 		id: workflow.id,
 		name: workflow.name,
 		nodes: [start, node],
@@ -256,7 +263,7 @@ export async function runActionNode(options: {
 	hooks.addHandler('workflowExecuteAfter', async (run: IRun) => {
 		finished = run;
 	});
-	const additionalData = makeAdditionalData(options.credentials, { hooks });
+	const additionalData = makeAdditionalData(options.credentials, { hooks, executionId, ...options.additionalData });
 	const runExecutionData: IRunExecutionData = {
 		version: 1,
 		startData: {},
@@ -281,7 +288,7 @@ export async function runActionNode(options: {
 	const run = finished ?? result;
 	const nodeRuns = run.data.resultData.runData[node.name];
 	const items = nodeRuns?.[0]?.data?.main?.[0] ?? [];
-	return { run, items, error: run.data.resultData.error as Error | undefined };
+	return { run, items, error: run.data.resultData.error as Error | undefined, workflow, node, additionalData };
 }
 
 export interface HookEnv {

@@ -1,10 +1,10 @@
-import type { AllEntities, IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { AllEntities, IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { AdaptiveConcurrency } from '../helpers/concurrency';
 import type { QueueConfigCache } from '../helpers/queueConfig';
 
 type NodeMap = {
-	task: 'create' | 'getCompleted';
+	task: 'create' | 'getCompleted' | 'sendAndWait';
 	queue: 'get' | 'getMany' | 'flush';
 	webhook: 'get' | 'set' | 'remove';
 };
@@ -30,4 +30,6 @@ export interface TaskQueueOperation {
 	prepare?(this: IExecuteFunctions, itemCount: number, state: ExecutionState): Promise<void>;
 	/** How many items may be in flight at once (default 1), asked again as items finish. */
 	concurrency?(this: IExecuteFunctions, state: ExecutionState): number | (() => number);
+	/** Turns the items' results into the node's output (default: all of them, in item order). */
+	finish?(this: IExecuteFunctions, results: INodeExecutionData[][], state: ExecutionState): Promise<INodeExecutionData[][]>;
 }

@@ -70,5 +70,6 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			results[i] = [errorItem(error, i)];
 		}
 	});
+	if (operation.finish) return await operation.finish.call(this, results, state);
 	return [results.flat()];
 }

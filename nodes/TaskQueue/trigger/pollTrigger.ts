@@ -5,6 +5,7 @@ import { getTriggerQueueId } from '../helpers/queue';
 import { collectAfter, fetchCompletedPage, FIRST_PAGE_LIMIT } from '../helpers/completedList';
 import type { Cursor } from '../helpers/completions';
 import { advanceCursor, cursorAtNewest, readCursor, toItem } from '../helpers/completions';
+import { forwardToWaiting } from './forwardToWaiting';
 
 /** Share of n8n's poll budget spent paging before giving the tick back (2.x only). */
 const BUDGET_SHARE = 0.8;
@@ -60,5 +61,6 @@ export async function pollCompletions(this: IPollFunctions): Promise<INodeExecut
 		return null;
 	}
 	state.cursor = advanceCursor(cursor, collected.tasks) as unknown as IDataObject;
-	return [collected.tasks.map((task) => toItem(task, dataOnly))];
+	const emit = await forwardToWaiting.call(this, collected.tasks);
+	return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;
 }

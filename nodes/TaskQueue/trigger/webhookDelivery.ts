@@ -3,6 +3,7 @@ import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-w
 import type { CompletedTask } from '../transport/schemas';
 import { advanceCursor, compareCompletions, readCursor, toItem } from '../helpers/completions';
 import { checkDelivery, SeenCompletions, secretMatches } from './deliveryChecks';
+import { forwardToWaiting } from './forwardToWaiting';
 import { collectAfter } from '../helpers/completedList';
 import { readRegistration } from './webhookRegistration';
 
@@ -54,7 +55,12 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	seen.claim([task]);
 	// n8n answers the service ("Workflow was started") once the execution has started, as for its
 	// own Webhook node: a burst of deliveries then starts executions as they come.
-	if (!durable) return { workflowData: [[toItem(task, dataOnly)]] };
+	if (!durable) {
+		if ((await forwardToWaiting.call(this, [task])).length === 0) {
+			return answer.call(this, 200, { received: true, forwarded: true });
+		}
+		return { workflowData: [[toItem(task, dataOnly)]] };
+	}
 
 	const cursor = readCursor(state.cursor);
 	let emit: CompletedTask[] = [task];
@@ -84,6 +90,11 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	// Left to n8n's "onReceived" answer, n8n 2.x answers (and saves) only after building the
 	// execution's Workflow over the same static data object, which resets its "changed" flag:
 	// nothing is saved (docs/triggers.md, "Static data in webhook()").
+	emit = await forwardToWaiting.call(this, emit);
+	if (emit.length === 0) {
+		this.getResponseObject().status(200).json({ received: true, forwarded: true });
+		return { noWebhookResponse: true, workflowData: undefined };
+	}
 	this.getResponseObject().status(200).json({ message: 'Workflow was started' });
 	return { noWebhookResponse: true, workflowData: [emit.map((t) => toItem(t, dataOnly))] };
 }

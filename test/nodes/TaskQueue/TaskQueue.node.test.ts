@@ -13,6 +13,6 @@ test("the subtitle names each operation by its action ('Create a task'), for eve
 		const resource = property.displayOptions?.show?.resource?.[0] as string;
 		for (const option of property.options as INodePropertyOptions[]) actions[`${resource}:${String(option.value)}`] = String(option.action);
 	}
-	expect(Object.keys(actions)).toHaveLength(8);
+	expect(Object.keys(actions)).toHaveLength(9);
 	expect(JSON.parse(literal![1])).toEqual(actions);
 });

@@ -22,45 +22,48 @@ import type { ExecutionState } from '../node.type';
 export const DEFAULT_CONCURRENCY = 64;
 const MAX_CONCURRENCY = 256;
 
-const properties: INodeProperties[] = [
-	{ ...queueLocator, description: 'The queue to add the task to' },
-	{
-		displayName: 'Task Data',
-		name: 'taskData',
-		type: 'resourceMapper',
-		noDataExpression: true,
-		default: { mappingMode: 'defineBelow', value: null },
-		required: true,
-		description:
-			"The task's fields, loaded from the queue's configuration: the inputs a person works from come first, then the fields people fill in when they complete the task (optional here)",
-		typeOptions: {
-			loadOptionsDependsOn: ['queue.value'],
-			resourceMapper: {
-				resourceMapperMethod: 'getTaskFields',
-				mode: 'add',
-				fieldWords: { singular: 'field', plural: 'fields' },
-				addAllFields: true,
-				multiKeyMatch: false,
-				supportAutoMap: true,
-			},
+/** The task's fields, from the queue's configuration (Create and Create and Wait). */
+export const taskDataField: INodeProperties = {
+	displayName: 'Task Data',
+	name: 'taskData',
+	type: 'resourceMapper',
+	noDataExpression: true,
+	default: { mappingMode: 'defineBelow', value: null },
+	required: true,
+	description:
+		"The task's fields, loaded from the queue's configuration: the inputs a person works from come first, then the fields people fill in when they complete the task (optional here)",
+	typeOptions: {
+		loadOptionsDependsOn: ['queue.value'],
+		resourceMapper: {
+			resourceMapperMethod: 'getTaskFields',
+			mode: 'add',
+			fieldWords: { singular: 'field', plural: 'fields' },
+			addAllFields: true,
+			multiKeyMatch: false,
+			supportAutoMap: true,
 		},
 	},
+};
+
+export const maxConcurrencyOption: INodeProperties = {
+	displayName: 'Max Concurrency',
+	name: 'concurrency',
+	type: 'number',
+	typeOptions: { minValue: 1, maxValue: MAX_CONCURRENCY },
+	default: DEFAULT_CONCURRENCY,
+	description: `The most tasks to create at the same time when the node receives many items. The node starts with ${INITIAL_CONCURRENCY} and sends more while the service answers as fast as at first (a distant service), fewer when its answers slow down or it rate limits. Lower it to spare a small server.`,
+};
+
+const properties: INodeProperties[] = [
+	{ ...queueLocator, description: 'The queue to add the task to' },
+	taskDataField,
 	{
 		displayName: 'Options',
 		name: 'options',
 		type: 'collection',
 		placeholder: 'Add option',
 		default: {},
-		options: [
-			{
-				displayName: 'Max Concurrency',
-				name: 'concurrency',
-				type: 'number',
-				typeOptions: { minValue: 1, maxValue: MAX_CONCURRENCY },
-				default: DEFAULT_CONCURRENCY,
-				description: `The most tasks to create at the same time when the node receives many items. The node starts with ${INITIAL_CONCURRENCY} and sends more while the service answers as fast as at first (a distant service), fewer when its answers slow down or it rate limits. Lower it to spare a small server.`,
-			},
-		],
+		options: [maxConcurrencyOption],
 	},
 ];
 
@@ -69,12 +72,12 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
-interface PreparedTask {
+export interface PreparedTask {
 	queueId: number;
 	data: Record<string, unknown>;
 }
 
-type Prepared = PreparedTask | { error: unknown };
+export type Prepared = PreparedTask | { error: unknown };
 
 function invalidData(
 	this: IExecuteFunctions,
@@ -101,6 +104,19 @@ function invalidData(
  * anything is sent (or, under "Continue", becomes an error item while the others are created).
  */
 export async function prepare(this: IExecuteFunctions, itemCount: number, state: ExecutionState): Promise<void> {
+	await prepareTasks.call(this, itemCount, state);
+}
+
+/**
+ * `prepare` of Create, shared with Create and Wait: `fill` adds the values the node sets itself to
+ * an item's mapped fields before they are checked.
+ */
+export async function prepareTasks(
+	this: IExecuteFunctions,
+	itemCount: number,
+	state: ExecutionState,
+	fill?: (input: IDataObject, queue: CompiledQueue, itemIndex: number) => IDataObject,
+): Promise<void> {
 	const continueOnFail = this.continueOnFail();
 	const items = this.getInputData();
 	const mode = this.getNodeParameter('taskData.mappingMode', 0, 'defineBelow') as string;
@@ -127,7 +143,7 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 					(((this.getNodeParameter('taskData', i) as ResourceMapperValue)?.value ?? {}) as IDataObject);
 			}
 			const queue = await state.queues.get(this, queueId, i);
-			const { data, problems } = validateTaskData(queue, input);
+			const { data, problems } = validateTaskData(queue, fill ? fill(input, queue, i) : input);
 			if (problems.length > 0) {
 				throw invalidData.call(this, queue, problems.map((p) => p.message), autoMap, i);
 			}

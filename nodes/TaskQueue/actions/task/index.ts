@@ -2,11 +2,12 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import type { TaskQueueOperation } from '../node.type';
 import * as create from './create.operation';
+import * as createAndWait from './createAndWait.operation';
 import * as getCompleted from './getCompleted.operation';
 
-export { create, getCompleted };
+export { create, createAndWait, getCompleted };
 
-export const operations: Record<string, TaskQueueOperation> = { create, getCompleted };
+export const operations: Record<string, TaskQueueOperation> = { create, getCompleted, sendAndWait: createAndWait };
 
 export const description: INodeProperties[] = [
 	{
@@ -24,6 +25,13 @@ export const description: INodeProperties[] = [
 				action: 'Create a task',
 			},
 			{
+				name: 'Create and Wait',
+				value: 'sendAndWait',
+				description:
+					'Create a task per item and pause the execution until people complete them; resumes with their answers (who completed each task, when, and the values)',
+				action: 'Create tasks and wait for completion',
+			},
+			{
 				name: 'Get Completed',
 				value: 'getCompleted',
 				description:
@@ -34,5 +42,6 @@ export const description: INodeProperties[] = [
 		default: 'create',
 	},
 	...create.description,
+	...createAndWait.description,
 	...getCompleted.description,
 ];

@@ -19,8 +19,10 @@ async function search(filter?: string) {
 test('the Queue picker lists the organization\'s queues by name', async () => {
 	expect(await search()).toEqual({
 		results: [
+			{ name: 'Agent Approvals (105)', value: '105' },
 			{ name: 'Content Review (102)', value: '102' },
 			{ name: 'Data Labeling (103)', value: '103' },
+			{ name: 'Refund Decisions (104)', value: '104' },
 			{ name: 'Refund Requests (101)', value: '101' },
 		],
 	});
@@ -29,7 +31,10 @@ test('the Queue picker lists the organization\'s queues by name', async () => {
 });
 
 test('search by part of the name, or by ID', async () => {
-	expect((await search('refund')).results).toEqual([{ name: 'Refund Requests (101)', value: '101' }]);
+	expect((await search('refund')).results).toEqual([
+		{ name: 'Refund Decisions (104)', value: '104' },
+		{ name: 'Refund Requests (101)', value: '101' },
+	]);
 	expect((await search('103')).results).toEqual([{ name: 'Data Labeling (103)', value: '103' }]);
 	expect((await search('nothing like it')).results).toEqual([]);
 });

@@ -91,6 +91,9 @@ export class WebhookTriggerUnderTest {
 
 	webhookTestBaseUrl = 'http://localhost:5678/webhook-test';
 
+	/** Where this n8n's waiting executions listen (Create and Wait's resume addresses). */
+	webhookWaitingBaseUrl = 'http://localhost:5678/webhook-waiting';
+
 	constructor(
 		private readonly options: {
 			credentials: TestCredentialsHelper;
@@ -128,6 +131,7 @@ export class WebhookTriggerUnderTest {
 		});
 		env.additionalData.webhookBaseUrl = this.webhookBaseUrl;
 		env.additionalData.webhookTestBaseUrl = this.webhookTestBaseUrl;
+		env.additionalData.webhookWaitingBaseUrl = this.webhookWaitingBaseUrl;
 		return env;
 	}
 

@@ -77,6 +77,28 @@ describe('Queue > Get Many', () => {
 				},
 				pairedItem: { item: 0 },
 			},
+			{
+				json: {
+					id: 104,
+					name: 'Refund Decisions',
+					created_at: '2024-05-04T09:00:00.000Z',
+					active_users: [],
+					n_tasks: 0,
+					description: 'Decide on refund requests while the workflow waits for the answer (Create and Wait).',
+				},
+				pairedItem: { item: 0 },
+			},
+			{
+				json: {
+					id: 105,
+					name: 'Agent Approvals',
+					created_at: '2024-05-05T09:00:00.000Z',
+					active_users: [],
+					n_tasks: 0,
+					description: "Approve or deny what an AI agent wants to do (the agent's human review).",
+				},
+				pairedItem: { item: 0 },
+			},
 		]);
 	});
 });
@@ -132,7 +154,7 @@ describe('the Legacy API Paths setting against a self-hosted 1.0.x server', () =
 		const run = async (parameters: Record<string, unknown>) =>
 			await env.run({ queue: locator(101), ...parameters }, [{}], { credentials });
 		expect((await run({ resource: 'queue', operation: 'get' })).items[0].json).toMatchObject({ id: 101 });
-		expect((await run({ resource: 'queue', operation: 'getMany', returnAll: true })).items).toHaveLength(3);
+		expect((await run({ resource: 'queue', operation: 'getMany', returnAll: true })).items).toHaveLength(5);
 		expect((await run({ resource: 'webhook', operation: 'set', url: 'https://example.com/hook' })).items[0].json).toEqual({
 			queueId: 101,
 			target: 'https://example.com/hook',

@@ -1,0 +1,372 @@
+import { DateTime } from 'luxon';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError, updateDisplayOptions, WAIT_INDEFINITELY } from 'n8n-workflow';
+
+import type { CompiledQueue } from '../../helpers/blocks';
+import { optionsOf } from '../../helpers/blocks';
+import { parseDateParameter } from '../../helpers/dates';
+import { queueLocator } from '../../helpers/descriptions';
+import { getQueueId } from '../../helpers/queue';
+import {
+	assertCanSign,
+	isTriggerOfThisN8n,
+	requireSignedCalls,
+	signResumeAddress,
+	waitingBaseUrl,
+} from '../../helpers/resumeAddress';
+import { getWebhookTarget } from '../../transport/endpoints';
+import { WEBHOOK_PATH } from '../../trigger/webhookRegistration';
+import type { ExecutionState } from '../node.type';
+import type { Prepared, PreparedTask } from './create.operation';
+import * as create from './create.operation';
+import { readWaitSettings, RESUME_FIELD_KINDS, type WaitSettings } from './waitSettings';
+
+const LIMIT_UNITS = { minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
+
+const properties: INodeProperties[] = [
+	{ ...queueLocator, description: 'The queue to add the tasks to (one queue for all items of a run)' },
+	create.taskDataField,
+	{
+		displayName: 'Resume Address Field Name or ID',
+		name: 'resumeField',
+		type: 'options',
+		typeOptions: { loadOptionsMethod: 'getResumeFields', loadOptionsDependsOn: ['queue.value'] },
+		default: '',
+		required: true,
+		description:
+			'A text or link field of the queue that people do not fill in. The node writes the address of this waiting execution there; the Task Queue Trigger of the queue sends each completion back to it. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+	},
+	{
+		displayName: 'Resume When',
+		name: 'waitFor',
+		type: 'options',
+		options: [
+			{
+				name: 'All Tasks Are Completed',
+				value: 'all',
+				description: 'Resume once, with one item per task, when people have completed every task of this run',
+			},
+			{
+				name: 'The First Task Is Completed',
+				value: 'first',
+				description: 'Resume at the first completion, with the tasks completed by then; the others stay in the queue',
+			},
+		],
+		default: 'all',
+	},
+	{
+		displayName: 'Response Type',
+		name: 'responseType',
+		type: 'options',
+		options: [
+			{
+				name: 'Approval',
+				value: 'approval',
+				description: "The output says whether the person approved (an option of a selection field) and carries their feedback",
+			},
+			{
+				name: 'Task Values',
+				value: 'values',
+				description: 'The output is each completed task with the values the person filled in',
+			},
+		],
+		default: 'values',
+	},
+	{
+		displayName: 'Approval Field Name or ID',
+		name: 'approvalField',
+		type: 'options',
+		typeOptions: { loadOptionsMethod: 'getSelectionFields', loadOptionsDependsOn: ['queue.value'] },
+		default: '',
+		required: true,
+		displayOptions: { show: { responseType: ['approval'] } },
+		description:
+			'The selection field where the person approves or denies. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+	},
+	{
+		displayName: 'Approve Option Name or ID',
+		name: 'approveOption',
+		type: 'options',
+		typeOptions: { loadOptionsMethod: 'getApprovalChoices', loadOptionsDependsOn: ['queue.value', 'approvalField'] },
+		default: '',
+		required: true,
+		displayOptions: { show: { responseType: ['approval'] } },
+		description:
+			'The option of that field that means "approved"; any other answer is a denial. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+	},
+	{
+		displayName: 'Feedback Field Name or ID',
+		name: 'feedbackField',
+		type: 'options',
+		typeOptions: { loadOptionsMethod: 'getTextFields', loadOptionsDependsOn: ['queue.value'] },
+		default: '',
+		displayOptions: { show: { responseType: ['approval'] } },
+		description:
+			'A text field where the person may explain the decision; it becomes the output\'s chatInput (an AI agent reads it as the reviewer\'s feedback). Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+	},
+	{
+		displayName: 'Message Field Name or ID',
+		name: 'messageField',
+		type: 'options',
+		typeOptions: { loadOptionsMethod: 'getTextFields', loadOptionsDependsOn: ['queue.value'] },
+		default: '',
+		displayOptions: { show: { responseType: ['approval'] } },
+		description:
+			'A text field that receives the Message of an AI agent\'s human review (the tool and its arguments). Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add option',
+		default: {},
+		options: [
+			{
+				displayName: 'Route Completions Back Through',
+				name: 'routeBack',
+				type: 'options',
+				options: [
+					{
+						name: 'Task Queue Trigger (Checked)',
+						value: 'trigger',
+						description: "An active Task Queue Trigger on this queue; the node checks the queue's webhook before it creates anything",
+					},
+					{
+						name: 'Task Queue Poll Trigger',
+						value: 'pollTrigger',
+						description: 'An active Task Queue Poll Trigger on this queue (for an n8n the service cannot reach); the node cannot check it',
+					},
+				],
+				default: 'trigger',
+			},
+			{
+				displayName: 'Limit Wait Time',
+				name: 'limitWaitTime',
+				type: 'fixedCollection',
+				default: { values: { limitType: 'afterTimeInterval', resumeAmount: 1, resumeUnit: 'hours' } },
+				description:
+					'Stop waiting after a time, or at a date. On a timeout n8n passes the node\'s input on unchanged: only items resumed by a completion have wait.outcome "completed".',
+				options: [
+					{
+						displayName: 'Values',
+						name: 'values',
+						values: [
+							{
+								displayName: 'Limit Type',
+								name: 'limitType',
+								type: 'options',
+								default: 'afterTimeInterval',
+								options: [
+									{ name: 'After Time Interval', value: 'afterTimeInterval', description: 'Waits for a certain amount of time' },
+									{ name: 'At Specified Time', value: 'atSpecifiedTime', description: 'Waits until a set date and time' },
+								],
+							},
+							{
+								displayName: 'Amount',
+								name: 'resumeAmount',
+								type: 'number',
+								default: 1,
+								typeOptions: { minValue: 0, numberPrecision: 2 },
+								displayOptions: { show: { limitType: ['afterTimeInterval'] } },
+								description: 'The time to wait',
+							},
+							{
+								displayName: 'Unit',
+								name: 'resumeUnit',
+								type: 'options',
+								default: 'hours',
+								displayOptions: { show: { limitType: ['afterTimeInterval'] } },
+								options: [
+									{ name: 'Minutes', value: 'minutes' },
+									{ name: 'Hours', value: 'hours' },
+									{ name: 'Days', value: 'days' },
+								],
+								description: 'Unit of the interval value',
+							},
+							{
+								displayName: 'Max Date and Time',
+								name: 'maxDateAndTime',
+								type: 'dateTime',
+								default: '',
+								displayOptions: { show: { limitType: ['atSpecifiedTime'] } },
+								description: 'Continue execution after the specified date and time',
+							},
+						],
+					},
+				],
+			},
+			create.maxConcurrencyOption,
+		],
+	},
+];
+
+export const description = updateDisplayOptions(
+	{ show: { resource: ['task'], operation: ['sendAndWait'] } },
+	properties,
+);
+
+/** When the wait ends without every completion; checked before any task is created. */
+function waitTill(this: IExecuteFunctions): Date {
+	const limit = this.getNodeParameter('options.limitWaitTime.values', 0, null) as IDataObject | null;
+	if (!limit) return WAIT_INDEFINITELY;
+	if (limit.limitType === 'atSpecifiedTime') {
+		const at = parseDateParameter.call(this, limit.maxDateAndTime, 'Max Date and Time', 0);
+		if (!at || at.toMillis() <= Date.now()) {
+			throw new NodeOperationError(this.getNode(), 'Limit Wait Time is set to a date that has passed', {
+				description: 'Set Max Date and Time to a date in the future, or remove the Limit Wait Time option.',
+			});
+		}
+		return at.toJSDate();
+	}
+	const amount = Number(limit.resumeAmount);
+	const unit = LIMIT_UNITS[limit.resumeUnit as keyof typeof LIMIT_UNITS];
+	if (!Number.isFinite(amount) || amount <= 0 || unit === undefined) {
+		throw new NodeOperationError(
+			this.getNode(),
+			`Limit Wait Time must be a positive amount of time, not ${JSON.stringify(limit.resumeAmount)} ${String(limit.resumeUnit)}`,
+			{ description: 'Set Amount to more than 0 (minutes, hours or days), or remove the Limit Wait Time option.' },
+		);
+	}
+	return DateTime.now().plus({ milliseconds: amount * unit }).toJSDate();
+}
+
+function checkFields(this: IExecuteFunctions, queue: CompiledQueue, settings: WaitSettings): void {
+	const fields = [...queue.blocks.values()].map((c) => c.block);
+	const resume = fields.find((b) => b.id === settings.resumeField);
+	const suitable = fields.filter((b) => RESUME_FIELD_KINDS.has(b.type)).map((b) => b.id);
+	if (!resume || !RESUME_FIELD_KINDS.has(resume.type)) {
+		throw new NodeOperationError(
+			this.getNode(),
+			settings.resumeField
+				? `Queue ${queue.queueId} has no text or link field "${settings.resumeField}" to carry the resume address`
+				: 'No Resume Address Field chosen',
+			{
+				description:
+					suitable.length > 0
+						? `Set Resume Address Field to one of the queue's text or link fields that people do not fill in: ${suitable.join(', ')}.`
+						: `Queue ${queue.queueId} (${queue.name}) has no text or link field. Add one (for example a read-only text field "resume_url") to the queue in the service, then pick it as Resume Address Field.`,
+			},
+		);
+	}
+	if (settings.responseType !== 'approval') return;
+	const approval = fields.find((b) => b.id === settings.approvalField);
+	if (!approval || approval.type !== 'single_selection') {
+		throw new NodeOperationError(this.getNode(), `Queue ${queue.queueId} has no selection field "${settings.approvalField}" for the approval`, {
+			description: 'Set Approval Field to a single-selection field of the queue whose options approve or deny.',
+		});
+	}
+	if (!optionsOf(approval).some((option) => option.id === settings.approveOption)) {
+		throw new NodeOperationError(this.getNode(), `"${settings.approveOption}" is not an option of field ${approval.id}`, {
+			description: `Set Approve Option to one of: ${optionsOf(approval).map((o) => `${o.id} (${o.name})`).join(', ')}.`,
+		});
+	}
+	for (const [label, id] of [
+		['Feedback Field', settings.feedbackField],
+		['Message Field', settings.messageField],
+	] as const) {
+		const block = id ? fields.find((b) => b.id === id) : undefined;
+		if (id && (!block || block.type !== 'text')) {
+			throw new NodeOperationError(this.getNode(), `Queue ${queue.queueId} has no text field "${id}" for the ${label}`, {
+				description: `Set ${label} to one of the queue's text fields, or leave it empty.`,
+			});
+		}
+	}
+}
+
+interface WaitState {
+	settings: WaitSettings;
+	queueId: number;
+	/** Input items whose task is sent (items refused under "Continue" are not waited for). */
+	waitedFor: number;
+	waitTill: Date;
+	/** Unix seconds, written into every address of the run. */
+	createdAt: number;
+}
+
+const waitStates = new WeakMap<ExecutionState, WaitState>();
+
+/**
+ * Everything is checked before the first task is created: the parameters, one queue for the run,
+ * its fields, that completions come back to this n8n, the wait limit, every item's data.
+ */
+export async function prepare(this: IExecuteFunctions, itemCount: number, state: ExecutionState): Promise<void> {
+	assertCanSign(this);
+	const settings = readWaitSettings(this);
+	const until = waitTill.call(this);
+	const queueId = getQueueId.call(this, 0);
+	for (let i = 1; i < itemCount; i++) {
+		const other = getQueueId.call(this, i);
+		if (other !== queueId) {
+			throw new NodeOperationError(this.getNode(), `Create and Wait sends all items of a run to one queue: item ${i} names queue ${other}, item 0 queue ${queueId}`, {
+				itemIndex: i,
+				description: 'Set Queue to one queue (not an expression that differs per item), or split the items by queue before this node.',
+			});
+		}
+	}
+	const queue = await state.queues.get(this, queueId, 0);
+	checkFields.call(this, queue, settings);
+	if (settings.routeBack === 'trigger') {
+		const target = await getWebhookTarget.call(this, queueId, 0);
+		if (!isTriggerOfThisN8n(target, waitingBaseUrl(this), WEBHOOK_PATH)) {
+			throw new NodeOperationError(this.getNode(), `No Task Queue Trigger of this n8n receives the completions of queue ${queueId}`, {
+				description: `${target ? `The queue's webhook goes to ${target}. ` : 'The queue has no webhook. '}Activate a workflow with a Task Queue Trigger on queue ${queueId} (it forwards each completion to the execution waiting for it), then run this again. If the service cannot reach this n8n, activate a Task Queue Poll Trigger on the queue instead and set Options > Route Completions Back Through to it.`,
+			});
+		}
+	}
+	const placeholder = 'https://localhost/resume';
+	await create.prepareTasks.call(this, itemCount, state, (input) => {
+		const filled: IDataObject = { ...input, [settings.resumeField]: placeholder };
+		if (settings.responseType === 'approval' && settings.messageField) {
+			const message = this.getNodeParameter('message', 0, '') as string;
+			if (message) filled[settings.messageField] = message;
+		}
+		return filled;
+	});
+	const waitedFor = (state.prepared as Prepared[]).filter((p) => !('error' in p)).length;
+	requireSignedCalls(this);
+	waitStates.set(state, { settings, queueId, waitedFor, waitTill: until, createdAt: Math.floor(Date.now() / 1000) });
+}
+
+export const concurrency = create.concurrency;
+
+export async function execute(this: IExecuteFunctions, itemIndex: number, state: ExecutionState): Promise<IDataObject> {
+	const wait = waitStates.get(state) as WaitState;
+	const prepared = state.prepared[itemIndex] as Prepared;
+	if (!('error' in prepared)) {
+		const task = prepared as PreparedTask;
+		task.data = {
+			...task.data,
+			[wait.settings.resumeField]: signResumeAddress(this, {
+				item: itemIndex,
+				count: wait.waitedFor,
+				inputs: this.getInputData().length,
+				queueId: wait.queueId,
+				createdAt: wait.createdAt,
+			}),
+		};
+	}
+	return await create.execute.call(this, itemIndex, state);
+}
+
+/**
+ * Puts the execution to wait once every task is created. When a task could not be created (a
+ * fault of the service, under "Continue"), the run cannot be completed by people: it does not wait
+ * and outputs the created tasks and the errors.
+ */
+export async function finish(
+	this: IExecuteFunctions,
+	results: INodeExecutionData[][],
+	state: ExecutionState,
+): Promise<INodeExecutionData[][]> {
+	const wait = waitStates.get(state) as WaitState;
+	const refusedBeforeSending = (i: number) => 'error' in (state.prepared[i] as Prepared);
+	const failedToCreate = results.some((items, i) => !refusedBeforeSending(i) && items.some((item) => item.json.error !== undefined && item.json.id === undefined));
+	if (wait.waitedFor === 0 || failedToCreate) {
+		this.logger.warn(
+			`Task Queue: Create and Wait does not wait: ${wait.waitedFor === 0 ? 'no item could be sent' : 'a task could not be created'} (queue ${wait.queueId})`,
+		);
+		return [results.flat()];
+	}
+	await this.putExecutionToWait(wait.waitTill);
+	return [this.getInputData()];
+}

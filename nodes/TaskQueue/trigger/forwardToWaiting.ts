@@ -1,0 +1,59 @@
+import type { IDataObject, IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
+
+import type { ResumeAddress } from '../helpers/resumeAddress';
+import { findResumeAddress, waitingBaseUrl } from '../helpers/resumeAddress';
+import { CREDENTIAL_TYPE } from '../transport/types';
+import type { CompletedTask } from '../transport/schemas';
+
+type TriggerContext = IWebhookFunctions | IPollFunctions;
+
+/** A cheap test before the address is parsed: only a task carrying a resume address has both. */
+const mayCarryAddress = (task: CompletedTask) => {
+	const values = Object.values((task.data ?? {}) as IDataObject);
+	return values.some((value) => typeof value === 'string' && value.includes('tq=') && value.includes('signature='));
+};
+
+async function forward(this: TriggerContext, address: ResumeAddress, task: CompletedTask): Promise<void> {
+	try {
+		// The waiting node confirms the completion with the service itself: the call carries only
+		// which task to look at, and goes to n8n's own waiting address (rebuilt from checked parts).
+		const response = (await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_TYPE, {
+			method: 'POST',
+			url: address.url,
+			body: { taskId: task.id, queueId: task.queue_id },
+			json: true,
+			returnFullResponse: true,
+			ignoreHttpStatusErrors: true,
+			timeout: 60_000,
+		})) as { statusCode: number; body: unknown };
+		if (response.statusCode >= 400) {
+			// 404/409: the execution ended (timed out, finished, deleted); 401: not a valid signature
+			this.logger.info(
+				`Task Queue: completion of task ${task.id} not taken by execution ${address.executionId} (HTTP ${response.statusCode}): ${JSON.stringify(response.body).slice(0, 200)}`,
+			);
+		}
+	} catch (error) {
+		this.logger.warn(
+			`Task Queue: could not pass the completion of task ${task.id} to waiting execution ${address.executionId}: ${(error as Error).message}`,
+		);
+	}
+}
+
+/**
+ * Passes each completion that carries the resume address of an execution of this n8n (a Create and
+ * Wait) to that execution, and returns the others, which the trigger emits as usual. A completion
+ * passed on does not start the trigger's workflow: it belongs to the waiting execution.
+ */
+export async function forwardToWaiting(this: TriggerContext, tasks: CompletedTask[]): Promise<CompletedTask[]> {
+	if (!tasks.some(mayCarryAddress)) return tasks;
+	const waitingBase = waitingBaseUrl(this);
+	const others: CompletedTask[] = [];
+	const routed: Array<[ResumeAddress, CompletedTask]> = [];
+	for (const task of tasks) {
+		const address = findResumeAddress(task.data, waitingBase);
+		if (address && address.queueId === task.queue_id) routed.push([address, task]);
+		else others.push(task);
+	}
+	for (const [address, task] of routed) await forward.call(this, address, task);
+	return others;
+}
