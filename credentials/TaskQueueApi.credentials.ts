@@ -7,6 +7,15 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
+function isForTheService(baseUrl: string, requestOptions: IHttpRequestOptions): boolean {
+	try {
+		const target = new URL(requestOptions.url, requestOptions.baseURL || undefined);
+		return target.origin === new URL(baseUrl.trim()).origin;
+	} catch {
+		return false;
+	}
+}
+
 export class TaskQueueApi implements ICredentialType {
 	name = 'taskQueueApi';
 
@@ -76,10 +85,15 @@ export class TaskQueueApi implements ICredentialType {
 
 	// A function rather than a generic `{{$credentials.apiKey}}` header: n8n would evaluate that
 	// expression in its sandbox for every request, which costs more than a request to the service.
+	/**
+	 * The key goes only to the service's own host: the triggers also call n8n's waiting addresses
+	 * through this credential (Create and Wait), and those must not receive it.
+	 */
 	async authenticate(
 		credentials: ICredentialDataDecryptedObject,
 		requestOptions: IHttpRequestOptions,
 	): Promise<IHttpRequestOptions> {
+		if (!isForTheService(String(credentials.baseUrl ?? ''), requestOptions)) return requestOptions;
 		return {
 			...requestOptions,
 			headers: { ...requestOptions.headers, Authorization: `Token ${String(credentials.apiKey)}` },

@@ -166,3 +166,25 @@ describe('TaskQueueApi credential test', () => {
 		expect(result).toEqual({ status: 'Error', message: 'ECONNREFUSED' });
 	});
 });
+
+describe('TaskQueueApi.authenticate', () => {
+	const key = ['tqs', '0123456789abcdef'].join('_');
+	const credentials = { baseUrl: 'https://tasks.example.com/', apiKey: key, organizationId: 1 };
+
+	it.each([
+		['an absolute URL on the service', { url: 'https://tasks.example.com/orgs/1/queues' }],
+		['a path under the baseURL', { baseURL: 'https://tasks.example.com', url: '/orgs/1/queues' }],
+	])('adds the Token header to %s', async (_, options) => {
+		expect((await credentialType.authenticate(credentials, options)).headers).toEqual({ Authorization: `Token ${key}` });
+	});
+
+	it.each([
+		['n8n\'s own waiting address (a forwarded completion)', { url: 'http://localhost:5678/webhook-waiting/12/node?tq=0-1-1' }],
+		['another port of the same host', { url: 'https://tasks.example.com:8443/orgs/1/queues' }],
+		['plain http to the service\'s host', { url: 'http://tasks.example.com/orgs/1/queues' }],
+		['a URL that does not parse', { url: 'not a url' }],
+	])('never sends the key to %s', async (_, options) => {
+		const authenticated = await credentialType.authenticate(credentials, { ...options, headers: { accept: 'application/json' } });
+		expect(authenticated.headers).toEqual({ accept: 'application/json' });
+	});
+});

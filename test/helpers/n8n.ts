@@ -350,8 +350,10 @@ export interface RecordedResponse {
 
 /** Calls the trigger's webhook() as n8n does for an incoming POST, recording what the caller gets. */
 export function webhookContext(
-	env: HookEnv,
+	env: Pick<HookEnv, 'workflow' | 'node' | 'additionalData' | 'webhookData'>,
 	request: { body: unknown; headers?: Record<string, string>; query?: Record<string, string> },
+	/** For the call to a waiting execution's address: the execution's data, as n8n loads it. */
+	runExecutionData: IRunExecutionData | null = null,
 ): { context: WebhookContext; response: RecordedResponse } {
 	const response: RecordedResponse = { statusCode: 200, body: undefined, ended: false };
 	const httpResponse = {
@@ -393,7 +395,7 @@ export function webhookContext(
 		env.webhookData.isTest ? 'manual' : 'webhook',
 		env.webhookData,
 		[],
-		null,
+		runExecutionData,
 	);
 	return { context, response };
 }

@@ -24,6 +24,7 @@ import {
 	type HookEnv,
 	type RecordedResponse,
 } from '../../../helpers/n8n';
+import type { WaitingEndpoint } from '../../../helpers/waiting';
 
 export const webhookTrigger = new TaskQueueTrigger();
 export const pollTrigger = new TaskQueuePollTrigger();
@@ -222,7 +223,11 @@ export class WebhookTriggerUnderTest {
  * A local HTTP server standing in for n8n's webhook endpoint: the sandbox's POSTs go through
  * `deliver()` (so WebhookContext and webhook()) and get the status the node answered.
  */
-export async function startWebhookServer(trigger: WebhookTriggerUnderTest): Promise<{ baseUrl: string; close(): Promise<void> }> {
+export async function startWebhookServer(
+	trigger: WebhookTriggerUnderTest,
+	/** Serves this n8n's waiting-webhook addresses (`/webhook-waiting/...`) too, as n8n does. */
+	waiting?: WaitingEndpoint,
+): Promise<{ baseUrl: string; waitingBaseUrl: string; close(): Promise<void> }> {
 	const server = http.createServer((req, res) => {
 		const chunks: Buffer[] = [];
 		req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -233,6 +238,20 @@ export async function startWebhookServer(trigger: WebhookTriggerUnderTest): Prom
 				body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
 			} catch {
 				body = Buffer.concat(chunks).toString('utf8');
+			}
+			if (waiting && url.pathname.startsWith('/webhook-waiting/')) {
+				waiting
+					.handle(`http://127.0.0.1${req.url ?? '/'}`, req.headers.authorization)
+					.then(({ status, body: answer }) => {
+						res.statusCode = status;
+						res.setHeader('content-type', 'application/json');
+						res.end(JSON.stringify(answer));
+					})
+					.catch((error: Error) => {
+						res.statusCode = 500;
+						res.end(JSON.stringify({ message: error.message }));
+					});
+				return;
 			}
 			const expected = new URL(trigger.url()).pathname;
 			if (url.pathname !== expected) {
@@ -258,8 +277,11 @@ export async function startWebhookServer(trigger: WebhookTriggerUnderTest): Prom
 	const baseUrl = `http://127.0.0.1:${port}/webhook`;
 	trigger.webhookBaseUrl = baseUrl;
 	trigger.webhookTestBaseUrl = `http://127.0.0.1:${port}/webhook-test`;
+	const waitingBaseUrl = `http://127.0.0.1:${port}/webhook-waiting`;
+	trigger.webhookWaitingBaseUrl = waitingBaseUrl;
 	return {
 		baseUrl,
+		waitingBaseUrl,
 		close: async () =>
 			await new Promise<void>((resolve) => {
 				server.close(() => resolve());
@@ -288,6 +310,9 @@ export class PollTriggerUnderTest {
 	 */
 	budgetMs: number | null | undefined = undefined;
 
+	/** Where this n8n's waiting executions listen (Create and Wait's resume addresses). */
+	webhookWaitingBaseUrl = 'http://localhost:5678/webhook-waiting';
+
 	async poll(mode: 'trigger' | 'manual' = 'trigger'): Promise<INodeExecutionData[][] | null> {
 		const env = makePollEnv({
 			types: { taskQueuePollTrigger: pollTrigger },
@@ -295,6 +320,7 @@ export class PollTriggerUnderTest {
 			credentials: this.options.credentials,
 			staticData: clone(this.db),
 		});
+		env.additionalData.webhookWaitingBaseUrl = this.webhookWaitingBaseUrl;
 		let context = pollContext(env, mode);
 		if (typeof this.budgetMs === 'number') {
 			const budget = this.budgetMs;

@@ -1,0 +1,94 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports, @typescript-eslint/no-require-imports */
+// A call to a waiting Create and Wait, as n8n 2.41's waiting webhooks make it: the signature of the
+// address checked with the instance's HMAC secret (WaitingWebhooks.validateSignature), then the
+// node's webhook() run in a WebhookContext over the waiting execution's data.
+import { createHmac, timingSafeEqual } from 'crypto';
+import { InstanceSettings } from 'n8n-core';
+import type { IWebhookData, IWebhookResponseData } from 'n8n-workflow';
+
+import { resumeWebhooks } from '../../nodes/TaskQueue/actions/task/resumeOnCompletion';
+import { TaskQueue } from '../../nodes/TaskQueue/TaskQueue.node';
+import { webhookContext, type ActionRun, type RecordedResponse } from './n8n';
+
+const taskQueue = new TaskQueue();
+
+/** n8n-core's own DI container (it has its own copy of @n8n/di): where its InstanceSettings live. */
+const { Container } = require(require.resolve('@n8n/di', { paths: [require.resolve('n8n-core')] })) as typeof import('@n8n/di');
+
+/** Whether n8n would accept this address for a node whose saved operation is sendAndWait. */
+export function n8nAcceptsSignature(address: string): boolean {
+	const url = new URL(address);
+	const provided = url.searchParams.get('signature') ?? '';
+	url.searchParams.delete('signature');
+	const expected = createHmac('sha256', Container.get(InstanceSettings).hmacSignatureSecret)
+		.update(`${url.pathname}${url.search}`)
+		.digest('hex');
+	return provided.length === expected.length && timingSafeEqual(Buffer.from(provided), Buffer.from(expected));
+}
+
+export function queryOf(address: string): Record<string, string> {
+	return Object.fromEntries(new URL(address).searchParams);
+}
+
+export interface WaitingCall {
+	response: RecordedResponse;
+	result: IWebhookResponseData;
+}
+
+/** Runs the waiting node's webhook() for a call with this query (the signature is n8n's to check). */
+export async function callWaitingNode(run: ActionRun, query: Record<string, string>, body: unknown = {}): Promise<WaitingCall> {
+	const webhookData = {
+		node: run.node.name,
+		httpMethod: 'POST',
+		path: run.node.id,
+		webhookDescription: resumeWebhooks[0],
+		workflowId: run.workflow.id,
+		isTest: false,
+		workflowExecuteAdditionalData: run.additionalData,
+	} as unknown as IWebhookData;
+	const { context, response } = webhookContext(
+		{ workflow: run.workflow, node: run.node, additionalData: run.additionalData, webhookData },
+		{ body, query },
+		run.run.data,
+	);
+	const result = await taskQueue.webhook.call(context);
+	return { response, result };
+}
+
+/**
+ * n8n's waiting-webhook endpoint for the runs it is given: refuses a bad signature (401), answers a
+ * finished execution as 2.41 does for send-and-wait (200, nothing resumed), otherwise runs the node's
+ * webhook() and records the resumed output.
+ */
+export class WaitingEndpoint {
+	readonly runs = new Map<string, ActionRun>();
+
+	readonly resumed = new Map<string, IWebhookResponseData['workflowData']>();
+
+	/** Every call, in order: the execution it named and the status it got. */
+	readonly calls: Array<{ executionId: string; status: number; body: unknown; authorization?: string }> = [];
+
+	add(executionId: string, run: ActionRun): void {
+		this.runs.set(executionId, run);
+	}
+
+	async handle(address: string, authorization?: string): Promise<{ status: number; body: unknown }> {
+		const url = new URL(address);
+		const [executionId, nodeId] = url.pathname.split('/').slice(-2);
+		const answer = (status: number, body: unknown) => {
+			this.calls.push({ executionId, status, body, ...(authorization ? { authorization } : {}) });
+			return { status, body };
+		};
+		const run = this.runs.get(executionId);
+		if (!run) return answer(404, { message: `The execution "${executionId}" does not exist.` });
+		if (!n8nAcceptsSignature(address)) return answer(401, { message: 'Invalid token' });
+		if (this.resumed.has(executionId)) return answer(200, 'send-and-wait-no-action-required');
+		if (nodeId !== run.node.id) return answer(404, { message: 'no waiting webhook with a matching path' });
+		const { response, result } = await callWaitingNode(run, queryOf(address));
+		if (result.workflowData) {
+			this.resumed.set(executionId, result.workflowData);
+			return answer(200, { message: 'Workflow was started' });
+		}
+		return answer(response.statusCode, response.body);
+	}
+}

@@ -1,0 +1,178 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals */
+// A completion travels back to the Create and Wait waiting for it: the sandbox POSTs it to the Task
+// Queue Trigger (its webhook() in a WebhookContext), the trigger forwards it to n8n's waiting
+// address (a local stand-in that checks the signature as n8n 2.41 does and runs the waiting node's
+// webhook()), and the waiting node confirms it with the service before it resumes.
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+
+import { runActionNode } from '../../../helpers/n8n';
+import { WaitingEndpoint } from '../../../helpers/waiting';
+import { node } from '../env';
+import {
+	locator,
+	PollTriggerUnderTest,
+	startTriggerEnv,
+	startWebhookServer,
+	WebhookTriggerUnderTest,
+	type TriggerTestEnv,
+} from './env';
+
+const QUEUE = 104;
+let env: TriggerTestEnv;
+let trigger: WebhookTriggerUnderTest;
+let waiting: WaitingEndpoint;
+let server: Awaited<ReturnType<typeof startWebhookServer>>;
+
+beforeAll(async () => (env = await startTriggerEnv()));
+afterAll(async () => await env.close());
+beforeEach(async () => {
+	await env.client.reset();
+	waiting = new WaitingEndpoint();
+});
+afterEach(async () => await server?.close());
+
+async function activateTrigger(options: IDataObject = {}) {
+	trigger = new WebhookTriggerUnderTest({
+		credentials: env.credentials(),
+		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: options as INodeParameters },
+	});
+	server = await startWebhookServer(trigger, waiting);
+	await trigger.activate();
+}
+
+async function createAndWait(executionId: string, input: IDataObject[], options: IDataObject = {}) {
+	const run = await runActionNode({
+		types: { taskQueue: node },
+		node: {
+			type: 'taskQueue',
+			parameters: {
+				resource: 'task',
+				operation: 'sendAndWait',
+				queue: locator(QUEUE),
+				taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ $json.message }}' }, matchingColumns: [], schema: [] },
+				resumeField: 'resume_url',
+				options: options as INodeParameters,
+			},
+		},
+		input,
+		credentials: env.credentials(),
+		executionId,
+		additionalData: { webhookWaitingBaseUrl: server.waitingBaseUrl },
+	});
+	expect(run.error).toBeUndefined();
+	expect(run.run.status).toBe('waiting');
+	waiting.add(executionId, run);
+	const tasks = (await env.client.tasks(QUEUE)).filter((t) => String(t.data.resume_url).includes(`/${executionId}/`));
+	return tasks.sort((a, b) => String(a.data.resume_url).localeCompare(String(b.data.resume_url)));
+}
+
+const complete = async (taskId: number, decision = 'approve') =>
+	await env.client.complete(QUEUE, taskId, { by: 'alice@example.com', data: { decision } });
+
+async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 5000) {
+	const deadline = Date.now() + timeoutMs;
+	while (!(await probe())) {
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+		await new Promise((resolve) => setTimeout(resolve, 20));
+	}
+}
+
+test('each completion goes to its waiting execution, which resumes once when all are done; the trigger starts no execution', async () => {
+	await activateTrigger();
+	const tasks = await createAndWait('41', [{ message: 'a' }, { message: 'b' }, { message: 'c' }]);
+	for (const [i, task] of tasks.entries()) {
+		await complete(task.id);
+		await env.client.waitForWebhookCalls(i + 1);
+	}
+	expect(waiting.resumed.has('41')).toBe(true);
+	const [items] = waiting.resumed.get('41') as INodeExecutionData[][];
+	expect(items.map((i) => [i.json.id, (i.json.data as IDataObject).customer_message, i.pairedItem])).toEqual([
+		[tasks[0].id, 'a', { item: 0 }],
+		[tasks[1].id, 'b', { item: 1 }],
+		[tasks[2].id, 'c', { item: 2 }],
+	]);
+	expect(waiting.calls.map((c) => c.status)).toEqual([202, 202, 200]);
+	// the API key goes to the service only, never to n8n's waiting address
+	expect(waiting.calls.filter((c) => c.authorization !== undefined)).toEqual([]);
+	expect(trigger.executions).toBe(0);
+	// the service got 200 for each delivery: the trigger took it
+	expect((await env.client.webhookCalls()).map((c) => c.status)).toEqual([200, 200, 200]);
+});
+
+test('completions of other tasks of the queue still start the trigger\'s workflow', async () => {
+	await activateTrigger();
+	const [waited] = await createAndWait('42', [{ message: 'mine' }]);
+	const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'plain task' }]);
+	await complete(ids[0]);
+	await complete(waited.id);
+	await until('the resume', () => waiting.resumed.has('42'));
+	await until('the trigger execution', () => trigger.executions === 1);
+	expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
+});
+
+test('an address a person typed that names another host is never called: the completion is the trigger\'s', async () => {
+	await activateTrigger();
+	const [waited] = await createAndWait('43', [{ message: 'mine' }]);
+	const foreign = String(waited.data.resume_url).replace(new URL(server.waitingBaseUrl).origin, 'http://169.254.169.254');
+	const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'typed', resume_url: foreign }]);
+	await complete(ids[0]);
+	await until('the trigger execution', () => trigger.executions === 1);
+	expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
+	expect(waiting.calls).toEqual([]);
+	expect(waiting.resumed.size).toBe(0);
+});
+
+test('a copied address with a forged item is refused by n8n\'s signature check and resumes nothing', async () => {
+	await activateTrigger();
+	const [waited] = await createAndWait('44', [{ message: 'mine' }, { message: 'other' }]);
+	const forged = String(waited.data.resume_url).replace('tq=0-2-2', 'tq=1-2-2');
+	const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'forged', resume_url: forged }]);
+	await complete(ids[0]);
+	await until('the forwarded call', () => waiting.calls.length === 1);
+	expect(waiting.calls[0]).toMatchObject({ executionId: '44', status: 401 });
+	expect(waiting.resumed.size).toBe(0);
+	expect(trigger.executions).toBe(0);
+});
+
+test('a completion that comes after the execution resumed (a re-completion) resumes nothing again', async () => {
+	await activateTrigger();
+	const [waited] = await createAndWait('45', [{ message: 'once' }]);
+	await complete(waited.id);
+	await until('the resume', () => waiting.resumed.has('45'));
+	await env.client.recomplete(waited.id);
+	await until('the second call', () => waiting.calls.length === 2);
+	expect(waiting.calls.map((c) => c.status)).toEqual([200, 200]);
+	expect(waiting.calls[1].body).toBe('send-and-wait-no-action-required');
+	expect(trigger.executions).toBe(0);
+});
+
+test('catch-up: a completion whose delivery was lost is forwarded with the next delivery', async () => {
+	await activateTrigger({ catchUp: true });
+	const [first, second] = await createAndWait('46', [{ message: 'lost' }, { message: 'delivered' }]);
+	await env.client.setFaults([{ webhook: 'drop', count: 1 }]);
+	await complete(first.id);
+	await env.client.waitForWebhookCalls(1);
+	expect(waiting.calls).toEqual([]);
+	await complete(second.id);
+	await until('the resume', () => waiting.resumed.has('46'));
+	expect((waiting.resumed.get('46') as INodeExecutionData[][])[0].map((i) => i.json.id)).toEqual([first.id, second.id]);
+	expect(trigger.executions).toBe(0);
+});
+
+test('the Poll Trigger forwards what it finds and emits only the other completions', async () => {
+	trigger = new WebhookTriggerUnderTest({ credentials: env.credentials(), parameters: {} });
+	server = await startWebhookServer(trigger, waiting);
+	const poll = new PollTriggerUnderTest({ credentials: env.credentials(), parameters: { queue: locator(QUEUE), options: {} } });
+	poll.webhookWaitingBaseUrl = server.waitingBaseUrl;
+	expect(await poll.poll()).toBeNull(); // the first poll sets its starting point
+	const [waited] = await createAndWait('47', [{ message: 'mine' }], { routeBack: 'pollTrigger' });
+	const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'plain' }]);
+	await complete(waited.id);
+	await complete(ids[0]);
+	const emitted = await poll.poll();
+	expect(emitted?.[0].map((i) => i.json.id)).toEqual([ids[0]]);
+	expect(waiting.resumed.has('47')).toBe(true);
+	// the next poll finds nothing new and calls nothing
+	expect(await poll.poll()).toBeNull();
+	expect(waiting.calls).toHaveLength(1);
+});
