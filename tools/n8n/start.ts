@@ -57,7 +57,8 @@ export interface N8nHandle {
 	installation: N8nInstallation;
 	pid(): number | undefined;
 	stop(): Promise<void>;
-	restart(): Promise<void>;
+	/** Stops n8n, runs `whileDown` (if given) while nothing listens, and starts it again. */
+	restart(whileDown?: () => Promise<void>): Promise<void>;
 	logs: N8nLogs;
 	/** `n8n execute --id <id> --rawOutput` beside the running server (its own broker port). */
 	executeCli(workflowId: string): Promise<{ code: number | null; output: string }>;
@@ -347,8 +348,9 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 		installation,
 		pid: () => child?.pid,
 		stop,
-		restart: async () => {
+		restart: async (whileDown?: () => Promise<void>) => {
 			await stop();
+			await whileDown?.();
 			await boot();
 		},
 		logs,

@@ -1,0 +1,321 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
+// Create and Wait in a real n8n with the packed package: a workflow creates tasks and waits (n8n's
+// waiting execution, in its database), a Task Queue Trigger workflow on the same queue forwards each
+// completion to it, and the execution goes on with the people's answers. One item completed by a
+// person on the sandbox page in Chromium, 100 items, a timeout, n8n restarted while executions wait,
+// and a completion delivered while n8n was down (caught up once it is back).
+import axios from 'axios';
+import { mkdirSync } from 'fs';
+import { join } from 'path';
+import { chromium, type Browser } from 'playwright-core';
+
+import {
+	activate,
+	createWorkflow,
+	credentialRef,
+	deleteWorkflow,
+	executions,
+	nodeOutput,
+	queueLocator,
+	setupE2E,
+	triggerWorkflow,
+	TYPES,
+	uniq,
+	waitFor,
+	webhookTarget,
+	type E2E,
+	type Execution,
+} from './helpers';
+
+const QUEUE = 104;
+const ALICE = 'alice@example.com';
+let e: E2E;
+let browser: Browser;
+let triggerId = '';
+const triggerWebhookId = '3b0f3c2e-1d4a-4c55-9f20-77a1c0e0d104';
+
+beforeAll(async () => {
+	e = await setupE2E();
+	await e.client.reset();
+	browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+	// the route back: a Task Queue Trigger on the queue, with catch-up for deliveries lost while n8n is down
+	triggerId = await createWorkflow(
+		e,
+		triggerWorkflow(e, 'e2e completions of Refund Decisions', {
+			type: TYPES.trigger,
+			webhookId: triggerWebhookId,
+			parameters: { event: 'taskCompleted', queue: queueLocator(QUEUE), options: { catchUp: true } },
+		}),
+	);
+	await activate(e, triggerId);
+	await waitFor('the trigger registered', async () => (await webhookTarget(e, QUEUE)).includes(`/webhook/${triggerWebhookId}/`));
+});
+
+afterAll(async () => {
+	await browser?.close();
+	if (triggerId) await deleteWorkflow(e, triggerId);
+	await e?.stop();
+});
+
+/** Start (webhook) -> Items (count from the body) -> Ask a person (Create and Wait) -> Completed? (IF) */
+async function waitingWorkflow(options: Record<string, unknown> = {}): Promise<{ id: string; path: string }> {
+	const path = uniq('ask');
+	const id = await createWorkflow(e, {
+		name: `e2e create and wait ${path}`,
+		nodes: [
+			{
+				name: 'Start',
+				type: 'n8n-nodes-base.webhook',
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId: path,
+				parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
+			},
+			{
+				name: 'Items',
+				type: 'n8n-nodes-base.code',
+				typeVersion: 2,
+				position: [200, 0],
+				parameters: {
+					jsCode: 'const n = $input.first().json.body.count ?? 1;\nreturn Array.from({ length: n }, (_, i) => ({ json: { message: `refund ${i}`, total: i + 0.5 } }));',
+				},
+			},
+			{
+				name: 'Ask a person',
+				type: TYPES.action,
+				typeVersion: 1,
+				position: [400, 0],
+				parameters: {
+					resource: 'task',
+					operation: 'sendAndWait',
+					queue: queueLocator(QUEUE),
+					taskData: {
+						mappingMode: 'defineBelow',
+						value: { customer_message: '={{ $json.message }}', order_total: '={{ $json.total }}' },
+						matchingColumns: [],
+						schema: [],
+					},
+					resumeField: 'resume_url',
+					options,
+				},
+				credentials: credentialRef(e),
+			},
+			{
+				name: 'Completed?',
+				type: 'n8n-nodes-base.if',
+				typeVersion: 2.2,
+				position: [600, 0],
+				parameters: {
+					conditions: {
+						options: { caseSensitive: true, leftValue: '', typeValidation: 'strict', version: 2 },
+						conditions: [
+							{
+								id: 'c1',
+								leftValue: "={{ $json.wait?.outcome === 'completed' }}",
+								rightValue: '',
+								operator: { type: 'boolean', operation: 'true', singleValue: true },
+							},
+						],
+						combinator: 'and',
+					},
+					options: {},
+				},
+			},
+		],
+		connections: {
+			Start: { main: [[{ node: 'Items', type: 'main', index: 0 }]] },
+			Items: { main: [[{ node: 'Ask a person', type: 'main', index: 0 }]] },
+			'Ask a person': { main: [[{ node: 'Completed?', type: 'main', index: 0 }]] },
+		},
+	});
+	await activate(e, id);
+	return { id, path };
+}
+
+async function start(path: string, count: number): Promise<void> {
+	await waitFor(`webhook ${path}`, async () => {
+		const res = await axios.post(`${e.n8n.webhookBase}/${path}`, { count }, { validateStatus: () => true });
+		return res.status === 404 ? undefined : res.status === 200;
+	});
+}
+
+async function execution(workflowId: string, status: string, timeoutMs = 60_000): Promise<Execution> {
+	return await waitFor(`an execution of ${workflowId} ${status}`, async () => (await executions(e, workflowId)).find((x) => x.status === status), timeoutMs, 250);
+}
+
+/** The run's tasks, in input order (by the item number in their address). */
+async function tasksOf(executionId: string, count: number) {
+	return await waitFor(`${count} tasks of execution ${executionId}`, async () => {
+		const tasks = (await e.client.tasks(QUEUE)).filter((t) => String(t.data.resume_url).includes(`/webhook-waiting/${executionId}/`));
+		const item = (t: (typeof tasks)[number]) => Number(/tq=(\d+)-/.exec(String(t.data.resume_url))?.[1]);
+		return tasks.length === count ? tasks.sort((a, b) => item(a) - item(b)) : undefined;
+	});
+}
+
+async function triggerExecutions(): Promise<number> {
+	return (await executions(e, triggerId)).length;
+}
+
+test('one item: the task carries a signed address, a person completes it on the page, the execution goes on with the answer', async () => {
+	const { id, path } = await waitingWorkflow();
+	const saved = (await e.n8n.api.get(`/workflows/${id}`)).data as { nodes: Array<{ name: string; parameters: Record<string, unknown> }> };
+	// n8n 2.41 checks signed addresses only for a node whose saved operation is sendAndWait
+	expect(saved.nodes.find((n) => n.name === 'Ask a person')?.parameters.operation).toBe('sendAndWait');
+	await start(path, 1);
+	const waiting = await execution(id, 'waiting');
+	const [task] = await tasksOf(waiting.id, 1);
+	expect(task.data).toEqual({
+		customer_message: 'refund 0',
+		order_total: 0.5,
+		resume_url: expect.stringMatching(new RegExp(`^${e.n8n.url}/webhook-waiting/${waiting.id}/[\\w-]+\\?tq=0-1-1&q=104&t=\\d+&signature=[0-9a-f]{64}$`)),
+		decision: null,
+		note: null,
+	});
+	// a forged call to the address (another item) is refused by n8n, the execution keeps waiting
+	const forged = await axios.post(String(task.data.resume_url).replace('tq=0-1-1', 'tq=0-2-2'), {}, { validateStatus: () => true });
+	expect(forged.status).toBe(401);
+	// the right address without a completion: the node answers 202 and keeps waiting
+	const early = await axios.post(String(task.data.resume_url), {}, { validateStatus: () => true });
+	expect([early.status, early.data]).toEqual([202, { waiting: true, completed: 0, of: 1 }]);
+	expect((await executions(e, id)).map((x) => x.status)).toEqual(['waiting']);
+
+	const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+	try {
+		await page.goto(`${e.sandbox.pageUrl}queues/${QUEUE}`);
+		await page.getByTestId('user-select').selectOption(ALICE);
+		await page.getByTestId('take-next').click();
+		await page.getByTestId('task-form').waitFor();
+		await page.getByTestId('field-decision').selectOption('approve');
+		await page.getByTestId('field-note').fill('Refund approved while the workflow waited');
+		if (process.env.TQ_SCREENSHOTS) {
+			mkdirSync(join(__dirname, '../../docs/images'), { recursive: true });
+			await page.screenshot({ path: join(__dirname, '../../docs/images/create-and-wait-task.png'), fullPage: true });
+		}
+		await page.getByTestId('complete-task').click();
+		await page.getByTestId('completed-message').waitFor();
+	} finally {
+		await page.close();
+	}
+
+	const done = await execution(id, 'success', 30_000);
+	expect(done.id).toBe(waiting.id);
+	const [answer] = nodeOutput(done, 'Ask a person');
+	expect(answer).toMatchObject({
+		id: task.id,
+		status: 'completed',
+		completed_by: ALICE,
+		data: { customer_message: 'refund 0', decision: 'approve', note: 'Refund approved while the workflow waited' },
+		wait: { outcome: 'completed', node: 'Ask a person', completed: 1, of: 1 },
+	});
+	expect(nodeOutput(done, 'Completed?', 0)).toHaveLength(1);
+	expect(nodeOutput(done, 'Completed?', 1)).toHaveLength(0);
+	// the completion belonged to the waiting execution: the trigger's workflow did not run
+	expect(await triggerExecutions()).toBe(0);
+	// a replay of the address after the end resumes nothing
+	const replay = await axios.post(String(task.data.resume_url), {}, { validateStatus: () => true });
+	expect(replay.status).toBeLessThan(500);
+	expect((await executions(e, id)).map((x) => x.status)).toEqual(['success']);
+	await deleteWorkflow(e, id);
+});
+
+test('100 items wait for all: resumed once, every item paired with its input', async () => {
+	const { id, path } = await waitingWorkflow();
+	await start(path, 100);
+	const waiting = await execution(id, 'waiting');
+	const tasks = await tasksOf(waiting.id, 100);
+	expect(tasks.map((t) => t.data.customer_message)).toEqual(Array.from({ length: 100 }, (_, i) => `refund ${i}`));
+	// 99 completed: still waiting
+	for (const task of tasks.slice(0, 99)) await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'reject' } });
+	await e.client.waitForWebhookCalls(99, 60_000);
+	expect((await executions(e, id)).map((x) => x.status)).toEqual(['waiting']);
+	await e.client.complete(QUEUE, tasks[99].id, { by: ALICE, data: { decision: 'approve' } });
+	const done = await execution(id, 'success', 60_000);
+	expect(done.id).toBe(waiting.id);
+	const output = nodeOutput(done, 'Ask a person');
+	expect(output.map((o) => [o.id, (o.data as Record<string, unknown>).customer_message])).toEqual(tasks.map((t) => [t.id, t.data.customer_message]));
+	expect(output.every((o) => (o.wait as Record<string, unknown>).outcome === 'completed')).toBe(true);
+	const runData = (done.data?.resultData.runData['Ask a person'] ?? []).at(-1) as unknown as { data: { main: Array<Array<{ pairedItem: unknown }>> } };
+	expect(runData.data.main[0].map((i) => i.pairedItem)).toEqual(Array.from({ length: 100 }, (_, item) => ({ item })));
+	expect((await executions(e, id)).length).toBe(1);
+	expect(await triggerExecutions()).toBe(0);
+	await deleteWorkflow(e, id);
+});
+
+test('a timeout: the input goes on unchanged, and the documented test sends it to the IF\'s false branch', async () => {
+	const { id, path } = await waitingWorkflow({ limitWaitTime: { values: { limitType: 'afterTimeInterval', resumeAmount: 0.05, resumeUnit: 'minutes' } } });
+	await start(path, 2);
+	const waiting = await execution(id, 'waiting');
+	await tasksOf(waiting.id, 2);
+	// n8n's wait tracker looks for due executions once a minute
+	const done = await execution(id, 'success', 90_000);
+	expect(done.id).toBe(waiting.id);
+	expect(nodeOutput(done, 'Ask a person')).toEqual([
+		{ message: 'refund 0', total: 0.5 },
+		{ message: 'refund 1', total: 1.5 },
+	]);
+	expect(nodeOutput(done, 'Completed?', 0)).toHaveLength(0);
+	expect(nodeOutput(done, 'Completed?', 1)).toHaveLength(2);
+	await deleteWorkflow(e, id);
+});
+
+test('n8n restarted while executions wait, and a completion delivered while n8n is down, caught up when it is back', async () => {
+	const { id, path } = await waitingWorkflow();
+	await start(path, 2);
+	const waiting = await execution(id, 'waiting');
+	const tasks = await tasksOf(waiting.id, 2);
+	await e.client.clearWebhookCalls();
+	await e.n8n.restart(async () => {
+		// n8n is down: the service's delivery of this completion fails
+		await e.client.complete(QUEUE, tasks[0].id, { by: ALICE, data: { decision: 'approve' } });
+		await e.client.waitForWebhookCalls(1, 60_000);
+	});
+	const lost = await e.client.webhookCalls();
+	expect(lost.some((c) => c.status === 200)).toBe(false);
+	await waitFor('the trigger re-activated', async () => (await webhookTarget(e, QUEUE)).includes(`/webhook/${triggerWebhookId}/`));
+	expect((await executions(e, id)).map((x) => x.status)).toEqual(['waiting']);
+	// the next delivery (the other task) carries the catch-up of the lost one
+	await e.client.complete(QUEUE, tasks[1].id, { by: ALICE, data: { decision: 'reject' } });
+	const done = await execution(id, 'success', 60_000);
+	expect(done.id).toBe(waiting.id);
+	expect(nodeOutput(done, 'Ask a person').map((o) => [o.id, (o.data as Record<string, unknown>).decision])).toEqual([
+		[tasks[0].id, 'approve'],
+		[tasks[1].id, 'reject'],
+	]);
+	expect(await triggerExecutions()).toBe(0);
+	await deleteWorkflow(e, id);
+});
+
+test('bad input stops the run before any task: a queue with no route back', async () => {
+	const before = (await e.client.tasks(101)).length;
+	const path = uniq('noroute');
+	const id = await createWorkflow(e, {
+		name: `e2e no route ${path}`,
+		nodes: [
+			{ name: 'Start', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: path, parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} } },
+			{
+				name: 'Ask a person',
+				type: TYPES.action,
+				typeVersion: 1,
+				position: [200, 0],
+				parameters: {
+					resource: 'task',
+					operation: 'sendAndWait',
+					queue: queueLocator(101),
+					taskData: { mappingMode: 'defineBelow', value: { customer_message: 'x' }, matchingColumns: [], schema: [] },
+					resumeField: 'note',
+					options: {},
+				},
+				credentials: credentialRef(e),
+			},
+		],
+		connections: { Start: { main: [[{ node: 'Ask a person', type: 'main', index: 0 }]] } },
+	});
+	await activate(e, id);
+	await start(path, 1);
+	const failed = await execution(id, 'error');
+	const error = (failed.data?.resultData.runData['Ask a person']?.[0]?.error ?? {}) as { message?: string; description?: string };
+	expect(error.message).toBe('No Task Queue Trigger of this n8n receives the completions of queue 101');
+	expect(error.description).toMatch(/Activate a workflow with a Task Queue Trigger on queue 101/);
+	expect((await e.client.tasks(101)).length).toBe(before);
+	await deleteWorkflow(e, id);
+});
