@@ -6,7 +6,9 @@
 // Options (after `npm run bench --`):
 //   --rounds N        rounds of the create and get scenarios (default 5)
 //   --short-rounds N  rounds of the trigger and poll scenarios (default 3)
-//   --only 1,2,5      run only these scenarios (1 create, 2 get completed, 3 trigger, 4 poll, 5 footprint)
+//   --only 1,2,5      run only these scenarios (1 create, 2 get completed, 3 trigger, 4 poll, 5 footprint,
+//                     6 Create and Wait)
+//   --wait-items N    items waiting in one execution in scenario 6 (default 1000)
 //   --skip-build      use the dist/ already built
 //   --out FILE        where to write the results (default bench/RESULTS.md; "none" to only print)
 //   --n8n-env K=V,... more environment for n8n (an A/B run, e.g. N8N_EXPRESSION_ENGINE=legacy)
@@ -26,6 +28,7 @@ import {
 import { CREDENTIAL_NAME, ensureCredential } from '../tools/n8n/provision';
 import { startN8n, type N8nHandle } from '../tools/n8n/start';
 import { scenarioFootprint } from './footprint';
+import { scenarioWaiting } from './waiting';
 import {
 	errorText,
 	log,
@@ -90,7 +93,8 @@ async function main(): Promise<void> {
 	const secs = () => `${((Date.now() - t0) / 1000).toFixed(0)} s`;
 	const rounds = Number(option('rounds') || 5);
 	const shortRounds = Number(option('short-rounds') || 3);
-	const only = new Set((option('only') || '1,2,3,4,5').split(',').map((s) => s.trim()));
+	const only = new Set((option('only') || '1,2,3,4,5,6').split(',').map((s) => s.trim()));
+	const waitItems = Number(option('wait-items') || 1000);
 	const out = option('out') ?? join(REPO_ROOT, 'bench', 'RESULTS.md');
 	const n8nEnv = Object.fromEntries(
 		(option('n8n-env') || '')
@@ -130,7 +134,7 @@ async function main(): Promise<void> {
 			sections.push(await scenarioFootprint(inst, { tarball, installedDir, version }, 15));
 			log(`footprint done (${secs()})`);
 		}
-		const needN8n = ['1', '2', '3', '4'].some((s) => only.has(s));
+		const needN8n = ['1', '2', '3', '4', '6'].some((s) => only.has(s));
 		if (needN8n) {
 			n8n = await startN8n({
 				port: 0,
@@ -169,6 +173,7 @@ async function main(): Promise<void> {
 				['2', async () => await scenarioGetCompleted(ctx, 50)],
 				['3', async () => await scenarioTrigger(ctx)],
 				['4', async () => await scenarioPoll(ctx)],
+				['6', async () => await scenarioWaiting(ctx, Math.max(10, shortRounds * 4), waitItems, 200)],
 			];
 			const handle = n8n;
 			/** n8n answers and its database is up; otherwise restart it (same folder: same workflows). */

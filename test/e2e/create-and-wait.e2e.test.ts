@@ -1,4 +1,4 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error */
 // Create and Wait in a real n8n with the packed package: a workflow creates tasks and waits (n8n's
 // waiting execution, in its database), a Task Queue Trigger workflow on the same queue forwards each
 // completion to it, and the execution goes on with the people's answers. One item completed by a
@@ -9,6 +9,8 @@ import { mkdirSync } from 'fs';
 import { join } from 'path';
 import { chromium, type Browser } from 'playwright-core';
 
+import { majorFromEnv } from '../../tools/n8n/install';
+import { createCredential, loadExamples, prepareWorkflow } from '../../tools/n8n/provision';
 import {
 	activate,
 	createWorkflow,
@@ -26,6 +28,7 @@ import {
 	type E2E,
 	type Execution,
 } from './helpers';
+import { startOpenAiMock, type OpenAiMock } from './openai-mock';
 
 const QUEUE = 104;
 const ALICE = 'alice@example.com';
@@ -140,7 +143,46 @@ async function start(path: string, count: number): Promise<void> {
 }
 
 async function execution(workflowId: string, status: string, timeoutMs = 60_000): Promise<Execution> {
-	return await waitFor(`an execution of ${workflowId} ${status}`, async () => (await executions(e, workflowId)).find((x) => x.status === status), timeoutMs, 250);
+	try {
+		return await waitFor(`an execution of ${workflowId} ${status}`, async () => (await executions(e, workflowId)).find((x) => x.status === status), timeoutMs, 250);
+	} catch (error) {
+		const seen = (await executions(e, workflowId)).map((x) => `${x.id} ${x.status} ${JSON.stringify(x.data?.resultData.error ?? '').slice(0, 600)}`);
+		throw new Error(`${(error as Error).message}; executions: ${seen.join('; ') || 'none'}`);
+	}
+}
+
+async function byId(executionId: string): Promise<Execution> {
+	return (await e.n8n.api.get(`/executions/${executionId}`, { params: { includeData: true } })).data as Execution;
+}
+
+/**
+ * The execution of the workflow that waits. n8n 1.x's public list leaves a waiting execution out
+ * (it stays among its active executions), so it is found through the address its tasks carry.
+ */
+async function waitingExecution(workflowId: string, queueId = QUEUE): Promise<Execution> {
+	return await waitFor(
+		`a waiting execution of ${workflowId}`,
+		async () => {
+			const listed = (await executions(e, workflowId)).find((x) => x.status === 'waiting');
+			if (listed) return listed;
+			const ids = new Set((await e.client.tasks(queueId)).map((t) => /\/webhook-waiting\/(\d+)\//.exec(String(t.data.resume_url))?.[1]).filter(Boolean) as string[]);
+			for (const id of [...ids].reverse()) {
+				const x = (await byId(id)) as Execution & { workflowId?: string };
+				if (x.workflowId === workflowId && x.status === 'waiting') return x;
+			}
+			return undefined;
+		},
+		60_000,
+		250,
+	);
+}
+
+/** The same execution once it has the status (resumed and finished). */
+async function resumed(executionId: string, status = 'success', timeoutMs = 60_000): Promise<Execution> {
+	return await waitFor(`execution ${executionId} ${status}`, async () => {
+		const x = await byId(executionId);
+		return x.status === status ? x : undefined;
+	}, timeoutMs, 250);
 }
 
 /** The run's tasks, in input order (by the item number in their address). */
@@ -162,7 +204,7 @@ test('one item: the task carries a signed address, a person completes it on the 
 	// n8n 2.41 checks signed addresses only for a node whose saved operation is sendAndWait
 	expect(saved.nodes.find((n) => n.name === 'Ask a person')?.parameters.operation).toBe('sendAndWait');
 	await start(path, 1);
-	const waiting = await execution(id, 'waiting');
+	const waiting = await waitingExecution(id);
 	const [task] = await tasksOf(waiting.id, 1);
 	expect(task.data).toEqual({
 		customer_message: 'refund 0',
@@ -177,7 +219,7 @@ test('one item: the task carries a signed address, a person completes it on the 
 	// the right address without a completion: the node answers 202 and keeps waiting
 	const early = await axios.post(String(task.data.resume_url), {}, { validateStatus: () => true });
 	expect([early.status, early.data]).toEqual([202, { waiting: true, completed: 0, of: 1 }]);
-	expect((await executions(e, id)).map((x) => x.status)).toEqual(['waiting']);
+	expect((await byId(waiting.id)).status).toBe('waiting');
 
 	const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
 	try {
@@ -197,7 +239,7 @@ test('one item: the task carries a signed address, a person completes it on the 
 		await page.close();
 	}
 
-	const done = await execution(id, 'success', 30_000);
+	const done = await resumed(waiting.id, 'success', 30_000);
 	expect(done.id).toBe(waiting.id);
 	const [answer] = nodeOutput(done, 'Ask a person');
 	expect(answer).toMatchObject({
@@ -221,15 +263,15 @@ test('one item: the task carries a signed address, a person completes it on the 
 test('100 items wait for all: resumed once, every item paired with its input', async () => {
 	const { id, path } = await waitingWorkflow();
 	await start(path, 100);
-	const waiting = await execution(id, 'waiting');
+	const waiting = await waitingExecution(id);
 	const tasks = await tasksOf(waiting.id, 100);
 	expect(tasks.map((t) => t.data.customer_message)).toEqual(Array.from({ length: 100 }, (_, i) => `refund ${i}`));
 	// 99 completed: still waiting
 	for (const task of tasks.slice(0, 99)) await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'reject' } });
 	await e.client.waitForWebhookCalls(99, 60_000);
-	expect((await executions(e, id)).map((x) => x.status)).toEqual(['waiting']);
+	expect((await byId(waiting.id)).status).toBe('waiting');
 	await e.client.complete(QUEUE, tasks[99].id, { by: ALICE, data: { decision: 'approve' } });
-	const done = await execution(id, 'success', 60_000);
+	const done = await resumed(waiting.id, 'success', 60_000);
 	expect(done.id).toBe(waiting.id);
 	const output = nodeOutput(done, 'Ask a person');
 	expect(output.map((o) => [o.id, (o.data as Record<string, unknown>).customer_message])).toEqual(tasks.map((t) => [t.id, t.data.customer_message]));
@@ -244,10 +286,10 @@ test('100 items wait for all: resumed once, every item paired with its input', a
 test('a timeout: the input goes on unchanged, and the documented test sends it to the IF\'s false branch', async () => {
 	const { id, path } = await waitingWorkflow({ limitWaitTime: { values: { limitType: 'afterTimeInterval', resumeAmount: 0.05, resumeUnit: 'minutes' } } });
 	await start(path, 2);
-	const waiting = await execution(id, 'waiting');
+	const waiting = await waitingExecution(id);
 	await tasksOf(waiting.id, 2);
 	// n8n's wait tracker looks for due executions once a minute
-	const done = await execution(id, 'success', 90_000);
+	const done = await resumed(waiting.id, 'success', 90_000);
 	expect(done.id).toBe(waiting.id);
 	expect(nodeOutput(done, 'Ask a person')).toEqual([
 		{ message: 'refund 0', total: 0.5 },
@@ -261,7 +303,7 @@ test('a timeout: the input goes on unchanged, and the documented test sends it t
 test('n8n restarted while executions wait, and a completion delivered while n8n is down, caught up when it is back', async () => {
 	const { id, path } = await waitingWorkflow();
 	await start(path, 2);
-	const waiting = await execution(id, 'waiting');
+	const waiting = await waitingExecution(id);
 	const tasks = await tasksOf(waiting.id, 2);
 	await e.client.clearWebhookCalls();
 	await e.n8n.restart(async () => {
@@ -272,10 +314,10 @@ test('n8n restarted while executions wait, and a completion delivered while n8n 
 	const lost = await e.client.webhookCalls();
 	expect(lost.some((c) => c.status === 200)).toBe(false);
 	await waitFor('the trigger re-activated', async () => (await webhookTarget(e, QUEUE)).includes(`/webhook/${triggerWebhookId}/`));
-	expect((await executions(e, id)).map((x) => x.status)).toEqual(['waiting']);
+	expect((await byId(waiting.id)).status).toBe('waiting');
 	// the next delivery (the other task) carries the catch-up of the lost one
 	await e.client.complete(QUEUE, tasks[1].id, { by: ALICE, data: { decision: 'reject' } });
-	const done = await execution(id, 'success', 60_000);
+	const done = await resumed(waiting.id, 'success', 60_000);
 	expect(done.id).toBe(waiting.id);
 	expect(nodeOutput(done, 'Ask a person').map((o) => [o.id, (o.data as Record<string, unknown>).decision])).toEqual([
 		[tasks[0].id, 'approve'],
@@ -318,4 +360,59 @@ test('bad input stops the run before any task: a queue with no route back', asyn
 	expect(error.description).toMatch(/Activate a workflow with a Task Queue Trigger on queue 101/);
 	expect((await e.client.tasks(101)).length).toBe(before);
 	await deleteWorkflow(e, id);
+});
+
+describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool), as examples/ai-agent-refund-needs-approval.json builds it", () => {
+	const REVIEW_QUEUE = 105;
+	let workflowId = '';
+	let mock: OpenAiMock | undefined;
+
+	beforeAll(async () => {
+		if (majorFromEnv() !== '2') return;
+		// the scripted model calls the first tool it is given, the gated refund_order, with these arguments
+		mock = await startOpenAiMock(() => ({ toolParameters: { order: 4411, amount: 89.9 }, hitlParameters: {} }));
+		const credName = `mock model ${uniq('m')}`;
+		const credId = await createCredential(e.n8n, credName, 'openAiApi', { apiKey: 'sk-mock', url: mock.baseUrl });
+		const example = loadExamples().find((x) => x.file === 'ai-agent-refund-needs-approval.json');
+		const wf = prepareWorkflow(example!.text, e.credentialId);
+		wf.nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi')!.credentials = { openAiApi: { id: credId, name: credName } };
+		workflowId = await createWorkflow(e, wf);
+		await activate(e, workflowId);
+		// the example's own Task Queue Trigger routes the approvals back
+		await waitFor('the approvals trigger registered', async () => (await webhookTarget(e, REVIEW_QUEUE)).includes('/webhook/7c1e5a90-2b4d-4f6e-8a3c-0000000e00a6/'));
+	});
+
+	afterAll(async () => {
+		if (workflowId) await deleteWorkflow(e, workflowId);
+		await mock?.close();
+	});
+
+	// n8n 1.x has no human-review tools
+	(majorFromEnv() === '2' ? test.each : test.skip.each)([
+		['approved: the gated tool runs', { decision: 'approve' }, /refunded order 4411 \(89\.9\)/],
+		['denied with feedback: the model gets the reason, the tool does not run', { decision: 'deny', feedback: 'Refunds above 50 need a receipt.' }, /provided feedback: "Refunds above 50 need a receipt\."/],
+	])('%s', async (_, answer, toolResult) => {
+		const requestsBefore = mock!.requests.length;
+		const before = new Set((await e.client.tasks(REVIEW_QUEUE)).map((t) => t.id));
+		const res = await axios.post(`${e.n8n.webhookBase}/refund-agent-approval`, { message: 'Please refund my order', order: 4411, order_total: 89.9 }, { validateStatus: () => true });
+		expect(res.status).toBe(200);
+		const waiting = await waitingExecution(workflowId, REVIEW_QUEUE);
+		const task = await waitFor('the review task', async () => (await e.client.tasks(REVIEW_QUEUE)).find((t) => !before.has(t.id)));
+		// the person sees the tool and its arguments
+		expect(task.data.request).toBe('The agent wants to run this tool: refund_order\n\nInput:\n{\n  "order": 4411,\n  "amount": 89.9\n}');
+		expect(String(task.data.resume_url)).toContain(`/webhook-waiting/${waiting.id}/`);
+		await e.client.complete(REVIEW_QUEUE, task.id, { by: ALICE, data: answer });
+		const done = await resumed(waiting.id, 'success', 60_000);
+		expect(done.id).toBe(waiting.id);
+		// what the model was told the tool gave (unescaped)
+		const toolMessages = mock!.requests
+			.slice(requestsBefore)
+			.flatMap((r) => r.messages.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content)))
+			.join('\n')
+			.replace(/\\/g, '');
+		expect(toolMessages).toMatch(toolResult);
+		// the gated tool ran only when approved
+		expect(toolMessages.includes('refunded order')).toBe(answer.decision === 'approve');
+		expect(JSON.stringify(nodeOutput(done, 'Refund agent'))).toContain('A person will review your request');
+	});
 });

@@ -40,6 +40,34 @@ async function forward(this: TriggerContext, address: ResumeAddress, task: Compl
 }
 
 /**
+ * Calls to one waiting execution are made one at a time, and the completions that arrive while a
+ * call is in flight are coalesced into one more call after it: the waiting node reads the whole
+ * state from the service on each call, so one call after the last completion is all it needs.
+ * Fewer reads of the service, and no two calls that could both resume the execution (n8n 2.x
+ * refuses a second resume; n8n 1.x does not). Per n8n process.
+ */
+const callsInFlight = new Map<string, { next?: [ResumeAddress, CompletedTask] }>();
+
+async function forwardOneAtATime(this: TriggerContext, address: ResumeAddress, task: CompletedTask): Promise<void> {
+	const key = `${address.executionId}/${address.nodeId}`;
+	const inFlight = callsInFlight.get(key);
+	if (inFlight) {
+		inFlight.next = [address, task];
+		return;
+	}
+	const entry: { next?: [ResumeAddress, CompletedTask] } = {};
+	callsInFlight.set(key, entry);
+	try {
+		for (let call: [ResumeAddress, CompletedTask] | undefined = [address, task]; call; call = entry.next) {
+			entry.next = undefined;
+			await forward.call(this, ...call);
+		}
+	} finally {
+		callsInFlight.delete(key);
+	}
+}
+
+/**
  * Passes each completion that carries the resume address of an execution of this n8n (a Create and
  * Wait) to that execution, and returns the others, which the trigger emits as usual. A completion
  * passed on does not start the trigger's workflow: it belongs to the waiting execution.
@@ -54,6 +82,6 @@ export async function forwardToWaiting(this: TriggerContext, tasks: CompletedTas
 		if (address && address.queueId === task.queue_id) routed.push([address, task]);
 		else others.push(task);
 	}
-	for (const [address, task] of routed) await forward.call(this, address, task);
+	await Promise.all(routed.map(async ([address, task]) => await forwardOneAtATime.call(this, address, task)));
 	return others;
 }

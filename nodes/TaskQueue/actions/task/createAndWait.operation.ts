@@ -273,6 +273,20 @@ function checkFields(this: IExecuteFunctions, queue: CompiledQueue, settings: Wa
 	}
 }
 
+/**
+ * The Message of an AI agent's human review (the parameter n8n adds to the node's review-tool
+ * variant). n8n's default, `{{ $tool.parameters }}`, renders the tool's arguments as
+ * "[object Object]": they are written as JSON instead, so the person sees what the agent wants.
+ */
+function reviewMessage(this: IExecuteFunctions, itemIndex: number): string {
+	const raw = this.getNodeParameter('message', itemIndex, '', { rawExpressions: true });
+	if (typeof raw !== 'string' || raw === '') return '';
+	if (!raw.startsWith('=')) return raw;
+	const readable = raw.replace(/\{\{\s*\$tool\.parameters\s*\}\}/g, '{{ JSON.stringify($tool.parameters, null, 2) }}');
+	const message = this.evaluateExpression(readable.slice(1), itemIndex);
+	return typeof message === 'string' ? message : JSON.stringify(message);
+}
+
 interface WaitState {
 	settings: WaitSettings;
 	queueId: number;
@@ -314,10 +328,10 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 		}
 	}
 	const placeholder = 'https://localhost/resume';
-	await create.prepareTasks.call(this, itemCount, state, (input) => {
+	await create.prepareTasks.call(this, itemCount, state, (input, _queue, itemIndex) => {
 		const filled: IDataObject = { ...input, [settings.resumeField]: placeholder };
 		if (settings.responseType === 'approval' && settings.messageField) {
-			const message = this.getNodeParameter('message', 0, '') as string;
+			const message = reviewMessage.call(this, itemIndex);
 			if (message) filled[settings.messageField] = message;
 		}
 		return filled;

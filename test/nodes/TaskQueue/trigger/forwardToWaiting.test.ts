@@ -176,3 +176,21 @@ test('the Poll Trigger forwards what it finds and emits only the other completio
 	expect(await poll.poll()).toBeNull();
 	expect(waiting.calls).toHaveLength(1);
 });
+
+test('a burst of completions of one run: calls to the waiting execution one at a time, coalesced, and it resumes exactly once', async () => {
+	await activateTrigger();
+	await createAndWait('48', Array.from({ length: 30 }, (_, i) => ({ message: `m${i}` })));
+	await env.client.clearRequests();
+	await env.client.completeMany(QUEUE, 30, { by: 'alice@example.com' });
+	await env.client.waitForWebhookCalls(30);
+	await until('the resume', () => waiting.resumed.has('48'));
+	const resumes = waiting.calls.filter((c) => JSON.stringify(c.body).includes('Workflow was started'));
+	expect(resumes).toHaveLength(1);
+	const [items] = waiting.resumed.get('48') as INodeExecutionData[][];
+	expect(items.map((i) => [(i.json.data as IDataObject).customer_message, i.pairedItem])).toEqual(Array.from({ length: 30 }, (_, item) => [`m${item}`, { item }]));
+	// fewer calls (and reads of the service) than completions; every delivery answered 200
+	expect(waiting.calls.length).toBeLessThan(30);
+	expect((await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed')).length).toBe(waiting.calls.filter((c) => c.status !== 200 || c.body !== 'send-and-wait-no-action-required').length);
+	expect((await env.client.webhookCalls()).every((c) => c.status === 200)).toBe(true);
+	expect(trigger.executions).toBe(0);
+});

@@ -240,6 +240,22 @@ describe('Task > Create and Wait', () => {
 		]);
 	});
 
+	test("the review message n8n gives an agent's review tool shows the tool's arguments as JSON, not [object Object]", async () => {
+		const parameters = createAndWait({
+			queue: locator(105),
+			taskData: defineBelow({}),
+			responseType: 'approval',
+			approvalField: 'decision',
+			approveOption: 'approve',
+			messageField: 'request',
+			message: '=The agent wants to run this tool: {{ $tool.name }}\n\nInput:\n{{ $tool.parameters }}',
+		});
+		// the item the agent's engine gives the review node: the gated tool's name and arguments
+		await run(parameters, [{ tool: 'refund_order', toolParameters: { order: 4411, amount: 89.9 } }]);
+		const [request] = (await createRequests()).map((r) => (r.body as { data: IDataObject }).data.request);
+		expect(request).toBe('The agent wants to run this tool: refund_order\n\nInput:\n{\n  "order": 4411,\n  "amount": 89.9\n}');
+	});
+
 	test('under "Continue", an item whose data is refused gets no task and an error item when the run resumes', async () => {
 		const waiting = await run(createAndWait(), [INPUT[0], { message: 'x', total: 'eighty' }], { continueOnFail: true });
 		const tasks = await createdTasks();
