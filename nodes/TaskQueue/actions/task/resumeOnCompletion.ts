@@ -6,7 +6,7 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
-import { itemOfThisWait, readParameters } from '../../helpers/resumeAddress';
+import { itemOfThisWait, readParameters, type ResumeAddress } from '../../helpers/resumeAddress';
 import { getCompletedPage } from '../../transport/endpoints';
 import type { CompletedTask } from '../../transport/schemas';
 import { timeKey } from '../../helpers/completions';
@@ -34,15 +34,8 @@ const MAX_PAGE = 1000;
 /** A bound on the reading of one call (up to 20,000 completions). */
 const MAX_PAGES = 20;
 
-interface Wait {
-	executionId: string;
-	nodeId: string;
-	item: number;
-	count: number;
-	inputs: number;
-	queueId: number;
-	createdAt: number;
-}
+/** The waiting run a call names: its address without the URL. */
+type Wait = Omit<ResumeAddress, 'url'>;
 
 function answer(this: IWebhookFunctions, status: number, body: IDataObject): IWebhookResponseData {
 	this.getResponseObject().status(status).json(body);
