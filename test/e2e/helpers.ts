@@ -10,6 +10,7 @@ import { startSandbox, type Sandbox } from '../../sandbox/index';
 import { SandboxClient } from '../../sandbox/client';
 import { buildAndPack, extractInto } from '../../tools/n8n/package';
 import { ensureCredential, type WorkflowJson } from '../../tools/n8n/provision';
+import { startQueueMode } from '../../tools/n8n/queue-mode';
 import { startN8n, type N8nHandle } from '../../tools/n8n/start';
 
 export const PKG = 'n8n-nodes-task-queue';
@@ -71,7 +72,9 @@ export async function setupE2E(): Promise<E2E> {
 	await extractInto(await tarball(), userFolder);
 	let n8n: N8nHandle;
 	try {
-		n8n = await startN8n({ port: 0, brokerPort: 0, userFolder, echo: process.env.TQ_N8N_ECHO ? '[n8n] ' : false });
+		n8n = process.env.TQ_QUEUE_MODE
+			? (await startQueueMode({ userFolder, echo: !!process.env.TQ_N8N_ECHO })).asOne()
+			: await startN8n({ port: 0, brokerPort: 0, userFolder, echo: process.env.TQ_N8N_ECHO ? '[n8n] ' : false });
 	} catch (error) {
 		await sandbox.close();
 		client.close();

@@ -27,6 +27,14 @@ export interface StartN8nOptions {
 	/** Install n8n into the cache if it is not there (default true). */
 	install?: boolean;
 	readyTimeoutMs?: number;
+	/**
+	 * `start` (default): the main process, with its owner, login and API key. `worker` and `webhook`:
+	 * the processes of n8n's queue mode (no login; ready when `/healthz/readiness` answers 200 on
+	 * `port`, for a worker its health-check port).
+	 */
+	command?: 'start' | 'worker' | 'webhook';
+	/** The log file's name in the user folder (processes of one queue-mode n8n share the folder). */
+	logName?: string;
 }
 
 export interface N8nLogs {
@@ -160,7 +168,8 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 	Object.assign(env, options.env ?? {});
 	for (const key of Object.keys(env)) if (env[key] === undefined) delete env[key];
 
-	const logFile = join(userFolder, 'n8n.log');
+	const command = options.command ?? 'start';
+	const logFile = join(userFolder, options.logName ?? 'n8n.log');
 	const lines: string[] = [];
 	let dropped = 0;
 	let logStream: WriteStream | undefined;
@@ -187,7 +196,7 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 		if (!(await portFree(port))) throw new Error(`port ${port} is already in use: cannot start n8n there`);
 		if (!(await portFree(brokerPort))) throw new Error(`broker port ${brokerPort} is already in use`);
 		logStream = createWriteStream(logFile, { flags: 'a' });
-		const proc = spawn(installation.nodeBinary, [installation.n8nBin, 'start'], {
+		const proc = spawn(installation.nodeBinary, [installation.n8nBin, command], {
 			cwd: userFolder,
 			env,
 			stdio: ['ignore', 'pipe', 'pipe'],
@@ -251,6 +260,7 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 			if (!child) throw new Error(`n8n exited during start-up:\n${lines.slice(-40).join('\n')}`);
 			try {
 				const ready = await probe.get('/healthz/readiness');
+				if (ready.status === 200 && command !== 'start') return;
 				if (ready.status === 200) {
 					// 1.x: readiness is green ~2 s before the REST API answers
 					const settings = await probe.get('/rest/settings');
@@ -300,7 +310,7 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 		await spawnN8n();
 		try {
 			await waitReady();
-			await login();
+			if (command === 'start') await login();
 		} catch (error) {
 			await stop();
 			throw error;
@@ -309,7 +319,7 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 
 	await boot();
 	try {
-		await mintApiKey();
+		if (command === 'start') await mintApiKey();
 	} catch (error) {
 		await stop();
 		throw error;
