@@ -80,13 +80,41 @@ exports.e2e = e2e;
 
 /** The end-to-end files a developer runs on each change: everything but the long reliability suites. */
 function e2eQuick() {
-	return jestE2e(['--testPathIgnorePatterns', '/node_modules/', 'test/e2e/reliability/', ...argsAfter('test')]);
+	return jestE2e(['--testPathIgnorePatterns', '/node_modules/', 'test/e2e/reliability/', 'queue-mode\\.e2e', ...argsAfter('test')]);
 }
 
 /** The long reliability suites (10,000 hostile calls, n8n down, 100 activation cycles): minutes each. */
 function e2eLong() {
 	return jestE2e(['test/e2e/reliability/', ...argsAfter('long')]);
 }
+
+/**
+ * The end-to-end files that prove the package in n8n's queue mode (tools/n8n/queue-mode.ts: PostgreSQL,
+ * Redis, a main, 2 workers, 2 webhook processes behind nginx), each file with its own queue-mode n8n.
+ */
+const QUEUE_MODE_FILES = [
+	'test/e2e/queue-mode.e2e.test.ts',
+	'test/e2e/n8n.e2e.test.ts',
+	'test/e2e/create-and-wait.e2e.test.ts',
+	'test/e2e/reliability/n8n-down.e2e.test.ts',
+	'test/e2e/reliability/churn.e2e.test.ts',
+];
+
+function e2eQueueMode() {
+	const extra = argsAfter('queueMode');
+	return spawn(
+		process.execPath,
+		[require.resolve('jest/bin/jest'), '-c', 'jest.e2e.config.js', '--ci', '--runInBand', ...(extra.length ? extra : QUEUE_MODE_FILES)],
+		{ stdio: 'inherit', cwd: __dirname, env: { ...process.env, TQ_QUEUE_MODE: '1' } },
+	);
+}
+
+/** `npm run test:queue-mode`: the queue-mode end-to-end files (installs PostgreSQL, Redis, nginx once). */
+exports.queueMode = function queueMode(done) {
+	const { series } = require('gulp');
+	return series(prepare, e2eQueueMode)(done);
+};
+exports.queueMode.description = 'The end-to-end suite in n8n queue mode (PostgreSQL, Redis, 2 workers, 2 webhook processes behind nginx)';
 
 /** `npm run bench`: the benchmarks against a real n8n and the sandbox; writes bench/RESULTS.md. */
 function bench() {

@@ -29,6 +29,7 @@ import { CREDENTIAL_NAME, ensureCredential } from '../tools/n8n/provision';
 import { startN8n, type N8nHandle } from '../tools/n8n/start';
 import { scenarioFootprint } from './footprint';
 import { scenarioWaiting } from './waiting';
+import { startQueueMode } from '../tools/n8n/queue-mode';
 import {
 	errorText,
 	log,
@@ -88,12 +89,30 @@ const load = () =>
 		.map((l) => l.toFixed(2))
 		.join(' / ');
 
+/** The Task Queue credential and the HTTP Request/Webhook contenders' header credential, in this n8n. */
+async function benchCredentials(n8n: N8nHandle, sandbox: SandboxProcess): Promise<Credentials> {
+	const taskQueueId = await ensureCredential(n8n, {
+		baseUrl: sandbox.baseUrl,
+		apiKey: SANDBOX_API_KEY,
+		organizationId: ORG_ID,
+	});
+	const header = await n8n.api.post('/credentials', {
+		name: 'Task Queue (Header Auth)',
+		type: 'httpHeaderAuth',
+		data: { name: 'Authorization', value: `Token ${SANDBOX_API_KEY}` },
+	});
+	return {
+		taskQueue: { id: taskQueueId, name: CREDENTIAL_NAME },
+		headerAuth: { id: String(header.data.id), name: 'Task Queue (Header Auth)' },
+	};
+}
+
 async function main(): Promise<void> {
 	const t0 = Date.now();
 	const secs = () => `${((Date.now() - t0) / 1000).toFixed(0)} s`;
 	const rounds = Number(option('rounds') || 5);
 	const shortRounds = Number(option('short-rounds') || 3);
-	const only = new Set((option('only') || '1,2,3,4,5,6').split(',').map((s) => s.trim()));
+	const only = new Set((option('only') || '1,2,3,4,5,6,7').split(',').map((s) => s.trim()));
 	const waitItems = Number(option('wait-items') || 1000);
 	const out = option('out') ?? join(REPO_ROOT, 'bench', 'RESULTS.md');
 	const n8nEnv = Object.fromEntries(
@@ -151,20 +170,7 @@ async function main(): Promise<void> {
 				},
 			});
 			log(`n8n ${n8n.version} ready at ${n8n.url} (pid ${n8n.pid()}, ${secs()})`);
-			const taskQueueId = await ensureCredential(n8n, {
-				baseUrl: sandbox.baseUrl,
-				apiKey: SANDBOX_API_KEY,
-				organizationId: ORG_ID,
-			});
-			const header = await n8n.api.post('/credentials', {
-				name: 'Task Queue (Header Auth)',
-				type: 'httpHeaderAuth',
-				data: { name: 'Authorization', value: `Token ${SANDBOX_API_KEY}` },
-			});
-			const creds: Credentials = {
-				taskQueue: { id: taskQueueId, name: CREDENTIAL_NAME },
-				headerAuth: { id: String(header.data.id), name: 'Task Queue (Header Auth)' },
-			};
+			const creds = await benchCredentials(n8n, sandbox);
 			const ctx: BenchContext = { n8n, sandbox, creds, rounds, shortRounds };
 			const steps: Array<[string, () => Promise<Section>]> = [
 				['1', async () => await scenarioCreate(ctx, 0)],
@@ -221,6 +227,27 @@ async function main(): Promise<void> {
 				}
 				if (section) sections.push(section);
 				log(`scenario ${key} done (${secs()})`);
+			}
+		}
+		if (only.has('7')) {
+			// the single n8n is stopped first: the queue-mode processes get the machine to themselves
+			if (n8n) await n8n.stop();
+			n8n = undefined;
+			const queueFolder = mkdtempSync(join(os.tmpdir(), 'tq-bench-queue-mode-'));
+			await extractInto(tarball, queueFolder);
+			const queueMode = await startQueueMode({ userFolder: queueFolder, env: { N8N_LOG_LEVEL: process.env.TQ_N8N_LOG_LEVEL ?? 'warn', ...n8nEnv }, log: (s) => log(s) });
+			try {
+				const handle = queueMode.asOne();
+				log(`n8n in queue mode ready at ${handle.url} (${secs()})`);
+				const creds = await benchCredentials(handle, sandbox);
+				const describe = `${queueMode.webhooks.length} webhook processes behind nginx round-robin, ${queueMode.workers.length} workers, PostgreSQL, Redis`;
+				sections.push(await scenarioTrigger({ n8n: handle, sandbox, creds, rounds, shortRounds }, { describe }));
+				log(`scenario 7 done (${secs()})`);
+			} catch (error) {
+				sections.push({ title: 'scenario 7', body: `failed: ${errorText(error)}`, goals: [], notes: [], summary: [`scenario 7 failed: ${errorText(error)}`] });
+			} finally {
+				await queueMode.stop();
+				if (!process.env.TQ_BENCH_KEEP) rmSync(queueFolder, { recursive: true, force: true });
 			}
 		}
 	} finally {

@@ -533,7 +533,8 @@ async function waitForTarget(
 	}
 }
 
-export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
+/** `queueMode`: the same burst in n8n's queue mode (scenario 7), both contenders in that n8n. */
+export async function scenarioTrigger(ctx: BenchContext, queueMode?: { describe: string }): Promise<Section> {
 	const { n8n, sandbox } = ctx;
 	const nodeWf = await ensureWorkflow(n8n, wf.triggerWithNode(ctx.creds), false);
 	const hookWf = await ensureWorkflow(n8n, wf.triggerWithWebhook(), false);
@@ -670,7 +671,10 @@ export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
 	const p95r = med(node, 'p95') / med(hook, 'p95');
 	const lost = sum(node, 'lost');
 	const dup = sum(node, 'duplicated');
-	const title = `3. Trigger, ${BURST} completions in a burst`;
+	const title = queueMode
+		? `7. Trigger in queue mode (${queueMode.describe}), ${BURST} completions in a burst`
+		: `3. Trigger, ${BURST} completions in a burst`;
+	const where = queueMode ? ' in queue mode' : '';
 	return {
 		title,
 		body: table(
@@ -694,12 +698,12 @@ export async function scenarioTrigger(ctx: BenchContext): Promise<Section> {
 		),
 		goals: [
 			{
-				goal: "Trigger latency within 1.1x of n8n's Webhook node (p50 / p95)",
+				goal: `Trigger latency within 1.1x of n8n's Webhook node${where} (p50 / p95)`,
 				measured: `${fmtNum(p50r, 2)}x / ${fmtNum(p95r, 2)}x (to execution end: ${fmtNum(med(node, 'doneP50') / med(hook, 'doneP50'), 2)}x / ${fmtNum(med(node, 'doneP95') / med(hook, 'doneP95'), 2)}x)`,
 				met: Number.isFinite(p50r) ? p50r <= 1.1 && p95r <= 1.1 : null,
 			},
 			{
-				goal: 'Trigger: zero lost, zero duplicated',
+				goal: `Trigger${where}: zero lost, zero duplicated`,
 				measured: `${lost} lost, ${dup} duplicated`,
 				met: runs.some((r) => r.contender === node && !r.error) ? lost === 0 && dup === 0 : null,
 			},

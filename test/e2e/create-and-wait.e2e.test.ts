@@ -280,6 +280,13 @@ test('100 items wait for all: resumed once, every item paired with its input', a
 	expect(runData.data.main[0].map((i) => i.pairedItem)).toEqual(Array.from({ length: 100 }, (_, item) => ({ item })));
 	expect((await executions(e, id)).length).toBe(1);
 	expect(await triggerExecutions()).toBe(0);
+	if (e.queueMode) {
+		// queue mode: the completions came back through the webhook processes, a worker ran the rest
+		const resumes = e.queueMode.proxiedCalls().filter((c) => c.path.startsWith(`/webhook-waiting/${done.id}/`));
+		expect(resumes.length).toBeGreaterThan(0);
+		expect(resumes.every((c) => /^webhook-\d$/.test(c.role))).toBe(true);
+		expect(e.queueMode.ranBy(done.id)).toMatch(/^worker-\d$/);
+	}
 	await deleteWorkflow(e, id);
 });
 

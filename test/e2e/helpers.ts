@@ -10,7 +10,7 @@ import { startSandbox, type Sandbox } from '../../sandbox/index';
 import { SandboxClient } from '../../sandbox/client';
 import { buildAndPack, extractInto } from '../../tools/n8n/package';
 import { ensureCredential, type WorkflowJson } from '../../tools/n8n/provision';
-import { startQueueMode } from '../../tools/n8n/queue-mode';
+import { startQueueMode, type QueueModeN8n } from '../../tools/n8n/queue-mode';
 import { startN8n, type N8nHandle } from '../../tools/n8n/start';
 
 export const PKG = 'n8n-nodes-task-queue';
@@ -30,6 +30,8 @@ export interface E2E {
 	service: AxiosInstance;
 	credentialId: string;
 	credentialData: Record<string, unknown>;
+	/** With TQ_QUEUE_MODE=1: the processes behind `n8n` (main, workers, webhook processes, nginx). */
+	queueMode?: QueueModeN8n;
 	stop(): Promise<void>;
 }
 
@@ -71,10 +73,14 @@ export async function setupE2E(): Promise<E2E> {
 	const userFolder = mkdtempSync(join(tmpdir(), 'tq-e2e-n8n-'));
 	await extractInto(await tarball(), userFolder);
 	let n8n: N8nHandle;
+	let queueMode: QueueModeN8n | undefined;
 	try {
-		n8n = process.env.TQ_QUEUE_MODE
-			? (await startQueueMode({ userFolder, echo: !!process.env.TQ_N8N_ECHO })).asOne()
-			: await startN8n({ port: 0, brokerPort: 0, userFolder, echo: process.env.TQ_N8N_ECHO ? '[n8n] ' : false });
+		if (process.env.TQ_QUEUE_MODE) {
+			queueMode = await startQueueMode({ userFolder, echo: !!process.env.TQ_N8N_ECHO });
+			n8n = queueMode.asOne();
+		} else {
+			n8n = await startN8n({ port: 0, brokerPort: 0, userFolder, echo: process.env.TQ_N8N_ECHO ? '[n8n] ' : false });
+		}
 	} catch (error) {
 		await sandbox.close();
 		client.close();
@@ -106,8 +112,10 @@ export async function setupE2E(): Promise<E2E> {
 		service,
 		credentialId,
 		credentialData,
+		queueMode,
 		async stop() {
 			await n8n.stop();
+			await queueMode?.stop();
 			client.close();
 			await sandbox.close();
 			if (!process.env.TQ_E2E_KEEP) rmSync(userFolder, { recursive: true, force: true });

@@ -5,6 +5,9 @@
 // Env: TQ_N8N_PORT (5678), TQ_N8N_BROKER_PORT (5690), TQ_SANDBOX_PORT (5680), TQ_N8N_VERSION (2|1),
 //      TQ_N8N_DEV_FOLDER (n8n's user folder; default <cache>/dev-n8n-<version>), TQ_DEV_FRESH=1 (start
 //      from an empty n8n database), TQ_N8N_ECHO=1 (print n8n's log).
+// `npm run dev -- --queue-mode`: n8n 2.41.1 in queue mode instead (tools/n8n/queue-mode.ts: PostgreSQL,
+//      Redis, a main, 2 workers, 2 webhook processes behind nginx on TQ_N8N_PORT), in a fresh
+//      temporary database each time.
 import axios from 'axios';
 import { spawn, type ChildProcess } from 'child_process';
 import { existsSync, rmSync } from 'fs';
@@ -13,6 +16,7 @@ import { dirname, join } from 'path';
 import { cacheRoot, ensureN8n, majorFromEnv, N8N_SPECS } from './install';
 import { buildAndPack, extractInto, REPO_ROOT } from './package';
 import { provision } from './provision';
+import { startQueueMode, type QueueModeN8n } from './queue-mode';
 import { startN8n, type N8nHandle } from './start';
 
 export const SANDBOX_API_KEY = 'tqs_sandbox_2f8a61c4e9d07b35';
@@ -23,6 +27,7 @@ const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
 
 let sandboxChild: ChildProcess | undefined;
 let n8n: N8nHandle | undefined;
+let queueMode: QueueModeN8n | undefined;
 let stopping = false;
 
 function killGroup(child: ChildProcess | undefined, signal: NodeJS.Signals) {
@@ -39,7 +44,8 @@ async function stopAll(code: number) {
 	stopping = true;
 	log('stopping ...');
 	const waits: Array<Promise<unknown>> = [];
-	if (n8n) waits.push(n8n.stop().catch(() => undefined));
+	if (queueMode) waits.push(queueMode.stop().catch(() => undefined));
+	else if (n8n) waits.push(n8n.stop().catch(() => undefined));
 	if (sandboxChild && sandboxChild.exitCode === null) {
 		const child = sandboxChild;
 		waits.push(
@@ -92,12 +98,15 @@ export async function startSandboxProcess(port: number): Promise<string> {
 async function main() {
 	const t0 = Date.now();
 	const secs = () => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
-	const major = majorFromEnv();
+	const asQueueMode = process.argv.includes('--queue-mode');
+	const major = asQueueMode ? '2' : majorFromEnv();
 	const n8nPort = Number(process.env.TQ_N8N_PORT ?? 5678);
 	const brokerPort = Number(process.env.TQ_N8N_BROKER_PORT ?? 5690);
 	const sandboxPort = Number(process.env.TQ_SANDBOX_PORT ?? 5680);
-	const userFolder = process.env.TQ_N8N_DEV_FOLDER ?? join(cacheRoot(), `dev-n8n-${N8N_SPECS[major].version}`);
-	if (process.env.TQ_DEV_FRESH) rmSync(userFolder, { recursive: true, force: true });
+	const userFolder =
+		process.env.TQ_N8N_DEV_FOLDER ?? join(cacheRoot(), `dev-n8n-${N8N_SPECS[major].version}${asQueueMode ? '-queue-mode' : ''}`);
+	// queue mode keeps its database in a temporary PostgreSQL: its user folder starts empty each time
+	if (process.env.TQ_DEV_FRESH || asQueueMode) rmSync(userFolder, { recursive: true, force: true });
 
 	// Independent steps in parallel: the sandbox, the n8n install (cold cache only), build + pack.
 	const [sandboxUrl, , tarball] = await Promise.all([
@@ -114,13 +123,19 @@ async function main() {
 	await extractInto(tarball, userFolder);
 	rmSync(dirname(tarball), { recursive: true, force: true });
 	log(`installed the package into ${userFolder}/.n8n/nodes; starting n8n ${N8N_SPECS[major].version} ...`);
-	n8n = await startN8n({
-		port: n8nPort,
-		brokerPort,
-		userFolder,
-		version: major,
-		echo: process.env.TQ_N8N_ECHO ? '[n8n] ' : false,
-	});
+	if (asQueueMode) {
+		log('starting n8n in queue mode: PostgreSQL, Redis, a main, 2 workers, 2 webhook processes behind nginx ...');
+		queueMode = await startQueueMode({ userFolder, port: n8nPort, echo: !!process.env.TQ_N8N_ECHO, log: (s) => log(s) });
+		n8n = queueMode.asOne();
+	} else {
+		n8n = await startN8n({
+			port: n8nPort,
+			brokerPort,
+			userFolder,
+			version: major,
+			echo: process.env.TQ_N8N_ECHO ? '[n8n] ' : false,
+		});
+	}
 	log(`n8n ready (${secs()}); provisioning`);
 	const result = await provision(
 		n8n,
@@ -140,8 +155,10 @@ async function main() {
 			`try the refund example: send a request, then complete its task on the people's page:`,
 			`  curl -X POST ${n8n.webhookBase}/refund-request -H 'Content-Type: application/json' \\`,
 			`    -d '{"message": "My kettle leaks", "order_total": 42, "receipt_url": "https://example.com/r/42.png"}'`,
-			`n8n log:        ${n8n.logs.file}`,
-			`ready in ${secs()}. Ctrl-C stops the sandbox and n8n.`,
+			queueMode
+				? `n8n logs:       ${[queueMode.main, ...queueMode.webhooks, ...queueMode.workers].map((p) => p.logs.file).join('\n                ')}\nprocesses:      ${JSON.stringify(queueMode.processes())}`
+				: `n8n log:        ${n8n.logs.file}`,
+			`ready in ${secs()}. Ctrl-C stops the sandbox and n8n${queueMode ? ' (every process, PostgreSQL, Redis, nginx)' : ''}.`,
 			line,
 		].join('\n'),
 	);

@@ -9,7 +9,7 @@
 //   npx tsx tools/n8n/queue-mode.ts        start it all; Ctrl-C stops all of it
 // Needs tools/install-queue-mode.sh (run by it when something is missing).
 import { execFileSync, spawn, type ChildProcess } from 'child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir, userInfo } from 'os';
 import { join } from 'path';
 
@@ -29,11 +29,20 @@ export interface QueueModeN8n {
 	webhookBase: string;
 	/** Each process's pid by role, to tell from the logs which one handled what. */
 	processes(): Record<string, number | undefined>;
+	/** The calls nginx passed on so far, with the role of the process that answered each. */
+	proxiedCalls(): ProxiedCall[];
+	/** The role (`worker-1`, ...) whose log says it finished the execution, or undefined. */
+	ranBy(executionId: string | number): string | undefined;
+	/** How nginx spreads webhook calls from now on (reloads it; no call is lost). */
+	setRouting(routing: WebhookRouting): Promise<void>;
+	/** Stops the webhook processes, runs `whileDown`, starts them again (nginx answers 502 meanwhile). */
+	restartWebhookProcesses(whileDown?: () => Promise<void>): Promise<void>;
 	stop(): Promise<void>;
 	/**
 	 * The whole of it as one n8n for the tools and tests written for one process: the main's API,
-	 * the proxy's address as n8n's address and webhook base, every process's log, and a restart of
-	 * every n8n process (PostgreSQL, Redis and nginx stay up).
+	 * the proxy's address as n8n's address and webhook base, every process's log; its `stop` and
+	 * `restart` stop and start every n8n process (PostgreSQL, Redis and nginx stay up: `stop()` of
+	 * this object ends those).
 	 */
 	asOne(): N8nHandle;
 }
@@ -150,42 +159,86 @@ async function startRedis(dir: string): Promise<Service & { port: number }> {
 	return { port, stop: server.stop };
 }
 
-/** nginx: `/webhook/` and `/webhook-waiting/` round-robin to the webhook processes, the rest to the main. */
-async function startNginx(dir: string, port: number, mainPort: number, webhookPorts: number[]): Promise<Service> {
+/**
+ * How nginx spreads `/webhook/` and `/webhook-waiting/` over the webhook processes: `round-robin`
+ * (each call to the next one), or `by-url` (consistent hash of the path and query: every delivery
+ * of one trigger registration reaches the same process, different workflows still spread).
+ */
+export type WebhookRouting = 'round-robin' | 'by-url';
+
+interface Nginx extends Service {
+	setRouting(routing: WebhookRouting): Promise<void>;
+	accessLog(): string;
+}
+
+/** nginx: `/webhook/` and `/webhook-waiting/` to the webhook processes, the rest to the main. */
+async function startNginx(dir: string, port: number, mainPort: number, webhookPorts: number[], routing: WebhookRouting): Promise<Nginx> {
 	mkdirSync(join(dir, 'logs'), { recursive: true });
 	const proxy = `proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $http_host; proxy_set_header X-Forwarded-For $remote_addr; proxy_read_timeout 300s; proxy_buffering off;`;
-	const conf = `
+	const accessLog = join(dir, 'logs', 'access.log');
+	const conf = (how: WebhookRouting) => `
 worker_processes 1;
 pid ${join(dir, 'nginx.pid')};
 error_log ${join(dir, 'logs', 'error.log')} warn;
 ${userInfo().uid === 0 ? 'user root;' : ''}
 events { worker_connections 4096; }
 http {
-  access_log ${join(dir, 'logs', 'access.log')};
+  log_format upstream '$request_method $uri $status $upstream_addr';
+  access_log ${accessLog} upstream;
   client_body_temp_path ${join(dir, 'body')};
   proxy_temp_path ${join(dir, 'proxy')};
   fastcgi_temp_path ${join(dir, 'fastcgi')};
   uwsgi_temp_path ${join(dir, 'uwsgi')};
   scgi_temp_path ${join(dir, 'scgi')};
   client_max_body_size 64m;
-  upstream webhook_processes { ${webhookPorts.map((p) => `server 127.0.0.1:${p};`).join(' ')} keepalive 64; }
-  upstream main_process { server 127.0.0.1:${mainPort}; keepalive 16; }
+  map $http_upgrade $connection_upgrade { default upgrade; '' ''; }
+  upstream webhook_processes { ${how === 'by-url' ? 'hash $request_uri consistent; ' : ''}${webhookPorts.map((p) => `server 127.0.0.1:${p} max_fails=0;`).join(' ')} keepalive 64; keepalive_timeout 4s; }
+  upstream main_process { server 127.0.0.1:${mainPort}; keepalive 16; keepalive_timeout 4s; }
   server {
     listen 127.0.0.1:${port};
     location /webhook/ { proxy_pass http://webhook_processes; ${proxy} }
     location /webhook-waiting/ { proxy_pass http://webhook_processes; ${proxy} }
-    location / { proxy_pass http://main_process; ${proxy} proxy_set_header Upgrade $http_upgrade; }
+    location / { proxy_pass http://main_process; proxy_http_version 1.1; proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection $connection_upgrade; proxy_set_header Host $http_host; proxy_read_timeout 300s; proxy_buffering off; }
   }
 }
 `;
 	const file = join(dir, 'nginx.conf');
-	writeFileSync(file, conf);
+	writeFileSync(file, conf(routing));
 	const server = daemon('/usr/sbin/nginx', ['-c', file, '-p', dir, '-g', 'daemon off;'], { log: join(dir, 'nginx.out') });
 	await waitFor('nginx', () => existsSync(join(dir, 'nginx.pid')));
-	return { stop: server.stop };
+	return {
+		stop: server.stop,
+		accessLog: () => (existsSync(accessLog) ? readFileSync(accessLog, 'utf8') : ''),
+		async setRouting(how) {
+			writeFileSync(file, conf(how));
+			execFileSync('/usr/sbin/nginx', ['-c', file, '-p', dir, '-s', 'reload'], { stdio: 'ignore' });
+			await sleep(1000); // the old worker finishes its requests; new ones go by the new rule
+		},
+	};
 }
 
-export async function startQueueMode(options: { userFolder?: string; echo?: boolean; workers?: number; webhookProcesses?: number; log?: (s: string) => void } = {}): Promise<QueueModeN8n> {
+/** One call nginx passed on: which process (role) answered it. */
+export interface ProxiedCall {
+	method: string;
+	path: string;
+	status: number;
+	role: string;
+}
+
+export async function startQueueMode(
+	options: {
+		userFolder?: string;
+		/** nginx's port: the n8n address for people (editor) and for the service (webhooks); default a free one */
+		port?: number;
+		echo?: boolean;
+		workers?: number;
+		webhookProcesses?: number;
+		routing?: WebhookRouting;
+		/** more environment for every n8n process */
+		env?: Record<string, string>;
+		log?: (s: string) => void;
+	} = {},
+): Promise<QueueModeN8n> {
 	const log = options.log ?? ((s: string) => console.log(`[queue-mode] ${s}`));
 	ensureQueueModeServices(log);
 	const root = mkdtempSync(join(tmpdir(), 'tq-queue-mode-'));
@@ -205,7 +258,7 @@ export async function startQueueMode(options: { userFolder?: string; echo?: bool
 		const redis = await startRedis(join(root, 'redis'));
 		services.push(redis);
 		log(`PostgreSQL on ${postgres.port}, Redis on ${redis.port}`);
-		const proxyPort = await freePort();
+		const proxyPort = options.port || (await freePort());
 		const url = `http://localhost:${proxyPort}`;
 		const shared: Record<string, string> = {
 			DB_TYPE: 'postgresdb',
@@ -221,6 +274,11 @@ export async function startQueueMode(options: { userFolder?: string; echo?: bool
 			N8N_DISABLE_PRODUCTION_MAIN_PROCESS: 'true',
 			N8N_PROXY_HOPS: '1',
 			OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS: 'true',
+			// n8n pings its database every 2 s and, after one ping slower than 5 s, answers every
+			// request with 503 "Database is not ready!" (deliveries the service never retries). Five n8n
+			// processes and PostgreSQL on 2 cores under a burst of 500 did that here (58 deliveries lost).
+			DB_PING_TIMEOUT_MS: '60000',
+			...options.env,
 		};
 		const common = (logName: string): StartN8nOptions => ({
 			port: 0,
@@ -258,8 +316,14 @@ export async function startQueueMode(options: { userFolder?: string; echo?: bool
 			}),
 		]);
 		n8ns.push(...started);
-		services.unshift(await startNginx(join(root, 'nginx'), proxyPort, main.port, webhooks.map((w) => w.port)));
-		log(`${webhooks.length} webhook processes (${webhooks.map((w) => w.port).join(', ')}) behind nginx at ${url}; ${workers.length} workers`);
+		// ordered by role, not by which came up first
+		webhooks.sort((a, b) => a.logs.file.localeCompare(b.logs.file));
+		workers.sort((a, b) => a.logs.file.localeCompare(b.logs.file));
+		const routing = options.routing ?? 'round-robin';
+		const nginx = await startNginx(join(root, 'nginx'), proxyPort, main.port, webhooks.map((w) => w.port), routing);
+		services.unshift(nginx);
+		log(`${webhooks.length} webhook processes (${webhooks.map((w) => w.port).join(', ')}) behind nginx (${routing}) at ${url}; ${workers.length} workers`);
+		const roleOfPort = new Map<string, string>([[`127.0.0.1:${main.port}`, 'main'], ...webhooks.map((w, i) => [`127.0.0.1:${w.port}`, `webhook-${i + 1}`] as [string, string])]);
 		return {
 			main,
 			workers,
@@ -271,6 +335,28 @@ export async function startQueueMode(options: { userFolder?: string; echo?: bool
 				...Object.fromEntries(webhooks.map((w, i) => [`webhook-${i + 1}`, w.pid()])),
 				...Object.fromEntries(workers.map((w, i) => [`worker-${i + 1}`, w.pid()])),
 			}),
+			proxiedCalls: () =>
+				nginx
+					.accessLog()
+					.split('\n')
+					.filter(Boolean)
+					.map((line) => {
+						const [method, path, status, ...upstream] = line.split(' ');
+						// a call retried on another process lists both: the last one answered
+						const last = upstream.join(' ').split(/,\s*/).pop() ?? '';
+						return { method, path, status: Number(status), role: roleOfPort.get(last) ?? (last || 'nginx') };
+					}),
+			ranBy: (executionId) => {
+				const line = new RegExp(`Worker finished execution ${executionId} \\(`);
+				const i = workers.findIndex((w) => line.test(w.logs.text()));
+				return i === -1 ? undefined : `worker-${i + 1}`;
+			},
+			setRouting: async (how) => await nginx.setRouting(how),
+			restartWebhookProcesses: async (whileDown) => {
+				await Promise.all(webhooks.map(async (w) => await w.stop()));
+				await whileDown?.();
+				await Promise.all(webhooks.map(async (w) => await w.restart()));
+			},
 			stop,
 			asOne: () => ({
 				...main,
@@ -285,7 +371,9 @@ export async function startQueueMode(options: { userFolder?: string; echo?: bool
 					mark: main.logs.mark,
 					since: main.logs.since,
 				},
-				stop,
+				stop: async () => {
+					for (const n of [...webhooks, ...workers, main]) await n.stop();
+				},
 				restart: async (whileDown?: () => Promise<void>) => {
 					const others = [...webhooks, ...workers];
 					await main.restart(async () => {

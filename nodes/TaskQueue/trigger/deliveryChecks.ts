@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'crypto';
 import type { IDataObject } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
@@ -117,4 +117,41 @@ export class SeenCompletions {
 		const stored = Array.isArray(this.state.seen) ? (this.state.seen as string[]) : [];
 		this.state.seen = [...stored.filter((k) => !keys.includes(k)), ...keys].slice(-SEEN_LIMIT);
 	}
+}
+
+/** This n8n process, as static data names it (a new one at each start). */
+const PROCESS_ID = randomUUID();
+/** When this process last handled a delivery of a registration, by scope. */
+const lastHandledHere = new Map<string, number>();
+const warnedScopes = new Set<string>();
+const SEVERAL_PROCESSES_WINDOW_MS = 60_000;
+
+/**
+ * Whether another process handled a delivery of this registration since this process last handled
+ * one, within a minute: deliveries then reach several webhook processes (queue mode behind a
+ * round-robin proxy), where the records kept in static data can be overwritten by another
+ * process's save. Reads `lastDelivery` (written by `markDeliveryHandledHere`) and writes nothing
+ * there, so a delivery that is dropped saves no static data. A restart gives a new process id but
+ * no earlier delivery in memory, so it alone does not count. Answers true once per registration.
+ */
+export function deliveriesReachSeveralProcesses(state: IDataObject, scope: string, now = Date.now()): boolean {
+	const previous = state.lastDelivery as { process?: unknown; at?: unknown } | undefined;
+	const here = lastHandledHere.get(scope);
+	lastHandledHere.set(scope, now);
+	while (lastHandledHere.size > MEMORY_SCOPES) lastHandledHere.delete(lastHandledHere.keys().next().value as string);
+	const otherSinceMine =
+		here !== undefined &&
+		now - here < SEVERAL_PROCESSES_WINDOW_MS &&
+		typeof previous?.process === 'string' &&
+		previous.process !== PROCESS_ID &&
+		typeof previous.at === 'number' &&
+		previous.at >= here;
+	if (!otherSinceMine || warnedScopes.has(scope)) return false;
+	warnedScopes.add(scope);
+	return true;
+}
+
+/** Records in static data that this process handled a delivery (only where static data is written anyway). */
+export function markDeliveryHandledHere(state: IDataObject, now = Date.now()): void {
+	state.lastDelivery = { process: PROCESS_ID, at: now };
 }

@@ -2,7 +2,13 @@ import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-w
 
 import type { CompletedTask } from '../transport/schemas';
 import { advanceCursor, compareCompletions, readCursor, toItem } from '../helpers/completions';
-import { checkDelivery, SeenCompletions, secretMatches } from './deliveryChecks';
+import {
+	checkDelivery,
+	deliveriesReachSeveralProcesses,
+	markDeliveryHandledHere,
+	SeenCompletions,
+	secretMatches,
+} from './deliveryChecks';
 import { forwardToWaiting } from './forwardToWaiting';
 import { collectAfter } from '../helpers/completedList';
 import { readRegistration } from './webhookRegistration';
@@ -40,13 +46,17 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	// What must outlive this n8n process goes to static data: the catch-up cursor, and the tasks
 	// seen when re-completions are dropped. Otherwise a delivery writes nothing there.
 	const durable = catchUp || !emitRecompletions;
-	const seen = new SeenCompletions(
-		state,
-		`${this.getWorkflow().id}:${this.getNode().id}:${registration.secret}`,
-		durable,
-	);
+	const scope = `${this.getWorkflow().id}:${this.getNode().id}:${registration.secret}`;
+	const seen = new SeenCompletions(state, scope, durable);
 	const skip = (t: CompletedTask) => seen.has(t) || (!emitRecompletions && seen.hasTask(t));
 
+	if (durable && deliveriesReachSeveralProcesses(state, scope)) {
+		this.logger.warn(
+			`Task Queue Trigger: deliveries of queue ${registration.queueId} reach several n8n processes (queue mode behind a round-robin proxy?). ` +
+				'Catch Up and dropped re-completions keep their record in the static data, which each process saves whole: a completion can then run twice. ' +
+				'Route each webhook address to one webhook process (nginx: "hash $request_uri consistent"; see the README, "Scaling").',
+		);
+	}
 	if (skip(task)) {
 		const reason = seen.has(task) ? 'duplicate' : 'recompletion';
 		return answer.call(this, 200, { received: true, ignored: reason });
@@ -62,6 +72,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		return { workflowData: [[toItem(task, dataOnly)]] };
 	}
 
+	markDeliveryHandledHere(state);
 	const cursor = readCursor(state.cursor);
 	let emit: CompletedTask[] = [task];
 	if (catchUp && cursor) {

@@ -1,4 +1,6 @@
-import { checkDelivery, secretMatches } from '../../../../nodes/TaskQueue/trigger/deliveryChecks';
+import type { IDataObject } from 'n8n-workflow';
+
+import { checkDelivery, deliveriesReachSeveralProcesses, markDeliveryHandledHere, secretMatches } from '../../../../nodes/TaskQueue/trigger/deliveryChecks';
 
 const TASK = {
 	id: 7,
@@ -48,5 +50,49 @@ describe('checkDelivery', () => {
 		[{ ...TASK, queue_id: 102 }, 'The task belongs to queue 102, not 101'],
 	])('refuses %j', (body, reason) => {
 		expect(checkDelivery(body, 101)).toEqual({ ok: false, reason });
+	});
+});
+
+describe('deliveriesReachSeveralProcesses (queue mode: deliveries of one registration over several webhook processes)', () => {
+	const T0 = 1_800_000_000_000;
+	let n = 0;
+	const newScope = () => `wf:node:secret-${++n}`;
+
+	test('one process handling every delivery: never', () => {
+		const state: IDataObject = {};
+		const scope = newScope();
+		const handled = (t: number) => {
+			const several = deliveriesReachSeveralProcesses(state, scope, t);
+			markDeliveryHandledHere(state, t);
+			return several;
+		};
+		expect([T0, T0 + 10, T0 + 20].map(handled)).toEqual([false, false, false]);
+		expect(state.lastDelivery).toEqual({ process: expect.any(String), at: T0 + 20 });
+	});
+
+	test('another process handled one since this one did, within a minute: once per registration', () => {
+		const state: IDataObject = {};
+		const scope = newScope();
+		expect(deliveriesReachSeveralProcesses(state, scope, T0)).toBe(false);
+		state.lastDelivery = { process: 'another-process', at: T0 + 5 };
+		expect(deliveriesReachSeveralProcesses(state, scope, T0 + 10)).toBe(true);
+		state.lastDelivery = { process: 'another-process', at: T0 + 15 };
+		expect(deliveriesReachSeveralProcesses(state, scope, T0 + 20)).toBe(false);
+	});
+
+	test('checking writes nothing to static data (a dropped delivery saves none)', () => {
+		const state: IDataObject = { lastDelivery: { process: 'another-process', at: T0 } };
+		deliveriesReachSeveralProcesses(state, newScope(), T0 + 10);
+		expect(state).toEqual({ lastDelivery: { process: 'another-process', at: T0 } });
+	});
+
+	test('a restart (a process with no earlier delivery of it) or a gap of over a minute: no', () => {
+		const restarted: IDataObject = { lastDelivery: { process: 'the-process-before-the-restart', at: T0 } };
+		expect(deliveriesReachSeveralProcesses(restarted, newScope(), T0 + 1000)).toBe(false);
+		const state: IDataObject = {};
+		const scope = newScope();
+		deliveriesReachSeveralProcesses(state, scope, T0);
+		state.lastDelivery = { process: 'another-process', at: T0 + 30_000 };
+		expect(deliveriesReachSeveralProcesses(state, scope, T0 + 61_000)).toBe(false);
 	});
 });
