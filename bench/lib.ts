@@ -9,7 +9,9 @@ import { join } from 'path';
 import { SandboxClient } from '../sandbox/client';
 import { loadDefaultSeed } from '../sandbox/index';
 import { REPO_ROOT } from '../tools/n8n/package';
+import { CREDENTIAL_NAME, ensureCredential } from '../tools/n8n/provision';
 import { freePort, type N8nHandle } from '../tools/n8n/start';
+import type { Credentials } from './workflows';
 
 /** The seed's API key (alice@example.com, admin of organization 1). */
 export const SANDBOX_API_KEY = loadDefaultSeed().apiKeys[0].key;
@@ -368,4 +370,22 @@ export function errorText(error: unknown): string {
 	if (e?.response)
 		return `HTTP ${e.response.status} ${JSON.stringify(e.response.data).slice(0, 300)}`;
 	return (e?.message ?? String(error)).split('\n')[0].slice(0, 300);
+}
+
+/** The Task Queue credential and the HTTP Request/Webhook contenders' header credential, in this n8n. */
+export async function benchCredentials(n8n: N8nHandle, sandbox: SandboxProcess): Promise<Credentials> {
+	const taskQueueId = await ensureCredential(n8n, {
+		baseUrl: sandbox.baseUrl,
+		apiKey: SANDBOX_API_KEY,
+		organizationId: ORG_ID,
+	});
+	const header = await n8n.api.post('/credentials', {
+		name: 'Task Queue (Header Auth)',
+		type: 'httpHeaderAuth',
+		data: { name: 'Authorization', value: `Token ${SANDBOX_API_KEY}` },
+	});
+	return {
+		taskQueue: { id: taskQueueId, name: CREDENTIAL_NAME },
+		headerAuth: { id: String(header.data.id), name: 'Task Queue (Header Auth)' },
+	};
 }

@@ -13,14 +13,12 @@ import { join } from 'path';
 
 import { ensureN8n } from '../tools/n8n/install';
 import { buildAndPack, extractInto } from '../tools/n8n/package';
-import { CREDENTIAL_NAME, ensureCredential } from '../tools/n8n/provision';
 import { startN8n } from '../tools/n8n/start';
 import {
+	benchCredentials,
 	log,
-	ORG_ID,
 	PERSON,
 	QUEUE_ID,
-	SANDBOX_API_KEY,
 	startSandboxProcess,
 	waitForExecutions,
 } from './lib';
@@ -154,20 +152,7 @@ async function main(): Promise<void> {
 	});
 	const pid = n8n.pid();
 	try {
-		const taskQueueId = await ensureCredential(n8n, {
-			baseUrl: sandbox.baseUrl,
-			apiKey: SANDBOX_API_KEY,
-			organizationId: ORG_ID,
-		});
-		const header = await n8n.api.post('/credentials', {
-			name: 'Header Auth',
-			type: 'httpHeaderAuth',
-			data: { name: 'Authorization', value: `Token ${SANDBOX_API_KEY}` },
-		});
-		const creds = {
-			taskQueue: { id: taskQueueId, name: CREDENTIAL_NAME },
-			headerAuth: { id: String(header.data.id), name: 'Header Auth' },
-		};
+		const creds = await benchCredentials(n8n, sandbox);
 		if (scenario === 'trigger') {
 			const json = useHttp ? wf.triggerWithWebhook() : wf.triggerWithNode(creds);
 			const id = String((await n8n.api.post('/workflows', json)).data.id);

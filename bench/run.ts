@@ -25,7 +25,6 @@ import {
 	PACKAGE_NAME,
 	REPO_ROOT,
 } from '../tools/n8n/package';
-import { CREDENTIAL_NAME, ensureCredential } from '../tools/n8n/provision';
 import { startN8n, type N8nHandle } from '../tools/n8n/start';
 import { scenarioFootprint } from './footprint';
 import { scenarioWaiting } from './waiting';
@@ -33,8 +32,7 @@ import { startQueueMode } from '../tools/n8n/queue-mode';
 import {
 	errorText,
 	log,
-	ORG_ID,
-	SANDBOX_API_KEY,
+	benchCredentials,
 	startSandboxProcess,
 	table,
 	type SandboxProcess,
@@ -47,7 +45,6 @@ import {
 	type BenchContext,
 	type Section,
 } from './scenarios';
-import type { Credentials } from './workflows';
 
 function option(name: string): string | undefined {
 	const i = process.argv.indexOf(`--${name}`);
@@ -88,24 +85,6 @@ const load = () =>
 		.loadavg()
 		.map((l) => l.toFixed(2))
 		.join(' / ');
-
-/** The Task Queue credential and the HTTP Request/Webhook contenders' header credential, in this n8n. */
-async function benchCredentials(n8n: N8nHandle, sandbox: SandboxProcess): Promise<Credentials> {
-	const taskQueueId = await ensureCredential(n8n, {
-		baseUrl: sandbox.baseUrl,
-		apiKey: SANDBOX_API_KEY,
-		organizationId: ORG_ID,
-	});
-	const header = await n8n.api.post('/credentials', {
-		name: 'Task Queue (Header Auth)',
-		type: 'httpHeaderAuth',
-		data: { name: 'Authorization', value: `Token ${SANDBOX_API_KEY}` },
-	});
-	return {
-		taskQueue: { id: taskQueueId, name: CREDENTIAL_NAME },
-		headerAuth: { id: String(header.data.id), name: 'Task Queue (Header Auth)' },
-	};
-}
 
 async function main(): Promise<void> {
 	const t0 = Date.now();

@@ -95,6 +95,16 @@ function deliveriesSince(since: number): ProxiedCall[] {
 	return e.queueMode!.proxiedCalls().slice(since).filter((c) => c.method === 'POST' && c.path.includes('/task-completed'));
 }
 
+/** Runs `fn` with nginx routing each webhook address to one process, then back to round-robin. */
+async function routedByUrl<T>(fn: () => Promise<T>): Promise<T> {
+	await e.queueMode!.setRouting('by-url');
+	try {
+		return await fn();
+	} finally {
+		await e.queueMode!.setRouting('round-robin');
+	}
+}
+
 async function triggerOn(queueId: number, options: Record<string, unknown> = {}): Promise<{ id: string; webhookId: string }> {
 	const webhookId = uniq('tq-qm');
 	const id = await createWorkflow(
@@ -209,15 +219,10 @@ describe('Task Queue Trigger', () => {
 		}
 
 		test('nginx routing by URL: none lost, none duplicated', async () => {
-			await e.queueMode!.setRouting('by-url');
-			try {
-				const f = await run();
-				record(`burst ${BURST} with Catch Up, routing by URL`, f);
-				expect(Object.keys(f.deliveriesByProcess)).toHaveLength(1);
-				expect(f).toEqual(expect.objectContaining({ completions: BURST + 1, emitted: BURST + 1, lost: 0, duplicated: 0, strangers: 0, failed: 0 }));
-			} finally {
-				await e.queueMode!.setRouting('round-robin');
-			}
+			const f = await routedByUrl(run);
+			record(`burst ${BURST} with Catch Up, routing by URL`, f);
+			expect(Object.keys(f.deliveriesByProcess)).toHaveLength(1);
+			expect(f).toEqual(expect.objectContaining({ completions: BURST + 1, emitted: BURST + 1, lost: 0, duplicated: 0, strangers: 0, failed: 0 }));
 		});
 
 		test('round-robin: none lost; completions on their way to the other process are caught up again (the figures a user gets)', async () => {
@@ -274,16 +279,11 @@ describe('Task Queue Trigger', () => {
 		}
 
 		test('nginx routing by URL (the setting docs/scaling.md gives): 0 duplicated', async () => {
-			await e.queueMode!.setRouting('by-url');
-			try {
-				const f = await run({});
-				record('duplicate fault, routing by URL', f);
-				expect(f.deliveryStatuses).toEqual({ '200': COMPLETIONS * 2 });
-				expect(Object.keys(f.deliveriesByProcess)).toHaveLength(1);
-				expect(f).toEqual(expect.objectContaining({ completions: COMPLETIONS, executions: COMPLETIONS, lost: 0, duplicated: 0, strangers: 0 }));
-			} finally {
-				await e.queueMode!.setRouting('round-robin');
-			}
+			const f = await routedByUrl(async () => await run({}));
+			record('duplicate fault, routing by URL', f);
+			expect(f.deliveryStatuses).toEqual({ '200': COMPLETIONS * 2 });
+			expect(Object.keys(f.deliveriesByProcess)).toHaveLength(1);
+			expect(f).toEqual(expect.objectContaining({ completions: COMPLETIONS, executions: COMPLETIONS, lost: 0, duplicated: 0, strangers: 0 }));
 		});
 
 		test('round-robin: the figures a queue-mode user gets', async () => {
