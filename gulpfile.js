@@ -100,11 +100,16 @@ const QUEUE_MODE_FILES = [
 	'test/e2e/reliability/churn.e2e.test.ts',
 ];
 
+/**
+ * gulp takes every word after the task name for another task's name, so files are chosen with
+ * jest's flag, written with '=': `npm run test:queue-mode -- --testPathPattern='queue-mode\.e2e'`.
+ */
 function e2eQueueMode() {
 	const extra = argsAfter('queueMode');
+	const choosesFiles = extra.some((arg) => arg.startsWith('--testPathPattern'));
 	return spawn(
 		process.execPath,
-		[require.resolve('jest/bin/jest'), '-c', 'jest.e2e.config.js', '--ci', '--runInBand', ...(extra.length ? extra : QUEUE_MODE_FILES)],
+		[require.resolve('jest/bin/jest'), '-c', 'jest.e2e.config.js', '--ci', '--runInBand', ...extra, ...(choosesFiles ? [] : QUEUE_MODE_FILES)],
 		{ stdio: 'inherit', cwd: __dirname, env: { ...process.env, TQ_QUEUE_MODE: '1' } },
 	);
 }
