@@ -23,6 +23,8 @@ import {
 import type { BenchContext, Section } from './scenarios';
 import { PKG } from './workflows';
 
+const MEMORY_NOISE_MB = 20;
+
 const QUEUE = 104;
 const TRIGGER_WEBHOOK_ID = 'bench-caw-route-back';
 
@@ -254,7 +256,8 @@ export async function scenarioWaiting(ctx: BenchContext, rounds: number, bulk: n
 	const paired = outItems.every((json, i) => (json.data as { customer_message?: string } | undefined)?.customer_message === `bench ${i}`);
 	log(`${bulk} items: created and waiting in ${fmtMs(createdIn)}, ${executions} execution(s), resumed ${fmtMs(resumeAfterLast)} after the last completion, ${requests} service requests for ${bulk} completions`);
 
-	// (c) memory with many waiting executions of each
+	// (c) memory with many waiting executions of each (n8n keeps them in its database; the RSS moves by
+	// tens of MB with garbage collection alone)
 	const pid = n8nPid(n8n);
 	const rssMb = () => readMemKb(pid).rss / 1024;
 	const settle = async () => {
@@ -318,9 +321,9 @@ export async function scenarioWaiting(ctx: BenchContext, rounds: number, bulk: n
 				met: executions === 1 && end.status === 'success' && resumeAfterLast <= 2000 && requests / bulk <= 2,
 			},
 			{
-				goal: `${concurrentWaits} waiting executions: n8n's memory against as many waiting Wait-node executions`,
+				goal: `${concurrentWaits} waiting executions: n8n's memory grows no more than with as many waiting Wait-node executions (within ${MEMORY_NOISE_MB} MB, the RSS's noise here)`,
 				measured: `${fmtNum(growth('Create and Wait'))} MB vs ${fmtNum(growth("n8n's Wait node"))} MB growth`,
-				met: null,
+				met: growth('Create and Wait') <= growth("n8n's Wait node") + MEMORY_NOISE_MB,
 			},
 		],
 		notes: [
