@@ -194,6 +194,7 @@ function toExecution(raw: RawExecution, keepJson: Set<string>): Execution {
 	const nodes: Record<string, NodeRun> = {};
 	for (const [name, runs] of Object.entries(raw.data?.resultData?.runData ?? {})) {
 		const run = runs[runs.length - 1];
+		if (!run) continue;
 		const out = run?.data?.main?.[0] ?? [];
 		nodes[name] = {
 			startTime: run.startTime,

@@ -24,6 +24,7 @@ import type { BenchContext, Section } from './scenarios';
 import { PKG } from './workflows';
 
 const MEMORY_NOISE_MB = 20;
+const ENDED = new Set(['success', 'error', 'crashed', 'canceled']);
 
 const QUEUE = 104;
 const TRIGGER_WEBHOOK_ID = 'bench-caw-route-back';
@@ -141,21 +142,33 @@ async function executionIn(n8n: N8nHandle, workflowId: string, after: number, st
 		`an execution of ${workflowId} ${status}`,
 		async () =>
 			(await executionsAfter(n8n, workflowId, after, { includeData: keepJson.length > 0, keepJson })).find((x) =>
-				status === 'waiting' ? x.status === 'waiting' : x.stoppedAt !== null && x.status !== 'waiting',
+				// a resumed execution keeps the stoppedAt of its wait while it runs again: only an end status counts
+				status === 'waiting' ? x.status === 'waiting' : x.stoppedAt !== null && ENDED.has(x.status),
 			),
 		timeoutMs,
 	);
 }
 
 export async function scenarioWaiting(ctx: BenchContext, rounds: number, bulk: number, concurrentWaits: number): Promise<Section> {
+	const created: string[] = [];
+	try {
+		return await measureWaiting(ctx, created, rounds, bulk, concurrentWaits);
+	} finally {
+		// also after a failure: a retry activates workflows with the same webhook paths
+		for (const id of created) await ctx.n8n.api.post(`/workflows/${id}/deactivate`, {}).catch(() => undefined);
+	}
+}
+
+async function measureWaiting(ctx: BenchContext, created: string[], rounds: number, bulk: number, concurrentWaits: number): Promise<Section> {
 	const { n8n, sandbox } = ctx;
 	const client = sandbox.client;
 	const create = async (json: WorkflowJson, activate: boolean) => {
 		const id = String((await n8n.api.post('/workflows', json)).data.id);
+		created.push(id);
 		if (activate) await n8n.api.post(`/workflows/${id}/activate`, {});
 		return id;
 	};
-	const routeBack = await create(routeBackWorkflow(ctx), true);
+	await create(routeBackWorkflow(ctx), true);
 	await until('the route back registered', async () => ((await client.getQueue(QUEUE)).webhook?.target?.includes(TRIGGER_WEBHOOK_ID) ? true : undefined), 30_000);
 	const ours = await create(createAndWaitWorkflow(ctx), true);
 	const theirs = await create(waitNodeWorkflow(), true);
@@ -257,7 +270,7 @@ export async function scenarioWaiting(ctx: BenchContext, rounds: number, bulk: n
 	log(`${bulk} items: created and waiting in ${fmtMs(createdIn)}, ${executions} execution(s), resumed ${fmtMs(resumeAfterLast)} after the last completion, ${requests} service requests for ${bulk} completions`);
 
 	// (c) memory with many waiting executions of each (n8n keeps them in its database; the RSS moves by
-	// tens of MB with garbage collection alone)
+	// tens of MB with garbage collection alone, and often falls)
 	const pid = n8nPid(n8n);
 	const rssMb = () => readMemKb(pid).rss / 1024;
 	const settle = async () => {
@@ -284,7 +297,6 @@ export async function scenarioWaiting(ctx: BenchContext, rounds: number, bulk: n
 	// let them all go: the people answer every Create and Wait
 	await client.completeMany(QUEUE, concurrentWaits, { by: PERSON });
 
-	for (const id of [routeBack, ours, theirs]) await n8n.api.post(`/workflows/${id}/deactivate`, {}).catch(() => undefined);
 
 	const growth = (name: string) => memory[name].after - memory[name].before;
 	const title = '6. Create and Wait';
@@ -321,9 +333,9 @@ export async function scenarioWaiting(ctx: BenchContext, rounds: number, bulk: n
 				met: executions === 1 && end.status === 'success' && resumeAfterLast <= 2000 && requests / bulk <= 2,
 			},
 			{
-				goal: `${concurrentWaits} waiting executions: n8n's memory grows no more than with as many waiting Wait-node executions (within ${MEMORY_NOISE_MB} MB, the RSS's noise here)`,
+				goal: `${concurrentWaits} waiting executions: n8n's memory grows no more than with as many waiting Wait-node executions (a fall counts as none; ${MEMORY_NOISE_MB} MB of noise allowed)`,
 				measured: `${fmtNum(growth('Create and Wait'))} MB vs ${fmtNum(growth("n8n's Wait node"))} MB growth`,
-				met: growth('Create and Wait') <= growth("n8n's Wait node") + MEMORY_NOISE_MB,
+				met: growth('Create and Wait') <= Math.max(0, growth("n8n's Wait node")) + MEMORY_NOISE_MB,
 			},
 		],
 		notes: [
