@@ -80,7 +80,9 @@ async function waitingWorkflow(options: Record<string, unknown> = {}): Promise<{
 				typeVersion: 2,
 				position: [200, 0],
 				parameters: {
-					jsCode: 'const n = $input.first().json.body.count ?? 1;\nreturn Array.from({ length: n }, (_, i) => ({ json: { message: `refund ${i}`, total: i + 0.5 } }));',
+					// with "upstream", each item is what an earlier Create and Wait of an approval chain outputs
+					jsCode:
+						'const { count: n = 1, upstream } = $input.first().json.body;\nreturn Array.from({ length: n }, (_, i) => ({ json: { message: `refund ${i}`, total: i + 0.5, ...(upstream ? { approved: true, wait: { outcome: "completed", node: "Manager approval", completed: n, of: n } } : {}) } }));',
 				},
 			},
 			{
@@ -114,7 +116,7 @@ async function waitingWorkflow(options: Record<string, unknown> = {}): Promise<{
 						conditions: [
 							{
 								id: 'c1',
-								leftValue: "={{ $json.wait?.outcome === 'completed' }}",
+								leftValue: "={{ $json.wait?.outcome === 'completed' && $json.wait.node === $prevNode.name }}",
 								rightValue: '',
 								operator: { type: 'boolean', operation: 'true', singleValue: true },
 							},
@@ -135,9 +137,9 @@ async function waitingWorkflow(options: Record<string, unknown> = {}): Promise<{
 	return { id, path };
 }
 
-async function start(path: string, count: number): Promise<void> {
+async function start(path: string, count: number, body: Record<string, unknown> = {}): Promise<void> {
 	await waitFor(`webhook ${path}`, async () => {
-		const res = await axios.post(`${e.n8n.webhookBase}/${path}`, { count }, { validateStatus: () => true });
+		const res = await axios.post(`${e.n8n.webhookBase}/${path}`, { count, ...body }, { validateStatus: () => true });
 		return res.status === 404 ? undefined : res.status === 200;
 	});
 }
@@ -290,17 +292,19 @@ test('100 items wait for all: resumed once, every item paired with its input', a
 	await deleteWorkflow(e, id);
 });
 
-test('a timeout: the input goes on unchanged, and the documented test sends it to the IF\'s false branch', async () => {
+test('a timeout: the input goes on unchanged, and the documented test sends it to the IF\'s false branch, even when the input is an earlier approval\'s answer', async () => {
 	const { id, path } = await waitingWorkflow({ limitWaitTime: { values: { limitType: 'afterTimeInterval', resumeAmount: 0.05, resumeUnit: 'minutes' } } });
-	await start(path, 2);
+	// the items are an earlier Create and Wait's answers (an approval chain): they carry its completed outcome
+	await start(path, 2, { upstream: true });
 	const waiting = await waitingExecution(id);
 	await tasksOf(waiting.id, 2);
 	// n8n's wait tracker looks for due executions once a minute
 	const done = await resumed(waiting.id, 'success', 90_000);
 	expect(done.id).toBe(waiting.id);
+	const upstream = { approved: true, wait: { outcome: 'completed', node: 'Manager approval', completed: 2, of: 2 } };
 	expect(nodeOutput(done, 'Ask a person')).toEqual([
-		{ message: 'refund 0', total: 0.5 },
-		{ message: 'refund 1', total: 1.5 },
+		{ message: 'refund 0', total: 0.5, ...upstream },
+		{ message: 'refund 1', total: 1.5, ...upstream },
 	]);
 	expect(nodeOutput(done, 'Completed?', 0)).toHaveLength(0);
 	expect(nodeOutput(done, 'Completed?', 1)).toHaveLength(2);

@@ -145,7 +145,7 @@ const properties: INodeProperties[] = [
 				type: 'fixedCollection',
 				default: { values: { limitType: 'afterTimeInterval', resumeAmount: 1, resumeUnit: 'hours' } },
 				description:
-					'Stop waiting after a time, or at a date. On a timeout n8n passes the node\'s input on unchanged: only items resumed by a completion have wait.outcome "completed".',
+					'Stop waiting after a time, or at a date. On a timeout n8n passes the node\'s input on unchanged: only items resumed by a completion of this node have wait.outcome "completed" and wait.node equal to its name (test both; the README has the expression).',
 				options: [
 					{
 						displayName: 'Values',
