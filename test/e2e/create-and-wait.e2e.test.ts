@@ -297,7 +297,7 @@ test('a timeout: the input goes on unchanged, and the documented test sends it t
 	// the items are an earlier Create and Wait's answers (an approval chain): they carry its completed outcome
 	await start(path, 2, { upstream: true });
 	const waiting = await waitingExecution(id);
-	await tasksOf(waiting.id, 2);
+	const [late] = await tasksOf(waiting.id, 2);
 	// n8n's wait tracker looks for due executions once a minute
 	const done = await resumed(waiting.id, 'success', 90_000);
 	expect(done.id).toBe(waiting.id);
@@ -308,6 +308,12 @@ test('a timeout: the input goes on unchanged, and the documented test sends it t
 	]);
 	expect(nodeOutput(done, 'Completed?', 0)).toHaveLength(0);
 	expect(nodeOutput(done, 'Completed?', 1)).toHaveLength(2);
+	// a task of the timed-out run completed afterwards: no execution takes it, and the trigger says so
+	await e.client.complete(QUEUE, late.id, { by: ALICE, data: { decision: 'approve' } });
+	const said = `completion of task ${late.id} not taken by execution ${waiting.id} (HTTP `;
+	await waitFor('the trigger logged the late completion', async () => e.n8n.logs.text().includes(said), 30_000);
+	expect(await triggerExecutions()).toBe(0);
+	expect((await executions(e, id)).map((x) => x.status)).toEqual(['success']);
 	await deleteWorkflow(e, id);
 });
 

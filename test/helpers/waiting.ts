@@ -55,6 +55,9 @@ export async function callWaitingNode(run: ActionRun, query: Record<string, stri
 	return { response, result };
 }
 
+/** What n8n 2.41 renders (text/html) for a call to a send-and-wait execution that no longer waits. */
+export const NO_ACTION_REQUIRED = "<html lang='en'><head><title>No action required</title></head><body><h1>No action required</h1></body></html>";
+
 /**
  * n8n's waiting-webhook endpoint for the runs it is given: refuses a bad signature (401), answers a
  * finished execution as 2.41 does for send-and-wait (200, nothing resumed), otherwise runs the node's
@@ -82,7 +85,7 @@ export class WaitingEndpoint {
 		const run = this.runs.get(executionId);
 		if (!run) return answer(404, { message: `The execution "${executionId}" does not exist.` });
 		if (!n8nAcceptsSignature(address)) return answer(401, { message: 'Invalid token' });
-		if (this.resumed.has(executionId)) return answer(200, 'send-and-wait-no-action-required');
+		if (this.resumed.has(executionId)) return answer(200, NO_ACTION_REQUIRED);
 		if (nodeId !== run.node.id) return answer(404, { message: 'no waiting webhook with a matching path' });
 		const { response, result } = await callWaitingNode(run, queryOf(address));
 		if (result.workflowData) {

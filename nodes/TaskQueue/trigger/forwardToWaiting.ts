@@ -38,11 +38,17 @@ async function forward(this: TriggerContext, address: ResumeAddress, task: Compl
 				timeout: 60_000,
 			},
 			withoutTheKey(),
-		)) as { statusCode: number; body: unknown };
-		if (response.statusCode >= 400) {
-			// 404/409: the execution ended (timed out, finished, deleted); 401: not a valid signature
+		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
+		// n8n (1.123 and 2.41) answers a call to a send-and-wait execution that has finished with its
+		// "No action required" page; 409: it ended with an error, or runs; 404: deleted; 401: bad signature
+		const noLongerWaits = String(response.headers?.['content-type'] ?? '').startsWith('text/html');
+		if (response.statusCode >= 400 || noLongerWaits) {
 			this.logger.info(
-				`Task Queue: completion of task ${task.id} not taken by execution ${address.executionId} (HTTP ${response.statusCode}): ${JSON.stringify(response.body).slice(0, 200)}`,
+				`Task Queue: completion of task ${task.id} not taken by execution ${address.executionId} (HTTP ${response.statusCode}): ${
+					noLongerWaits
+						? 'the execution no longer waits (it resumed, or its wait timed out); the completion counts only if the execution read it before it resumed'
+						: JSON.stringify(response.body).slice(0, 200)
+				}`,
 			);
 		}
 	} catch (error) {

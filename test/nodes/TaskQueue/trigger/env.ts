@@ -244,8 +244,9 @@ export async function startWebhookServer(
 					.handle(`http://127.0.0.1${req.url ?? '/'}`, req.headers.authorization)
 					.then(({ status, body: answer }) => {
 						res.statusCode = status;
-						res.setHeader('content-type', 'application/json');
-						res.end(JSON.stringify(answer));
+						const html = typeof answer === 'string' && answer.startsWith('<html');
+						res.setHeader('content-type', html ? 'text/html; charset=utf-8' : 'application/json');
+						res.end(html ? answer : JSON.stringify(answer));
 					})
 					.catch((error: Error) => {
 						res.statusCode = 500;

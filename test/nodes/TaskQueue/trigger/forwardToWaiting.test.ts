@@ -1,4 +1,4 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals */
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @typescript-eslint/no-require-imports */
 // A completion travels back to the Create and Wait waiting for it: the sandbox POSTs it to the Task
 // Queue Trigger (its webhook() in a WebhookContext), the trigger forwards it to n8n's waiting
 // address (a local stand-in that checks the signature as n8n 2.41 does and runs the waiting node's
@@ -6,7 +6,7 @@
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { runActionNode } from '../../../helpers/n8n';
-import { WaitingEndpoint } from '../../../helpers/waiting';
+import { NO_ACTION_REQUIRED, WaitingEndpoint } from '../../../helpers/waiting';
 import { node } from '../env';
 import {
 	locator,
@@ -22,6 +22,11 @@ let env: TriggerTestEnv;
 let trigger: WebhookTriggerUnderTest;
 let waiting: WaitingEndpoint;
 let server: Awaited<ReturnType<typeof startWebhookServer>>;
+
+/** n8n's Logger, which `this.logger` of every node context is. */
+const { Logger } = require(require.resolve('@n8n/backend-common', { paths: [require.resolve('n8n-core')] })) as typeof import('@n8n/backend-common');
+const info = jest.spyOn(Logger.prototype, 'info');
+const infoLines = () => info.mock.calls.map(([message]) => String(message));
 
 beforeAll(async () => (env = await startTriggerEnv()));
 afterAll(async () => await env.close());
@@ -148,8 +153,13 @@ test('a completion that comes after the execution resumed (a re-completion) resu
 	await env.client.recomplete(waited.id);
 	await until('the second call', () => waiting.calls.length === 2);
 	expect(waiting.calls.map((c) => c.status)).toEqual([200, 200]);
-	expect(waiting.calls[1].body).toBe('send-and-wait-no-action-required');
+	expect(waiting.calls[1].body).toBe(NO_ACTION_REQUIRED);
 	expect(trigger.executions).toBe(0);
+	// n8n's "No action required" page: the trigger says the completion was not taken, and why
+	await until('the log line', () => infoLines().some((line) => line.includes(`task ${waited.id} `)));
+	expect(infoLines().filter((line) => line.includes(`task ${waited.id} `))).toEqual([
+		`Task Queue: completion of task ${waited.id} not taken by execution 45 (HTTP 200): the execution no longer waits (it resumed, or its wait timed out); the completion counts only if the execution read it before it resumed`,
+	]);
 });
 
 test('catch-up: a completion whose delivery was lost is forwarded with the next delivery', async () => {
@@ -196,7 +206,7 @@ test('a burst of completions of one run: calls to the waiting execution one at a
 	expect(items.map((i) => [(i.json.data as IDataObject).customer_message, i.pairedItem])).toEqual(Array.from({ length: 30 }, (_, item) => [`m${item}`, { item }]));
 	// fewer calls (and reads of the service) than completions; every delivery answered 200
 	expect(waiting.calls.length).toBeLessThan(30);
-	expect((await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed')).length).toBe(waiting.calls.filter((c) => c.status !== 200 || c.body !== 'send-and-wait-no-action-required').length);
+	expect((await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed')).length).toBe(waiting.calls.filter((c) => c.status !== 200 || c.body !== NO_ACTION_REQUIRED).length);
 	expect((await env.client.webhookCalls()).every((c) => c.status === 200)).toBe(true);
 	expect(trigger.executions).toBe(0);
 });
