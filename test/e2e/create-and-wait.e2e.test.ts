@@ -292,6 +292,26 @@ test('100 items wait for all: resumed once, every item paired with its input', a
 	await deleteWorkflow(e, id);
 });
 
+test('the service cannot be read when the waiting node confirms the completion: the trigger calls again, and the execution resumes', async () => {
+	const { id, path } = await waitingWorkflow();
+	await start(path, 1);
+	const waiting = await waitingExecution(id);
+	const [task] = await tasksOf(waiting.id, 1);
+	// the next two reads of the completed tasks get an error page (a 500 is not retried by a read): the
+	// trigger's catch-up read (this suite's trigger catches up), then the waiting node's confirmation
+	await e.client.setFaults([{ route: 'completed', kind: 'html500', count: 2 }]);
+	await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'approve' } });
+	const done = await resumed(waiting.id, 'success', 30_000);
+	expect(nodeOutput(done, 'Ask a person').map((o) => o.id)).toEqual([task.id]);
+	expect(e.n8n.logs.text()).toContain(`completion of task ${task.id} not taken by execution ${waiting.id} (HTTP 503`);
+	// the faults were spent, and the trigger's second call was confirmed
+	expect((await e.client.faults()).rules.map((r) => r.remaining)).toEqual([0]);
+	await e.client.clearFaults();
+	expect((await executions(e, id)).map((x) => x.status)).toEqual(['success']);
+	expect(await triggerExecutions()).toBe(0);
+	await deleteWorkflow(e, id);
+});
+
 test('a timeout: the input goes on unchanged, and the documented test sends it to the IF\'s false branch, even when the input is an earlier approval\'s answer', async () => {
 	const { id, path } = await waitingWorkflow({ limitWaitTime: { values: { limitType: 'afterTimeInterval', resumeAmount: 0.05, resumeUnit: 'minutes' } } });
 	// the items are an earlier Create and Wait's answers (an approval chain): they carry its completed outcome

@@ -1,4 +1,5 @@
 import type { IDataObject, IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
 
 import type { ResumeAddress } from '../helpers/resumeAddress';
 import { findResumeAddress, waitingBaseUrl } from '../helpers/resumeAddress';
@@ -21,11 +22,33 @@ const mayCarryAddress = (task: CompletedTask) => {
  */
 const withoutTheKey = () => ({ credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data: {} } });
 
-async function forward(this: TriggerContext, address: ResumeAddress, task: CompletedTask): Promise<void> {
+/**
+ * How long the forward waits before it calls again when the waiting execution could not take the
+ * completion for a passing reason: the waiting node could not read the service (503), or n8n could
+ * not be reached. Calling again is safe: the waiting node confirms with the service and resumes once.
+ */
+export const FORWARD_RETRY_DELAYS_MS = [1_000, 5_000, 15_000, 40_000];
+
+/** taken: the execution answered; refused: it will never take it; retry: a passing fault. */
+type ForwardOutcome = 'taken' | 'refused' | 'retry';
+
+async function forward(this: TriggerContext, address: ResumeAddress, task: CompletedTask, lastTry: boolean): Promise<ForwardOutcome> {
+	const notTaken = `Task Queue: completion of task ${task.id} not taken by execution ${address.executionId}`;
+	const giveUp = (reason: string): ForwardOutcome => {
+		if (!lastTry) {
+			this.logger.info(`${notTaken} (${reason}); trying again`);
+			return 'retry';
+		}
+		this.logger.warn(
+			`${notTaken} (${reason}); the execution keeps waiting: the completion counts when the next completion of the run reaches it, or when the task is completed again`,
+		);
+		return 'refused';
+	};
+	let response: { statusCode: number; body: unknown; headers?: Record<string, unknown> };
 	try {
 		// The waiting node confirms the completion with the service itself: the call carries only
 		// which task to look at, and goes to n8n's own waiting address (rebuilt from checked parts).
-		const response = (await this.helpers.httpRequestWithAuthentication.call(
+		response = (await this.helpers.httpRequestWithAuthentication.call(
 			this,
 			CREDENTIAL_TYPE,
 			{
@@ -38,24 +61,28 @@ async function forward(this: TriggerContext, address: ResumeAddress, task: Compl
 				timeout: 60_000,
 			},
 			withoutTheKey(),
-		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
-		// n8n (1.123 and 2.41) answers a call to a send-and-wait execution that has finished with its
-		// "No action required" page; 409: it ended with an error, or runs; 404: deleted; 401: bad signature
-		const noLongerWaits = String(response.headers?.['content-type'] ?? '').startsWith('text/html');
-		if (response.statusCode >= 400 || noLongerWaits) {
-			this.logger.info(
-				`Task Queue: completion of task ${task.id} not taken by execution ${address.executionId} (HTTP ${response.statusCode}): ${
-					noLongerWaits
-						? 'the execution no longer waits (it resumed, or its wait timed out); the completion counts only if the execution read it before it resumed'
-						: JSON.stringify(response.body).slice(0, 200)
-				}`,
-			);
-		}
+		)) as typeof response;
 	} catch (error) {
-		this.logger.warn(
-			`Task Queue: could not pass the completion of task ${task.id} to waiting execution ${address.executionId}: ${(error as Error).message}`,
-		);
+		return giveUp(`n8n did not answer: ${(error as Error).message}`);
 	}
+	// 503: the waiting node could not read the service (or n8n's database was not ready); 502/504: a proxy
+	if ([502, 503, 504].includes(response.statusCode)) {
+		return giveUp(`HTTP ${response.statusCode}: ${JSON.stringify(response.body).slice(0, 200)}`);
+	}
+	// n8n (1.123 and 2.41) answers a call to a send-and-wait execution that has finished with its
+	// "No action required" page; 409: it ended with an error, or runs; 404: deleted; 401: bad signature
+	const noLongerWaits = String(response.headers?.['content-type'] ?? '').startsWith('text/html');
+	if (response.statusCode >= 400 || noLongerWaits) {
+		this.logger.info(
+			`${notTaken} (HTTP ${response.statusCode}): ${
+				noLongerWaits
+					? 'the execution no longer waits (it resumed, or its wait timed out); the completion counts only if the execution read it before it resumed'
+					: JSON.stringify(response.body).slice(0, 200)
+			}`,
+		);
+		return 'refused';
+	}
+	return 'taken';
 }
 
 /**
@@ -77,9 +104,15 @@ async function forwardOneAtATime(this: TriggerContext, address: ResumeAddress, t
 	const entry: { next?: [ResumeAddress, CompletedTask] } = {};
 	callsInFlight.set(key, entry);
 	try {
-		for (let call: [ResumeAddress, CompletedTask] | undefined = [address, task]; call; call = entry.next) {
+		let call: [ResumeAddress, CompletedTask] | undefined = [address, task];
+		let retries = 0;
+		while (call) {
 			entry.next = undefined;
-			await forward.call(this, ...call);
+			const outcome = await forward.call(this, ...call, retries === FORWARD_RETRY_DELAYS_MS.length);
+			if (outcome === 'retry' && !entry.next) await sleep(FORWARD_RETRY_DELAYS_MS[retries++]);
+			// a completion that came meanwhile is called next (the waiting node reads them all)
+			if (entry.next) [call, retries] = [entry.next, 0];
+			else if (outcome !== 'retry') call = undefined;
 		}
 	} finally {
 		callsInFlight.delete(key);

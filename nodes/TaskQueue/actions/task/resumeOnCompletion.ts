@@ -95,7 +95,7 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	try {
 		found = await readCompletions.call(this, wait, settings.resumeField);
 	} catch (error) {
-		// keeps waiting: the next completion, or the trigger's catch-up, calls again
+		// keeps waiting: the trigger calls again after a pause, and so does the run's next completion
 		this.logger.warn(`Task Queue: could not confirm completions with the service (${(error as Error).message}); still waiting`);
 		return answer.call(this, 503, { message: 'Could not confirm the completion with the service; still waiting' });
 	}

@@ -5,6 +5,7 @@
 // webhook()), and the waiting node confirms it with the service before it resumes.
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
+import { FORWARD_RETRY_DELAYS_MS } from '../../../../nodes/TaskQueue/trigger/forwardToWaiting';
 import { runActionNode } from '../../../helpers/n8n';
 import { NO_ACTION_REQUIRED, WaitingEndpoint } from '../../../helpers/waiting';
 import { node } from '../env';
@@ -26,11 +27,15 @@ let server: Awaited<ReturnType<typeof startWebhookServer>>;
 /** n8n's Logger, which `this.logger` of every node context is. */
 const { Logger } = require(require.resolve('@n8n/backend-common', { paths: [require.resolve('n8n-core')] })) as typeof import('@n8n/backend-common');
 const info = jest.spyOn(Logger.prototype, 'info');
+const warn = jest.spyOn(Logger.prototype, 'warn');
 const infoLines = () => info.mock.calls.map(([message]) => String(message));
+const warnLines = () => warn.mock.calls.map(([message]) => String(message));
 
 beforeAll(async () => (env = await startTriggerEnv()));
 afterAll(async () => await env.close());
 beforeEach(async () => {
+	info.mockClear();
+	warn.mockClear();
 	await env.client.reset();
 	waiting = new WaitingEndpoint();
 });
@@ -160,6 +165,46 @@ test('a completion that comes after the execution resumed (a re-completion) resu
 	expect(infoLines().filter((line) => line.includes(`task ${waited.id} `))).toEqual([
 		`Task Queue: completion of task ${waited.id} not taken by execution 45 (HTTP 200): the execution no longer waits (it resumed, or its wait timed out); the completion counts only if the execution read it before it resumed`,
 	]);
+});
+
+test('the service cannot be read when the waiting node confirms: the trigger calls again after a pause, and the execution resumes', async () => {
+	await activateTrigger();
+	const [waited] = await createAndWait('49', [{ message: 'blip' }]);
+	await env.client.setFaults([{ route: 'completed', kind: 'html500', count: 1 }]);
+	await complete(waited.id);
+	await until('the resume', () => waiting.resumed.has('49'), 10_000);
+	expect(waiting.calls.map((c) => c.status)).toEqual([503, 200]);
+	expect((waiting.resumed.get('49') as INodeExecutionData[][])[0].map((i) => [i.json.id, i.pairedItem])).toEqual([[waited.id, { item: 0 }]]);
+	expect(infoLines().filter((line) => line.includes(`task ${waited.id} `))).toEqual([
+		`Task Queue: completion of task ${waited.id} not taken by execution 49 (HTTP 503: {"message":"Could not confirm the completion with the service; still waiting"}); trying again`,
+	]);
+	// the delivery was held while the trigger tried again, and then answered 200
+	await until('the delivery answered', async () => (await env.client.webhookCalls())[0]?.status !== null);
+	expect((await env.client.webhookCalls()).map((c) => c.status)).toEqual([200]);
+	expect(trigger.executions).toBe(0);
+});
+
+test('the service stays unreadable: after its last try the trigger says how the completion can still count, and completing the task again resumes the execution', async () => {
+	const delays = FORWARD_RETRY_DELAYS_MS.splice(0, FORWARD_RETRY_DELAYS_MS.length, 10, 10);
+	try {
+		await activateTrigger();
+		const [waited] = await createAndWait('50', [{ message: 'outage' }]);
+		await env.client.setFaults([{ route: 'completed', kind: 'html500' }]);
+		await complete(waited.id);
+		await until('the last try', () => warnLines().some((line) => line.includes(`task ${waited.id} `)));
+		expect(waiting.calls.map((c) => c.status)).toEqual([503, 503, 503]);
+		expect(warnLines().filter((line) => line.includes(`task ${waited.id} `))).toEqual([
+			`Task Queue: completion of task ${waited.id} not taken by execution 50 (HTTP 503: {"message":"Could not confirm the completion with the service; still waiting"}); the execution keeps waiting: the completion counts when the next completion of the run reaches it, or when the task is completed again`,
+		]);
+		expect(waiting.resumed.has('50')).toBe(false);
+		await env.client.clearFaults();
+		await env.client.recomplete(waited.id);
+		await until('the resume', () => waiting.resumed.has('50'));
+		expect(waiting.calls.map((c) => c.status)).toEqual([503, 503, 503, 200]);
+		expect(trigger.executions).toBe(0);
+	} finally {
+		FORWARD_RETRY_DELAYS_MS.splice(0, FORWARD_RETRY_DELAYS_MS.length, ...delays);
+	}
 });
 
 test('catch-up: a completion whose delivery was lost is forwarded with the next delivery', async () => {
