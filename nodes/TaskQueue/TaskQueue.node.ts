@@ -11,7 +11,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import * as queue from './actions/queue';
 import { router } from './actions/router';
 import * as task from './actions/task';
-import { resumeOnCompletion, resumeWebhooks } from './actions/task/resumeOnCompletion';
+import { resumeOnCompletion, resumeWebhooks } from './waiting/resume';
 import * as webhook from './actions/webhook';
 import { searchQueues } from './methods/listSearch';
 import { getApprovalChoices, getResumeFields, getSelectionFields, getTextFields } from './methods/loadOptions';

@@ -1,15 +1,21 @@
 import type {
+	IDataObject,
 	IHookFunctions,
+	INodeExecutionData,
+	IPollFunctions,
 	INodeType,
 	INodeTypeDescription,
 	IWebhookFunctions,
 	IWebhookResponseData,
 } from 'n8n-workflow';
-import { NodeConnectionTypes } from 'n8n-workflow';
+import { cronNodeOptions, NodeConnectionTypes } from 'n8n-workflow';
 
 import { queueLocator } from './helpers/descriptions';
 import { searchQueues } from './methods/listSearch';
+import { getTriggerQueueId } from './helpers/queue';
+import { takeTestEvent } from './trigger/testEvents';
 import { receiveDelivery } from './trigger/webhookDelivery';
+import { reconcile } from './waiting/reconcile';
 import { createWebhook, deleteWebhook, WEBHOOK_PATH, webhookExists } from './trigger/webhookRegistration';
 
 export class TaskQueueTrigger implements INodeType {
@@ -59,6 +65,17 @@ export class TaskQueueTrigger implements INodeType {
 				default: 'taskCompleted',
 			},
 			queueLocator,
+			{
+				// n8n reads this name to schedule poll(): the reconciliation of waiting executions
+				displayName: 'Check for Lost Completions',
+				name: 'pollTimes',
+				type: 'fixedCollection',
+				typeOptions: { multipleValues: true, multipleValueButtonText: 'Add Check Time' },
+				default: { item: [{ mode: 'everyMinute' }] },
+				description:
+					"When to pass the queue's recent completions again to the executions of Create and Wait that wait for them: the service delivers each completion once, and a delivery lost on its way (n8n restarting, a proxy error) would leave such an execution waiting. One request per check when nothing is lost.",
+				options: cronNodeOptions,
+			},
 			{
 				displayName: 'Options',
 				name: 'options',
@@ -127,6 +144,13 @@ export class TaskQueueTrigger implements INodeType {
 			},
 		},
 	};
+
+	/** Scheduled by n8n on Check for Lost Completions; in a manual execution, the test delivery's items. */
+	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+		if (this.getMode() === 'manual') return takeTestEvent(this) ?? null;
+		const options = this.getNodeParameter('options', {}) as IDataObject;
+		return await reconcile.call(this, getTriggerQueueId.call(this), options.dataOnly === true);
+	}
 
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		return await receiveDelivery.call(this);

@@ -15,6 +15,7 @@ import type {
 	ICredentialType,
 	IDataObject,
 	IExecuteData,
+	IExecuteFunctions,
 	IHttpRequestOptions,
 	INode,
 	INodeExecutionData,
@@ -131,8 +132,35 @@ class StartNode implements INodeType {
 	}
 }
 
+/**
+ * A node after the one under test that resolves, for each item it gets, the Start item n8n pairs it
+ * with (`$('Start').item`), as any downstream node of a user's workflow does.
+ */
+class PairingProbe implements INodeType {
+	description = {
+		displayName: 'Probe',
+		name: 'probe',
+		group: ['transform'],
+		version: 1,
+		description: 'Resolves the paired Start item of each item',
+		defaults: { name: 'Probe' },
+		inputs: ['main'],
+		outputs: ['main'],
+		properties: [],
+	} as unknown as INodeType['description'];
+
+	async execute(this: IExecuteFunctions) {
+		return [
+			this.getInputData().map((item, i) => ({
+				json: { start: this.evaluateExpression('{{ $("Start").item.json }}', i) as IDataObject, answer: item.json },
+				pairedItem: { item: i },
+			})),
+		];
+	}
+}
+
 export function nodeTypesOf(types: Record<string, INodeType | IVersionedNodeType>): INodeTypes {
-	const all: Record<string, INodeType | IVersionedNodeType> = { start: new StartNode(), ...types };
+	const all: Record<string, INodeType | IVersionedNodeType> = { start: new StartNode(), probe: new PairingProbe(), ...types };
 	const get = (name: string) => {
 		const short = name.replace(/^n8n-nodes-task-queue\./, '');
 		const type = all[short] ?? all[name];
@@ -235,6 +263,8 @@ export async function runActionNode(options: {
 	credentials: ICredentialsHelper;
 	executionId?: string;
 	additionalData?: Partial<IWorkflowExecuteAdditionalData>;
+	/** Adds the pairing probe after the node (named 'Probe'). */
+	probe?: boolean;
 }): Promise<ActionRun> {
 	const nodeTypes = nodeTypesOf(options.types);
 	const start: INode = {
@@ -246,12 +276,26 @@ export async function runActionNode(options: {
 		parameters: {},
 	};
 	const node = makeNode(options.node);
-	const workflow = makeWorkflow([start, node], nodeTypes);
+	const probe: INode = { id: 'id-probe', name: 'Probe', type: 'probe', typeVersion: 1, position: [400, 0], parameters: {} };
+	const workflow = options.probe
+		? new Workflow({
+				id: 'wf-1',
+				name: 'Test',
+				nodes: [start, node, probe],
+				connections: {
+					[start.name]: { main: [[{ node: node.name, type: 'main', index: 0 }]] },
+					[node.name]: { main: [[{ node: 'Probe', type: 'main', index: 0 }]] },
+				},
+				active: false,
+				nodeTypes,
+				staticData: {},
+			})
+		: makeWorkflow([start, node], nodeTypes);
 	const executionId = options.executionId ?? 'exec-1';
 	const hooks = new ExecutionLifecycleHooks('manual', executionId, {
 		id: workflow.id,
 		name: workflow.name,
-		nodes: [start, node],
+		nodes: Object.values(workflow.nodes),
 		connections: workflow.connectionsBySourceNode,
 		active: false,
 		isArchived: false,

@@ -3,10 +3,10 @@
 // address checked with the instance's HMAC secret (WaitingWebhooks.validateSignature), then the
 // node's webhook() run in a WebhookContext over the waiting execution's data.
 import { createHmac, timingSafeEqual } from 'crypto';
-import { InstanceSettings } from 'n8n-core';
-import type { IWebhookData, IWebhookResponseData } from 'n8n-workflow';
+import { InstanceSettings, WorkflowExecute } from 'n8n-core';
+import type { INodeExecutionData, IRun, IWebhookData, IWebhookResponseData } from 'n8n-workflow';
 
-import { resumeWebhooks } from '../../nodes/TaskQueue/actions/task/resumeOnCompletion';
+import { resumeWebhooks } from '../../nodes/TaskQueue/waiting/resume';
 import { TaskQueue } from '../../nodes/TaskQueue/TaskQueue.node';
 import { webhookContext, type ActionRun, type RecordedResponse } from './n8n';
 
@@ -55,6 +55,19 @@ export async function callWaitingNode(run: ActionRun, query: Record<string, stri
 	return { response, result };
 }
 
+/**
+ * Resumes the waiting execution with what the node's webhook returned, as n8n 2.41 does
+ * (WaitingWebhooks + webhook-helpers' prepareExecutionData): the node's input becomes that data, the
+ * node is disabled and passes it on, and WorkflowExecute renumbers its items by position.
+ */
+export async function resumeExecution(run: ActionRun, workflowData: INodeExecutionData[][]): Promise<IRun> {
+	const data = run.run.data;
+	const resuming = data.executionData!.nodeExecutionStack[0];
+	resuming.data.main = workflowData;
+	resuming.metadata = { ...resuming.metadata, forwardAllOutputs: true };
+	return await new WorkflowExecute(run.additionalData, 'manual', data).processRunExecutionData(run.workflow);
+}
+
 /** What n8n 2.41 renders (text/html) for a call to a send-and-wait execution that no longer waits. */
 export const NO_ACTION_REQUIRED = "<html lang='en'><head><title>No action required</title></head><body><h1>No action required</h1></body></html>";
 
@@ -75,7 +88,7 @@ export class WaitingEndpoint {
 		this.runs.set(executionId, run);
 	}
 
-	async handle(address: string, authorization?: string): Promise<{ status: number; body: unknown }> {
+	async handle(address: string, authorization?: string, body: unknown = {}): Promise<{ status: number; body: unknown }> {
 		const url = new URL(address);
 		const [executionId, nodeId] = url.pathname.split('/').slice(-2);
 		const answer = (status: number, body: unknown) => {
@@ -87,11 +100,10 @@ export class WaitingEndpoint {
 		if (!n8nAcceptsSignature(address)) return answer(401, { message: 'Invalid token' });
 		if (this.resumed.has(executionId)) return answer(200, NO_ACTION_REQUIRED);
 		if (nodeId !== run.node.id) return answer(404, { message: 'no waiting webhook with a matching path' });
-		const { response, result } = await callWaitingNode(run, queryOf(address));
-		if (result.workflowData) {
-			this.resumed.set(executionId, result.workflowData);
-			return answer(200, { message: 'Workflow was started' });
-		}
+		const { response, result } = await callWaitingNode(run, queryOf(address), body);
+		if (result.workflowData) this.resumed.set(executionId, result.workflowData);
+		// the node answers the caller itself; n8n's own answer is for a node that does not
+		if (!response.ended) return answer(200, { message: 'Workflow was started' });
 		return answer(response.statusCode, response.body);
 	}
 }

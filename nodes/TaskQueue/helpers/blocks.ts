@@ -176,8 +176,11 @@ export function isEmptyValue(value: unknown): boolean {
 
 const HOST_LABEL = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/i;
 
-/** A URL as the service's URL fields accept it: http(s), and a host with a dot or localhost. */
-export function isValidUrl(value: string): boolean {
+/**
+ * A URL as the service accepts it: http(s), and a host with a dot, or localhost for a webhook
+ * target. Task values are stricter on real servers: `localhost` is refused there (`forValue`).
+ */
+export function isValidUrl(value: string, forValue = false): boolean {
 	if (value.length === 0 || /\s/.test(value)) return false;
 	let url: URL;
 	try {
@@ -187,7 +190,7 @@ export function isValidUrl(value: string): boolean {
 	}
 	if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
 	const host = url.hostname.replace(/^\[|\]$/g, '');
-	if (host === 'localhost' || host.includes(':')) return true;
+	if (host.includes(':') || (host === 'localhost' && !forValue)) return true;
 	const labels = host.split('.');
 	return labels.length >= 2 && labels.every((label) => HOST_LABEL.test(label));
 }
@@ -283,9 +286,9 @@ function number(value: unknown): Checked {
 
 function url(value: unknown): Checked {
 	if (typeof value !== 'string') return bad(`expected a URL, got ${describe(value)}`);
-	if (!isValidUrl(value.trim())) {
+	if (!isValidUrl(value.trim(), true)) {
 		return bad(
-			`${describe(value)} is not a valid URL (use http:// or https:// and a host name with a dot, or localhost)`,
+			`${describe(value)} is not a valid URL (use http:// or https:// and a host name with a dot: the service refuses localhost in a task's value)`,
 		);
 	}
 	return ok(value.trim());
@@ -339,7 +342,7 @@ function boxes(compiled: CompiledBlock, value: unknown): Checked {
 	if (!isPlainObject(parsed)) {
 		return bad(`expected {image, objects: [{x, y, w, h, category}]}, got ${describe(value)}`);
 	}
-	if (typeof parsed.image !== 'string' || !isValidUrl(parsed.image)) {
+	if (typeof parsed.image !== 'string' || !isValidUrl(parsed.image, true)) {
 		return bad(`image should be a valid URL, got ${describe(parsed.image)}`);
 	}
 	const objects = parsed.objects ?? [];

@@ -1,6 +1,6 @@
 import type { ILoadOptionsFunctions, INodePropertyOptions } from 'n8n-workflow';
 
-import { RESUME_FIELD_KINDS } from '../actions/task/waitSettings';
+import { RESUME_FIELD_KINDS } from '../waiting/settings';
 import { optionsOf } from '../helpers/blocks';
 import { parseQueueId } from '../helpers/queue';
 import { getQueue } from '../transport/endpoints';

@@ -4,8 +4,9 @@ import { NodeOperationError } from 'n8n-workflow';
 import { getTriggerQueueId } from '../helpers/queue';
 import { collectAfter, fetchCompletedPage, FIRST_PAGE_LIMIT } from '../helpers/completedList';
 import type { Cursor } from '../helpers/completions';
-import { advanceCursor, cursorAtNewest, readCursor, toItem } from '../helpers/completions';
-import { forwardToWaiting } from './forwardToWaiting';
+import { advanceCursor, completionKey, cursorAtNewest, readCursor, toItem } from '../helpers/completions';
+import { isCompletedTask, type CompletedTask } from '../transport/schemas';
+import { forwardToWaiting } from '../waiting/forward';
 
 /** Share of n8n's poll budget spent paging before giving the tick back (2.x only). */
 const BUDGET_SHARE = 0.8;
@@ -56,11 +57,22 @@ export async function pollCompletions(this: IPollFunctions): Promise<INodeExecut
 		return null;
 	}
 	state.queueId = queueId;
-	if (collected.tasks.length === 0) {
+	const unsettled = (Array.isArray(state.unsettled) ? state.unsettled : []).filter(isCompletedTask);
+	if (collected.tasks.length === 0 && unsettled.length === 0) {
 		if (!readCursor(state.cursor)) state.cursor = cursor as unknown as IDataObject;
 		return null;
 	}
 	state.cursor = advanceCursor(cursor, collected.tasks) as unknown as IDataObject;
-	const emit = await forwardToWaiting.call(this, collected.tasks);
+	// completions an execution could not answer for yet (n8n or the service unreachable) are passed
+	// on again at the next poll, before they are emitted or dropped
+	const tasks = [...unsettled, ...collected.tasks];
+	const outcomes = await forwardToWaiting.call(this, tasks);
+	const outcome = (task: CompletedTask) => outcomes.get(completionKey(task));
+	const stillUnsettled = tasks.filter((task) => outcome(task) === 'unsettled').slice(-MAX_UNSETTLED);
+	if (stillUnsettled.length > 0 || unsettled.length > 0) state.unsettled = stillUnsettled as unknown as IDataObject[];
+	const emit = tasks.filter((task) => outcome(task) === undefined || outcome(task) === 'other');
 	return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;
 }
+
+/** Completions kept for the next poll at most (each is one task). */
+const MAX_UNSETTLED = 1000;

@@ -1,7 +1,7 @@
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
-import { advanceCursor, compareCompletions, readCursor, toItem } from '../helpers/completions';
+import { advanceCursor, compareCompletions, completionKey, readCursor, toItem } from '../helpers/completions';
 import {
 	checkDelivery,
 	deliveriesReachSeveralProcesses,
@@ -9,7 +9,9 @@ import {
 	SeenCompletions,
 	secretMatches,
 } from './deliveryChecks';
-import { forwardToWaiting } from './forwardToWaiting';
+import { forwardToWaiting } from '../waiting/forward';
+import { noteDelivered } from '../waiting/reconcile';
+import { handOverTestEvent } from './testEvents';
 import { collectAfter } from '../helpers/completedList';
 import { readRegistration } from './webhookRegistration';
 
@@ -66,10 +68,10 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	// n8n answers the service ("Workflow was started") once the execution has started, as for its
 	// own Webhook node: a burst of deliveries then starts executions as they come.
 	if (!durable) {
-		if ((await forwardToWaiting.call(this, [task])).length === 0) {
+		if ((await notTaken.call(this, [task])).length === 0) {
 			return answer.call(this, 200, { received: true, forwarded: true });
 		}
-		return { workflowData: [[toItem(task, dataOnly)]] };
+		return started.call(this, { workflowData: [[toItem(task, dataOnly)]] });
 	}
 
 	markDeliveryHandledHere(state);
@@ -101,11 +103,31 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	// Left to n8n's "onReceived" answer, n8n 2.x answers (and saves) only after building the
 	// execution's Workflow over the same static data object, which resets its "changed" flag:
 	// nothing is saved (docs/triggers.md, "Static data in webhook()").
-	emit = await forwardToWaiting.call(this, emit);
+	emit = await notTaken.call(this, emit);
 	if (emit.length === 0) {
 		this.getResponseObject().status(200).json({ received: true, forwarded: true });
 		return { noWebhookResponse: true, workflowData: undefined };
 	}
 	this.getResponseObject().status(200).json({ message: 'Workflow was started' });
-	return { noWebhookResponse: true, workflowData: [emit.map((t) => toItem(t, dataOnly))] };
+	return started.call(this, { noWebhookResponse: true, workflowData: [emit.map((t) => toItem(t, dataOnly))] });
+}
+
+/**
+ * The completions to emit: those that carry no resume address, and those the execution an address
+ * names says are not its own (a pasted or altered address). What an execution took, or may have
+ * taken before it finished, is not emitted; what it could not answer is left to the reconciliation.
+ */
+async function notTaken(this: IWebhookFunctions, tasks: CompletedTask[]): Promise<CompletedTask[]> {
+	const outcomes = await forwardToWaiting.call(this, tasks);
+	return tasks.filter((task) => {
+		const outcome = outcomes.get(completionKey(task));
+		if (outcome !== undefined) noteDelivered(task, outcome);
+		return outcome === undefined || outcome === 'other';
+	});
+}
+
+/** A test delivery's items also go to the manual execution's poll() (see testEvents.ts). */
+function started(this: IWebhookFunctions, response: IWebhookResponseData): IWebhookResponseData {
+	if (this.getMode() === 'manual' && response.workflowData) handOverTestEvent(this, response.workflowData);
+	return response;
 }

@@ -1,27 +1,17 @@
-import { DateTime } from 'luxon';
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError, updateDisplayOptions, WAIT_INDEFINITELY } from 'n8n-workflow';
+import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import type { CompiledQueue } from '../../helpers/blocks';
-import { optionsOf } from '../../helpers/blocks';
-import { parseDateParameter } from '../../helpers/dates';
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
-import {
-	assertCanSign,
-	isTriggerOfThisN8n,
-	requireSignedCalls,
-	signResumeAddress,
-	waitingBaseUrl,
-} from '../../helpers/resumeAddress';
 import { getWebhookTarget } from '../../transport/endpoints';
 import { WEBHOOK_PATH } from '../../trigger/webhookRegistration';
+import { assertCanSign, isTriggerOfThisN8n, requireSignedCalls, signResumeAddress, waitingBaseUrl } from '../../waiting/address';
+import { waitingItems } from '../../waiting/memory';
+import { readWaitSettings, type WaitSettings } from '../../waiting/settings';
+import { checkEngineCanResume, checkFields, checkResumeFieldTakesAddress, reviewMessage, waitTill } from '../../waiting/setup';
 import type { ExecutionState } from '../node.type';
 import type { Prepared, PreparedTask } from './create.operation';
 import * as create from './create.operation';
-import { readWaitSettings, RESUME_FIELD_KINDS, type WaitSettings } from './waitSettings';
-
-const LIMIT_UNITS = { minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
 
 const properties: INodeProperties[] = [
 	{ ...queueLocator, description: 'The queue to add the tasks to (one queue for all items of a run)' },
@@ -205,94 +195,13 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
-/** When the wait ends without every completion; checked before any task is created. */
-function waitTill(this: IExecuteFunctions): Date {
-	const limit = this.getNodeParameter('options.limitWaitTime.values', 0, null) as IDataObject | null;
-	if (!limit) return WAIT_INDEFINITELY;
-	if (limit.limitType === 'atSpecifiedTime') {
-		const at = parseDateParameter.call(this, limit.maxDateAndTime, 'Max Date and Time', 0);
-		if (!at || at.toMillis() <= Date.now()) {
-			throw new NodeOperationError(this.getNode(), 'Limit Wait Time is set to a date that has passed', {
-				description: 'Set Max Date and Time to a date in the future, or remove the Limit Wait Time option.',
-			});
-		}
-		return at.toJSDate();
-	}
-	const amount = Number(limit.resumeAmount);
-	const unit = LIMIT_UNITS[limit.resumeUnit as keyof typeof LIMIT_UNITS];
-	if (!Number.isFinite(amount) || amount <= 0 || unit === undefined) {
-		throw new NodeOperationError(
-			this.getNode(),
-			`Limit Wait Time must be a positive amount of time, not ${JSON.stringify(limit.resumeAmount)} ${String(limit.resumeUnit)}`,
-			{ description: 'Set Amount to more than 0 (minutes, hours or days), or remove the Limit Wait Time option.' },
-		);
-	}
-	return DateTime.now().plus({ milliseconds: amount * unit }).toJSDate();
-}
-
-function checkFields(this: IExecuteFunctions, queue: CompiledQueue, settings: WaitSettings): void {
-	const fields = [...queue.blocks.values()].map((c) => c.block);
-	const resume = fields.find((b) => b.id === settings.resumeField);
-	const suitable = fields.filter((b) => RESUME_FIELD_KINDS.has(b.type)).map((b) => b.id);
-	if (!resume || !RESUME_FIELD_KINDS.has(resume.type)) {
-		throw new NodeOperationError(
-			this.getNode(),
-			settings.resumeField
-				? `Queue ${queue.queueId} has no text or link field "${settings.resumeField}" to carry the resume address`
-				: 'No Resume Address Field chosen',
-			{
-				description:
-					suitable.length > 0
-						? `Set Resume Address Field to one of the queue's text or link fields that people do not fill in: ${suitable.join(', ')}.`
-						: `Queue ${queue.queueId} (${queue.name}) has no text or link field. Add one (for example a read-only text field "resume_url") to the queue in the service, then pick it as Resume Address Field.`,
-			},
-		);
-	}
-	if (settings.responseType !== 'approval') return;
-	const approval = fields.find((b) => b.id === settings.approvalField);
-	if (!approval || approval.type !== 'single_selection') {
-		throw new NodeOperationError(this.getNode(), `Queue ${queue.queueId} has no selection field "${settings.approvalField}" for the approval`, {
-			description: 'Set Approval Field to a single-selection field of the queue whose options approve or deny.',
-		});
-	}
-	if (!optionsOf(approval).some((option) => option.id === settings.approveOption)) {
-		throw new NodeOperationError(this.getNode(), `"${settings.approveOption}" is not an option of field ${approval.id}`, {
-			description: `Set Approve Option to one of: ${optionsOf(approval).map((o) => `${o.id} (${o.name})`).join(', ')}.`,
-		});
-	}
-	for (const [label, id] of [
-		['Feedback Field', settings.feedbackField],
-		['Message Field', settings.messageField],
-	] as const) {
-		const block = id ? fields.find((b) => b.id === id) : undefined;
-		if (id && (!block || block.type !== 'text')) {
-			throw new NodeOperationError(this.getNode(), `Queue ${queue.queueId} has no text field "${id}" for the ${label}`, {
-				description: `Set ${label} to one of the queue's text fields, or leave it empty.`,
-			});
-		}
-	}
-}
-
-/**
- * The Message of an AI agent's human review (the parameter n8n adds to the node's review-tool
- * variant). n8n's default, `{{ $tool.parameters }}`, renders the tool's arguments as
- * "[object Object]": they are written as JSON instead, so the person sees what the agent wants.
- */
-function reviewMessage(this: IExecuteFunctions, itemIndex: number): string {
-	const raw = this.getNodeParameter('message', itemIndex, '', { rawExpressions: true });
-	if (typeof raw !== 'string' || raw === '') return '';
-	if (!raw.startsWith('=')) return raw;
-	const readable = raw.replace(/\{\{\s*\$tool\.parameters\s*\}\}/g, '{{ JSON.stringify($tool.parameters, null, 2) }}');
-	const message = this.evaluateExpression(readable.slice(1), itemIndex);
-	return typeof message === 'string' ? message : JSON.stringify(message);
-}
-
 interface WaitState {
 	settings: WaitSettings;
 	queueId: number;
 	/** Input items whose task is sent (items refused under "Continue" are not waited for). */
 	waitedFor: number;
 	waitTill: Date;
+	queueName: string;
 	/** Unix seconds, written into every address of the run. */
 	createdAt: number;
 }
@@ -305,6 +214,7 @@ const waitStates = new WeakMap<ExecutionState, WaitState>();
  */
 export async function prepare(this: IExecuteFunctions, itemCount: number, state: ExecutionState): Promise<void> {
 	assertCanSign(this);
+	checkEngineCanResume.call(this);
 	const settings = readWaitSettings(this);
 	const until = waitTill.call(this);
 	const queueId = getQueueId.call(this, 0);
@@ -319,9 +229,11 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 	}
 	const queue = await state.queues.get(this, queueId, 0);
 	checkFields.call(this, queue, settings);
+	const waitingBase = waitingBaseUrl(this);
+	checkResumeFieldTakesAddress.call(this, queue, settings, waitingBase);
 	if (settings.routeBack === 'trigger') {
 		const target = await getWebhookTarget.call(this, queueId, 0);
-		if (!isTriggerOfThisN8n(target, waitingBaseUrl(this), WEBHOOK_PATH)) {
+		if (!isTriggerOfThisN8n(target, waitingBase, WEBHOOK_PATH)) {
 			throw new NodeOperationError(this.getNode(), `No Task Queue Trigger of this n8n receives the completions of queue ${queueId}`, {
 				description: `${target ? `The queue's webhook goes to ${target}. ` : 'The queue has no webhook. '}Activate a workflow with a Task Queue Trigger on queue ${queueId} (it forwards each completion to the execution waiting for it), then run this again. If the service cannot reach this n8n, activate a Task Queue Poll Trigger on the queue instead and set Options > Route Completions Back Through to it.`,
 			});
@@ -338,7 +250,7 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 	});
 	const waitedFor = (state.prepared as Prepared[]).filter((p) => !('error' in p)).length;
 	requireSignedCalls(this);
-	waitStates.set(state, { settings, queueId, waitedFor, waitTill: until, createdAt: Math.floor(Date.now() / 1000) });
+	waitStates.set(state, { settings, queueId, queueName: queue.name, waitedFor, waitTill: until, createdAt: Math.floor(Date.now() / 1000) });
 }
 
 export const concurrency = create.concurrency;
@@ -382,5 +294,6 @@ export async function finish(
 		return [results.flat()];
 	}
 	await this.putExecutionToWait(wait.waitTill);
-	return [this.getInputData()];
+	// what the run remembers (each item's task), and what the editor shows while it waits
+	return [waitingItems(results, { node: this.getNode().name, queueId: wait.queueId, queueName: wait.queueName, of: wait.waitedFor })];
 }

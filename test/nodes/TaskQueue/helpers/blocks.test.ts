@@ -201,14 +201,16 @@ describe('validateTaskData', () => {
 		expect(validateTaskData(content, {}).problems.map((p) => p.field)).toEqual(['data']);
 	});
 
-	test('URL rules: scheme, and a host with a dot or localhost', () => {
+	test('URL rules: scheme, and a host with a dot (real servers refuse localhost in a value)', () => {
 		const messages = (receipt: unknown) =>
 			validateTaskData(refunds, { decision: 'approve', receipt }).problems.map((p) => p.message);
 		expect(messages('https://intranet/receipt.png')).toEqual([
-			'Receipt (receipt): "https://intranet/receipt.png" is not a valid URL (use http:// or https:// and a host name with a dot, or localhost)',
+			'Receipt (receipt): "https://intranet/receipt.png" is not a valid URL (use http:// or https:// and a host name with a dot: the service refuses localhost in a task\'s value)',
 		]);
 		expect(messages('ftp://example.com/r.png')).toHaveLength(1);
-		expect(messages('http://localhost/r.png')).toEqual([]);
+		expect(messages('http://localhost/r.png')).toHaveLength(1);
+		expect(messages('http://127.0.0.1:5678/r.png')).toEqual([]);
+		expect(messages('http://[::1]:5678/r.png')).toEqual([]);
 	});
 
 	test('dates, emails, booleans', () => {

@@ -187,6 +187,22 @@ export class WebhookTriggerUnderTest {
 	 */
 	n8nMajor: 1 | 2 = 2;
 
+	/**
+	 * One round of the trigger's reconciliation, as n8n's poller runs it on the trigger's Poll Times:
+	 * poll() over the workflow as activated (its static data is not saved: the round writes none).
+	 */
+	async reconcile(mode: 'trigger' | 'manual' = 'trigger'): Promise<INodeExecutionData[][] | null> {
+		const env = this.env();
+		const before = JSON.stringify(env.workflow.staticData);
+		const result = await webhookTrigger.poll.call(pollContext(env, mode));
+		expect(JSON.stringify(env.workflow.staticData)).toBe(before);
+		if (result && mode !== 'manual') {
+			this.executions++;
+			this.emitted.push(...result[0].map((item) => item.json));
+		}
+		return result;
+	}
+
 	/** One incoming POST, as n8n runs it: static data loaded, webhook(), static data saved if n8n would. */
 	async deliver(request: { body: unknown; query?: Record<string, string>; headers?: Record<string, string> }): Promise<Delivery> {
 		const env = this.env();
@@ -241,7 +257,7 @@ export async function startWebhookServer(
 			}
 			if (waiting && url.pathname.startsWith('/webhook-waiting/')) {
 				waiting
-					.handle(`http://127.0.0.1${req.url ?? '/'}`, req.headers.authorization)
+					.handle(`http://127.0.0.1${req.url ?? '/'}`, req.headers.authorization, body)
 					.then(({ status, body: answer }) => {
 						res.statusCode = status;
 						const html = typeof answer === 'string' && answer.startsWith('<html');

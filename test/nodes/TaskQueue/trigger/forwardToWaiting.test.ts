@@ -5,7 +5,7 @@
 // webhook()), and the waiting node confirms it with the service before it resumes.
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { FORWARD_RETRY_DELAYS_MS } from '../../../../nodes/TaskQueue/trigger/forwardToWaiting';
+import { FORWARD_RETRY_DELAYS_MS } from '../../../../nodes/TaskQueue/waiting/forward';
 import { runActionNode } from '../../../helpers/n8n';
 import { NO_ACTION_REQUIRED, WaitingEndpoint } from '../../../helpers/waiting';
 import { node } from '../env';
@@ -138,16 +138,37 @@ test('an address a person typed that names another host is never called: the com
 	expect(waiting.resumed.size).toBe(0);
 });
 
-test('a copied address with a forged item is refused by n8n\'s signature check and resumes nothing', async () => {
+test('a copied address with a forged item is refused by n8n\'s signature check, resumes nothing, and the completion is the trigger\'s', async () => {
 	await activateTrigger();
 	const [waited] = await createAndWait('44', [{ message: 'mine' }, { message: 'other' }]);
 	const forged = String(waited.data.resume_url).replace('tq=0-2-2', 'tq=1-2-2');
 	const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'forged', resume_url: forged }]);
 	await complete(ids[0]);
-	await until('the forwarded call', () => waiting.calls.length === 1);
-	expect(waiting.calls[0]).toMatchObject({ executionId: '44', status: 401 });
+	await until('the trigger execution', () => trigger.executions === 1);
+	expect(waiting.calls).toEqual([expect.objectContaining({ executionId: '44', status: 401 })]);
 	expect(waiting.resumed.size).toBe(0);
-	expect(trigger.executions).toBe(0);
+	expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
+	expect(infoLines().filter((line) => line.includes(`task ${ids[0]} `))).toEqual([
+		`Task Queue: completion of task ${ids[0]} not taken by execution 44: n8n refused the call (HTTP 401: an address altered by hand); emitted as an ordinary completion`,
+	]);
+});
+
+test('a copy of a genuine address in another task (a person pasted it) does not answer the run: the completion is the trigger\'s', async () => {
+	await activateTrigger();
+	const [waited] = await createAndWait('51', [{ message: 'mine' }]);
+	const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'pasted', resume_url: String(waited.data.resume_url) }]);
+	await env.client.clearRequests();
+	await complete(ids[0]);
+	await until('the trigger execution', () => trigger.executions === 1);
+	expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
+	expect(waiting.calls).toEqual([expect.objectContaining({ executionId: '51', status: 200, body: { taken: [], others: [ids[0]] } })]);
+	// not one of the run's tasks: answered without reading the service
+	expect((await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed'))).toEqual([]);
+	expect(waiting.resumed.size).toBe(0);
+	await complete(waited.id);
+	await until('the resume', () => waiting.resumed.has('51'));
+	expect((waiting.resumed.get('51') as INodeExecutionData[][])[0].map((i) => i.json.id)).toEqual([waited.id]);
+	expect(trigger.executions).toBe(1);
 });
 
 test('a completion that comes after the execution resumed (a re-completion) resumes nothing again', async () => {
@@ -163,7 +184,7 @@ test('a completion that comes after the execution resumed (a re-completion) resu
 	// n8n's "No action required" page: the trigger says the completion was not taken, and why
 	await until('the log line', () => infoLines().some((line) => line.includes(`task ${waited.id} `)));
 	expect(infoLines().filter((line) => line.includes(`task ${waited.id} `))).toEqual([
-		`Task Queue: completion of task ${waited.id} not taken by execution 45 (HTTP 200): the execution no longer waits (it resumed, or its wait timed out); the completion counts only if the execution read it before it resumed`,
+		`Task Queue: completion of task ${waited.id} not taken by execution 45: the execution has finished (it resumed, or its wait timed out)`,
 	]);
 });
 
@@ -176,7 +197,7 @@ test('the service cannot be read when the waiting node confirms: the trigger cal
 	expect(waiting.calls.map((c) => c.status)).toEqual([503, 200]);
 	expect((waiting.resumed.get('49') as INodeExecutionData[][])[0].map((i) => [i.json.id, i.pairedItem])).toEqual([[waited.id, { item: 0 }]]);
 	expect(infoLines().filter((line) => line.includes(`task ${waited.id} `))).toEqual([
-		`Task Queue: completion of task ${waited.id} not taken by execution 49 (HTTP 503: {"message":"Could not confirm the completion with the service; still waiting"}); trying again`,
+		`Task Queue: completion of task ${waited.id} not taken by execution 49 yet; trying again`,
 	]);
 	// the delivery was held while the trigger tried again, and then answered 200
 	await until('the delivery answered', async () => (await env.client.webhookCalls())[0]?.status !== null);
@@ -184,7 +205,7 @@ test('the service cannot be read when the waiting node confirms: the trigger cal
 	expect(trigger.executions).toBe(0);
 });
 
-test('the service stays unreadable: after its last try the trigger says how the completion can still count, and completing the task again resumes the execution', async () => {
+test('the service stays unreadable: after its last try the trigger says so, and its next check for lost completions resumes the execution', async () => {
 	const delays = FORWARD_RETRY_DELAYS_MS.splice(0, FORWARD_RETRY_DELAYS_MS.length, 10, 10);
 	try {
 		await activateTrigger();
@@ -194,12 +215,12 @@ test('the service stays unreadable: after its last try the trigger says how the 
 		await until('the last try', () => warnLines().some((line) => line.includes(`task ${waited.id} `)));
 		expect(waiting.calls.map((c) => c.status)).toEqual([503, 503, 503]);
 		expect(warnLines().filter((line) => line.includes(`task ${waited.id} `))).toEqual([
-			`Task Queue: completion of task ${waited.id} not taken by execution 50 (HTTP 503: {"message":"Could not confirm the completion with the service; still waiting"}); the execution keeps waiting: the completion counts when the next completion of the run reaches it, or when the task is completed again`,
+			`Task Queue: completion of task ${waited.id} not taken by execution 50 yet; the execution keeps waiting, and the Task Queue Trigger's check for lost completions passes it on again`,
 		]);
 		expect(waiting.resumed.has('50')).toBe(false);
 		await env.client.clearFaults();
-		await env.client.recomplete(waited.id);
-		await until('the resume', () => waiting.resumed.has('50'));
+		expect(await trigger.reconcile()).toBeNull();
+		expect(waiting.resumed.has('50')).toBe(true);
 		expect(waiting.calls.map((c) => c.status)).toEqual([503, 503, 503, 200]);
 		expect(trigger.executions).toBe(0);
 	} finally {
@@ -245,7 +266,7 @@ test('a burst of completions of one run: calls to the waiting execution one at a
 	await env.client.completeMany(QUEUE, 30, { by: 'alice@example.com' });
 	await env.client.waitForWebhookCalls(30);
 	await until('the resume', () => waiting.resumed.has('48'));
-	const resumes = waiting.calls.filter((c) => JSON.stringify(c.body).includes('Workflow was started'));
+	const resumes = waiting.calls.filter((c) => (c.body as IDataObject).resumed === true);
 	expect(resumes).toHaveLength(1);
 	const [items] = waiting.resumed.get('48') as INodeExecutionData[][];
 	expect(items.map((i) => [(i.json.data as IDataObject).customer_message, i.pairedItem])).toEqual(Array.from({ length: 30 }, (_, item) => [`m${item}`, { item }]));

@@ -289,7 +289,7 @@ describe('Task > Create', () => {
 			[
 				'a URL whose host has no dot',
 				{ receipt: 'https://intranet/r.png', decision: 'approve' },
-				'The task data has 1 problem: Receipt (receipt): "https://intranet/r.png" is not a valid URL (use http:// or https:// and a host name with a dot, or localhost)',
+				'The task data has 1 problem: Receipt (receipt): "https://intranet/r.png" is not a valid URL (use http:// or https:// and a host name with a dot: the service refuses localhost in a task\'s value)',
 			],
 			[
 				'several problems at once',

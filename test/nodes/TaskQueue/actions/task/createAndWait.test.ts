@@ -50,17 +50,21 @@ const reviewTool = Object.assign(Object.create(node) as typeof node, {
 	},
 });
 
+/** Execution ids are never reused in an n8n (the sandbox reuses task ids after each reset). */
+let executions = 0;
+
 async function run(
 	parameters: Record<string, unknown>,
 	input: IDataObject[] = INPUT,
-	options: { executionId?: string; continueOnFail?: boolean } = {},
+	options: { executionId?: string; continueOnFail?: boolean; probe?: boolean } = {},
 ) {
 	return await runActionNode({
 		types: { taskQueue: 'message' in parameters ? reviewTool : node },
 		node: { type: 'taskQueue', parameters: parameters as never, continueOnFail: options.continueOnFail },
 		input,
 		credentials: env.credentials(),
-		executionId: options.executionId,
+		executionId: options.executionId ?? `exec-${++executions}`,
+		probe: options.probe,
 	});
 }
 
@@ -103,8 +107,15 @@ describe('Task > Create and Wait', () => {
 		expect(requests.every((r) => r.authorization === KEY_HEADER)).toBe(true);
 		expect(waiting.run.data.waitTill).toEqual(WAIT_INDEFINITELY);
 		expect(waiting.run.status).toBe('waiting');
-		// while it waits, the node's output is its input, as n8n's send-and-wait nodes leave it
-		expect(waiting.items.map((i) => i.json)).toEqual(INPUT);
+		// while it waits, the node's output is each item's task (what the run remembers, and what the
+		// editor shows): not its input
+		const created = (await createdTasks()).sort((a, b) => a.id - b.id);
+		expect(waiting.items).toEqual(
+			created.map((task, item) => ({
+				json: { id: task.id, status: 'new', queue: 'Refund Decisions', queue_id: 104, created_at: task.created_at, wait: { outcome: 'waiting', node: 'Task Queue', item, of: 2 } },
+				pairedItem: { item },
+			})),
+		);
 	});
 
 	test('resumes once, when every task of the run is completed, each output item paired with its input item', async () => {
@@ -137,14 +148,15 @@ describe('Task > Create and Wait', () => {
 		expect(typeof items[0].json.completed_at).toBe('string');
 	});
 
-	test('"The First Task Is Completed" resumes at the first completion with that task only', async () => {
+	test('"The First Task Is Completed" resumes at the first completion, one item per input (the others pending) so that n8n pairs each with its input', async () => {
 		const waiting = await run(createAndWait({ waitFor: 'first' }));
 		const tasks = (await createdTasks()).sort((a, b) => String(a.data.resume_url).localeCompare(String(b.data.resume_url)));
 		await complete(tasks[1].id, { decision: 'escalate' });
 		const done = await callWaitingNode(waiting, queryOf(String(tasks[1].data.resume_url)));
 		const [items] = done.result.workflowData as INodeExecutionData[][];
-		expect(items).toHaveLength(1);
-		expect(items[0]).toMatchObject({ json: { id: tasks[1].id, data: { decision: 'escalate' }, wait: { outcome: 'completed', completed: 1, of: 2 } }, pairedItem: { item: 1 } });
+		expect(items).toHaveLength(2);
+		expect(items[0]).toEqual({ json: { id: tasks[0].id, status: 'pending', wait: { outcome: 'pending', node: 'Task Queue', completed: 1, of: 2 } }, pairedItem: { item: 0 } });
+		expect(items[1]).toMatchObject({ json: { id: tasks[1].id, data: { decision: 'escalate' }, wait: { outcome: 'completed', completed: 1, of: 2 } }, pairedItem: { item: 1 } });
 	});
 
 	test('tasks of another run, another execution or another queue never count', async () => {

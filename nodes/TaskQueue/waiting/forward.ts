@@ -1,0 +1,208 @@
+import type { IDataObject, IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
+
+import { completionKey } from '../helpers/completions';
+import { CREDENTIAL_TYPE } from '../transport/types';
+import type { CompletedTask } from '../transport/schemas';
+import { findResumeAddress, waitingBaseUrl } from './address';
+
+// Forwarding: the triggers pass each completion that carries the resume address of an execution of
+// this n8n to that execution, which says whether the task is one of its own. What it does not take
+// is emitted as an ordinary completion; what it took, or what a finished execution may have taken,
+// is not; what could not be settled (n8n or the service unreachable) is left to the reconciliation.
+
+type TriggerContext = IWebhookFunctions | IPollFunctions;
+
+/** taken: one of the run's tasks; other: not the run's (or refused by n8n); finished: the run no
+ * longer waits; unsettled: n8n or the service could not be reached, even after the retries. */
+export type Outcome = 'taken' | 'other' | 'finished' | 'unsettled';
+
+/** A cheap test before the address is parsed: only a task carrying a resume address has both. */
+const mayCarryAddress = (task: CompletedTask) => {
+	const values = Object.values((task.data ?? {}) as IDataObject);
+	return values.some((value) => typeof value === 'string' && value.includes('tq=') && value.includes('signature='));
+};
+
+/**
+ * The call goes to this n8n, never to the service, so the credential is handed to n8n's helper
+ * without its data: the API key cannot travel with it, and n8n does not look the credential up
+ * (outside a running execution n8n 2.41 builds an expression isolate for each lookup).
+ */
+const withoutTheKey = () => ({ credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data: {} } });
+
+/**
+ * How long a delivery's forward waits before it calls again when the execution could not answer for
+ * a passing reason (the service unreadable, n8n unreachable). Safe: the execution confirms with the
+ * service and resumes once. The reconciliation does not wait: its next round calls again.
+ */
+export const FORWARD_RETRY_DELAYS_MS = [1_000, 5_000, 15_000, 40_000];
+
+interface Waiter {
+	task: CompletedTask;
+	/** The address the task carries (any valid address of the execution reaches the same node). */
+	url: string;
+	settle: (outcome: Outcome) => void;
+}
+
+/**
+ * One call at a time per execution (n8n 1.x does not refuse a second resume). Completions that
+ * arrive meanwhile wait in the lane and go together in the next call: the execution tells its own
+ * tasks by their ids, so any of its addresses that n8n accepts carries them all, and one that n8n
+ * refuses (altered by hand) is never used for another task. Per n8n process.
+ */
+interface Lane {
+	executionId: string;
+	waiting: Map<string, Waiter>;
+	retries: boolean;
+	/** An address n8n accepted for this execution. */
+	accepted?: string;
+	/** Addresses n8n refused (401). */
+	refused: Set<string>;
+}
+
+const lanes = new Map<string, Lane>();
+
+type Answer = { status: number; body: unknown; html: boolean } | { error: string };
+
+async function call(this: TriggerContext, url: string, tasks: CompletedTask[]): Promise<Answer> {
+	try {
+		const response = (await this.helpers.httpRequestWithAuthentication.call(
+			this,
+			CREDENTIAL_TYPE,
+			{
+				method: 'POST',
+				url,
+				body: { tasks: tasks.map((t) => ({ id: t.id, completed_at: t.completed_at })) },
+				json: true,
+				returnFullResponse: true,
+				ignoreHttpStatusErrors: true,
+				timeout: 60_000,
+			},
+			withoutTheKey(),
+		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
+		const html = String(response.headers?.['content-type'] ?? '').startsWith('text/html');
+		return { status: response.statusCode, body: response.body, html };
+	} catch (error) {
+		return { error: `n8n did not answer: ${(error as Error).message}` };
+	}
+}
+
+type Reading = { outcomes: Map<number, Outcome>; why: string } | 'retry' | 'refusedAddress';
+
+/** What the answer says of each task. */
+function read(answer: Answer, tasks: CompletedTask[]): Reading {
+	if ('error' in answer) return 'retry';
+	const { status, body, html } = answer;
+	const all = (outcome: Outcome, why: string) => ({ outcomes: new Map(tasks.map((t) => [t.id, outcome])), why });
+	// 503: the execution could not read the service, or n8n's database was not ready; 502/504: a
+	// proxy; 409 "running": it is resuming right now; 500: n8n could not start it
+	const text = JSON.stringify(body ?? '').slice(0, 200);
+	if ([500, 502, 503, 504].includes(status) || (status === 409 && /running/i.test(text))) return 'retry';
+	// n8n (1.123 and 2.41) answers a call to a finished send-and-wait execution with its "No action
+	// required" page; 409: it ended with an error
+	if (html || status === 409) return all('finished', 'the execution has finished (it resumed, or its wait timed out)');
+	// 401: a signature n8n did not make (an address altered by hand)
+	if (status === 401) return 'refusedAddress';
+	// 404: no such waiting execution
+	if (status >= 400) return all('other', `n8n refused the call (HTTP ${status}: ${text})`);
+	const { taken } = (typeof body === 'object' && body !== null ? body : {}) as { taken?: unknown };
+	// an execution put to wait by an earlier version answers without saying which tasks it took
+	if (!Array.isArray(taken)) return all('taken', '');
+	return { outcomes: new Map(tasks.map((t) => [t.id, taken.includes(t.id) ? 'taken' : 'other'])), why: 'not one of its tasks' };
+}
+
+function settleAll(this: TriggerContext, lane: Lane, waiters: Waiter[], outcomes: Map<number, Outcome>, why: string): void {
+	for (const waiter of waiters) {
+		const outcome = outcomes.get(waiter.task.id) ?? 'unsettled';
+		if (outcome === 'other' || outcome === 'finished') {
+			const emitted = outcome === 'other' ? '; emitted as an ordinary completion' : '';
+			this.logger.info(`Task Queue: completion of task ${waiter.task.id} not taken by execution ${lane.executionId}: ${why}${emitted}`);
+		}
+		waiter.settle(outcome);
+	}
+}
+
+async function drain(this: TriggerContext, key: string, lane: Lane): Promise<void> {
+	try {
+		let attempt = 0;
+		while (lane.waiting.size > 0) {
+			const waiters = [...lane.waiting.values()];
+			const url = lane.accepted ?? waiters.find((w) => !lane.refused.has(w.url))?.url;
+			if (!url) {
+				// every address these completions carry was refused by n8n: not the execution's to take
+				lane.waiting.clear();
+				settleAll.call(this, lane, waiters, new Map(waiters.map((w) => [w.task.id, 'other'])), 'n8n refused the call (HTTP 401: an address altered by hand)');
+				continue;
+			}
+			const tasks = waiters.map((w) => w.task);
+			const reading = read(await call.call(this, url, tasks), tasks);
+			if (reading === 'refusedAddress') {
+				lane.refused.add(url);
+				lane.accepted = undefined;
+				continue;
+			}
+			if (reading === 'retry') {
+				if (!lane.retries || attempt >= FORWARD_RETRY_DELAYS_MS.length) {
+					this.logger.warn(
+						`Task Queue: completion of task ${tasks.map((t) => t.id).join(', ')} not taken by execution ${lane.executionId} yet; the execution keeps waiting, and the Task Queue Trigger's check for lost completions passes it on again`,
+					);
+					for (const waiter of waiters) lane.waiting.delete(completionKey(waiter.task));
+					settleAll.call(this, lane, waiters, new Map(), '');
+					continue;
+				}
+				this.logger.info(`Task Queue: completion of task ${tasks.map((t) => t.id).join(', ')} not taken by execution ${lane.executionId} yet; trying again`);
+				await sleep(FORWARD_RETRY_DELAYS_MS[attempt++]);
+				continue;
+			}
+			attempt = 0;
+			lane.accepted = url;
+			for (const waiter of waiters) lane.waiting.delete(completionKey(waiter.task));
+			settleAll.call(this, lane, waiters, reading.outcomes, reading.why);
+		}
+	} finally {
+		lanes.delete(key);
+	}
+}
+
+/**
+ * Passes each completion carrying a resume address of this n8n to its execution. Returns the
+ * outcome of each forwarded completion by its key; completions without such an address are absent.
+ */
+export async function forwardToWaiting(
+	this: TriggerContext,
+	tasks: CompletedTask[],
+	options: { retries: boolean } = { retries: true },
+): Promise<Map<string, Outcome>> {
+	const outcomes = new Map<string, Outcome>();
+	if (!tasks.some(mayCarryAddress)) return outcomes;
+	const waitingBase = waitingBaseUrl(this);
+	const pending: Array<Promise<void>> = [];
+	const started: Array<[string, Lane]> = [];
+	for (const task of tasks) {
+		const address = findResumeAddress(task.data, waitingBase);
+		if (!address || address.queueId !== task.queue_id) continue;
+		const key = `${address.executionId}/${address.nodeId}`;
+		let lane = lanes.get(key);
+		if (!lane) {
+			lane = { executionId: address.executionId, waiting: new Map(), retries: false, refused: new Set() };
+			lanes.set(key, lane);
+			started.push([key, lane]);
+		}
+		lane.retries ||= options.retries;
+		const waiter = lane.waiting.get(completionKey(task));
+		pending.push(
+			new Promise<void>((resolve) => {
+				const settle = (outcome: Outcome) => {
+					outcomes.set(completionKey(task), outcome);
+					waiter?.settle(outcome);
+					resolve();
+				};
+				lane.waiting.set(completionKey(task), { task, url: address.url, settle });
+			}),
+		);
+	}
+	// started once every completion of this call has joined its lane: they go in one call
+	for (const [key, lane] of started) void drain.call(this, key, lane);
+	await Promise.all(pending);
+	return outcomes;
+}

@@ -1,0 +1,78 @@
+import type { INodeExecutionData, IPollFunctions } from 'n8n-workflow';
+
+import { collectAfter } from '../helpers/completedList';
+import type { Cursor } from '../helpers/completions';
+import { advanceCursor, completionKey, timeKey, toItem } from '../helpers/completions';
+import type { CompletedTask } from '../transport/schemas';
+import { forwardToWaiting, type Outcome } from './forward';
+
+// Reconciliation: the service delivers each completion once and never again, so a delivery lost on
+// its way (n8n restarting, a proxy error, "Database is not ready") would leave the execution waiting
+// for it forever. n8n calls the Task Queue Trigger's poll() on its Poll Times (every minute by
+// default, on the main process in queue mode): it reads the queue's completions since its last round
+// and passes each one that carries a resume address to its execution again. That is safe: the
+// execution confirms with the service and resumes once, and an execution that no longer waits
+// answers without a read. Nothing here is written to static data (the webhook calls own it).
+
+/** How far back the first round of an n8n process looks, for completions made while n8n was down. */
+export const FIRST_ROUND_LOOKBACK_MS = 24 * 3_600_000;
+/** A round reads for at most this long (n8n 2.x gives polls a budget; 1.x does not). */
+const ROUND_BUDGET_MS = 20_000;
+const REMEMBERED = 10_000;
+
+/** Completions this process has settled already (delivered and answered), by key. */
+const settledHere = new Set<string>();
+/** Completions delivered here that no execution could take yet: emitted if none takes them. */
+const owedHere = new Map<string, CompletedTask>();
+/** Where each trigger's rounds stand in this process. */
+const cursors = new Map<string, Cursor>();
+
+function remember(key: string): void {
+	settledHere.delete(key);
+	settledHere.add(key);
+	if (settledHere.size > REMEMBERED) settledHere.delete(settledHere.values().next().value as string);
+}
+
+/** Records what a delivery's forward came to, so the next round does not pass it on again for nothing. */
+export function noteDelivered(task: CompletedTask, outcome: Outcome | undefined): void {
+	const key = completionKey(task);
+	if (outcome === 'unsettled') {
+		owedHere.set(key, task);
+		if (owedHere.size > REMEMBERED) owedHere.delete(owedHere.keys().next().value as string);
+	} else remember(key);
+}
+
+/** One round: returns the completions to emit (delivered here earlier, then taken by no execution). */
+export async function reconcile(this: IPollFunctions, queueId: number, dataOnly: boolean): Promise<INodeExecutionData[][] | null> {
+	const scope = `${this.getWorkflow().id}:${this.getNode().id}:${queueId}`;
+	const cursor = cursors.get(scope) ?? { at: new Date(Date.now() - FIRST_ROUND_LOOKBACK_MS).toISOString().slice(0, 23), ids: [] };
+	const budget = typeof this.getPollBudgetMs === 'function' ? this.getPollBudgetMs() : undefined;
+	const deadline = Date.now() + Math.min(ROUND_BUDGET_MS, budget && budget > 0 ? budget * 0.8 : ROUND_BUDGET_MS);
+	const collected = await collectAfter.call(this, queueId, cursor, { deadline, nextLimit: 1000 });
+	if (!collected.complete) {
+		this.logger.warn(`Task Queue Trigger: the reconciliation of queue ${queueId} could not read all completions since its last round (${collected.requests} pages); the next round goes on`);
+		return null;
+	}
+	cursors.set(scope, advanceCursor(cursor, collected.tasks) ?? cursor);
+	const fresh = collected.tasks.filter((task) => !settledHere.has(completionKey(task)));
+	const owed = [...owedHere.values()].filter((task) => task.queue_id === queueId);
+	const tasks = [...new Map([...fresh, ...owed].map((task) => [completionKey(task), task])).values()];
+	if (tasks.length === 0) return null;
+	const outcomes = await forwardToWaiting.call(this, tasks, { retries: false });
+	const emit: CompletedTask[] = [];
+	for (const task of tasks) {
+		const key = completionKey(task);
+		const outcome = outcomes.get(key);
+		if (outcome === undefined || outcome === 'unsettled') continue;
+		if (owedHere.delete(key) && outcome === 'other') emit.push(task);
+		remember(key);
+	}
+	const passedOn = [...outcomes.values()].filter((o) => o === 'taken').length;
+	if (passedOn > 0) {
+		this.logger.info(
+			`Task Queue Trigger: passed ${passedOn} completion(s) of queue ${queueId} to their waiting executions that this n8n process had not passed on (a delivery lost, late, or received by another process)`,
+		);
+	}
+	emit.sort((a, b) => (timeKey(a.completed_at) < timeKey(b.completed_at) ? -1 : 1));
+	return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;
+}

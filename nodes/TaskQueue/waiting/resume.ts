@@ -1,0 +1,142 @@
+import { createHash } from 'crypto';
+import type {
+	IDataObject,
+	INodeExecutionData,
+	IWebhookDescription,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
+
+import { timeKey } from '../helpers/completions';
+import type { CompletedTask } from '../transport/schemas';
+import { itemOfThisWait, readParameters, type ResumeAddress } from './address';
+import { confirmCompletions, knownCompletions } from './confirmation';
+import { readRunMemory, type RunMemory } from './memory';
+import { readWaitSettings, type WaitSettings } from './settings';
+
+/**
+ * The waiting execution's address, as n8n's own send-and-wait nodes declare it: a restart webhook
+ * that exists only while an execution waits; nothing is registered with the service.
+ */
+export const resumeWebhooks: IWebhookDescription[] = [
+	{
+		name: 'default',
+		httpMethod: 'POST',
+		responseMode: 'onReceived',
+		responseData: '',
+		path: '={{ $nodeId }}',
+		restartWebhook: true,
+		isFullPath: true,
+	},
+];
+
+/** Runs put to wait before the run kept its tasks' ids: completions looked for down to an hour before. */
+const CLOCK_SKEW_SECONDS = 3600;
+
+/** The waiting run a call names: its address without the URL. */
+type Wait = Omit<ResumeAddress, 'url'>;
+
+function answer(this: IWebhookFunctions, status: number, body: IDataObject): IWebhookResponseData {
+	this.getResponseObject().status(status).json(body);
+	return { noWebhookResponse: true };
+}
+
+/** The task ids a forward names (`{tasks: [{id}]}`, or `{taskId}` from a trigger before 0.3). */
+function namedTasks(body: unknown): number[] {
+	const { tasks, taskId } = (typeof body === 'object' && body !== null ? body : {}) as IDataObject;
+	const ids = Array.isArray(tasks) ? tasks.map((t) => (t as IDataObject)?.id) : [taskId];
+	return ids.filter((id): id is number => Number.isSafeInteger(id)).slice(0, 1000);
+}
+
+/** How a listed task maps to an input item: by the ids the run remembers, or (older runs) by the address. */
+function itemMatcher(wait: Wait, memory: RunMemory | undefined, settings: WaitSettings): (task: CompletedTask) => number | undefined {
+	if (memory) {
+		const byId = new Map(memory.tasks.filter((t) => t.taskId !== undefined).map((t) => [t.taskId as number, t.item]));
+		return (task) => byId.get(task.id);
+	}
+	return (task) => itemOfThisWait((task.data as IDataObject | undefined)?.[settings.resumeField], wait);
+}
+
+function since(wait: Wait, memory: RunMemory | undefined): string {
+	const created = memory?.tasks.map((t) => (t.createdAt ? timeKey(t.createdAt) : '')).filter(Boolean).sort()[0];
+	return created ?? new Date((wait.createdAt - CLOCK_SKEW_SECONDS) * 1000).toISOString().slice(0, 23);
+}
+
+function outputItem(task: CompletedTask, item: number, settings: WaitSettings, meta: IDataObject): INodeExecutionData {
+	const json: IDataObject = { ...(task as unknown as IDataObject) };
+	if (settings.responseType === 'approval') {
+		const data = (task.data ?? {}) as IDataObject;
+		json.approved = data[settings.approvalField] === settings.approveOption;
+		const feedback = settings.feedbackField ? data[settings.feedbackField] : undefined;
+		json.chatInput = typeof feedback === 'string' ? feedback : '';
+	}
+	json.wait = { ...meta };
+	return { json, pairedItem: { item } };
+}
+
+/**
+ * One output item per input item, in input order: n8n pairs a resumed node's items with its input
+ * by position (2.41 renumbers them), so the answer to item i must be item i.
+ */
+function resumedItems(wait: Wait, memory: RunMemory | undefined, found: Map<number, CompletedTask>, settings: WaitSettings, meta: IDataObject): INodeExecutionData[] {
+	const items: INodeExecutionData[] = [];
+	for (let item = 0; item < wait.inputs; item++) {
+		const task = found.get(item);
+		const taskId = memory?.tasks[item]?.taskId;
+		if (task) items.push(outputItem(task, item, settings, meta));
+		else if (memory ? taskId !== undefined : settings.waitFor === 'first') {
+			items.push({ json: { ...(taskId !== undefined ? { id: taskId } : {}), status: 'pending', wait: { ...meta, outcome: 'pending' } }, pairedItem: { item } });
+		} else {
+			items.push({
+				json: { error: 'No task was created for this item: its task data was refused before the wait', wait: { ...meta, outcome: 'refused' } },
+				pairedItem: { item },
+			});
+		}
+	}
+	return items;
+}
+
+/**
+ * A call to the waiting execution's address (the Task Queue Trigger forwards each completion that
+ * carries it, naming the task). A task that is not one of the run's is answered at once as not
+ * taken, without a read. Otherwise the node confirms with the service and resumes only when the
+ * run's own tasks are completed; the answer says which named tasks the run took.
+ */
+export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	const query = new URLSearchParams(this.getQueryData() as Record<string, string>);
+	const parts = readParameters(query);
+	if (!parts) return answer.call(this, 400, { message: 'Not a resume address of a Task Queue Create and Wait' });
+	const settings = readWaitSettings(this);
+	const wait: Wait = { executionId: String(this.getExecutionId()), nodeId: this.getNode().id, ...parts };
+	const memory = readRunMemory(this, wait.inputs);
+	const tasksOfRun = memory ? memory.tasks.map((t) => t.taskId ?? '-').join(',') : `${wait.createdAt}/${wait.count}/${wait.inputs}`;
+	const key = `${wait.executionId}/${wait.nodeId}/${createHash('sha256').update(tasksOfRun).digest('hex')}`;
+	const itemOf = itemMatcher(wait, memory, settings);
+
+	const named = namedTasks(this.getBodyData());
+	const members = memory ? new Set(memory.tasks.map((t) => t.taskId)) : undefined;
+	const taken = members ? named.filter((id) => members.has(id)) : named;
+	const others = named.filter((id) => !taken.includes(id));
+	if (named.length > 0 && taken.length === 0) return answer.call(this, 200, { taken: [], others });
+	const alreadyKnown = knownCompletions(key);
+	const known = [...alreadyKnown.values()].map((t) => t.id);
+	const enough = (found: Map<number, CompletedTask>) => (settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0);
+	// a completion this process has confirmed already, named again (a replay), needs no read
+	if (taken.length > 0 && taken.every((id) => known.includes(id)) && !enough(alreadyKnown)) {
+		return answer.call(this, 202, { waiting: true, completed: alreadyKnown.size, of: wait.count, taken, others });
+	}
+	let found: Map<number, CompletedTask>;
+	try {
+		found = await confirmCompletions.call(this, { key, queueId: wait.queueId, itemOf, count: wait.count, since: since(wait, memory), enough });
+	} catch (error) {
+		// keeps waiting: the trigger calls again after a pause, and its reconciliation later still
+		this.logger.warn(`Task Queue: could not confirm completions with the service (${(error as Error).message}); still waiting`);
+		return answer.call(this, 503, { message: 'Could not confirm the completion with the service; still waiting', taken, others });
+	}
+	if (!enough(found)) {
+		return answer.call(this, 202, { waiting: true, completed: found.size, of: wait.count, taken, others });
+	}
+	const meta = { outcome: 'completed', node: this.getNode().name, completed: found.size, of: wait.count };
+	this.getResponseObject().status(200).json({ resumed: true, taken, others });
+	return { noWebhookResponse: true, workflowData: [resumedItems(wait, memory, found, settings, meta)] };
+}

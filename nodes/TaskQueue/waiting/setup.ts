@@ -1,0 +1,123 @@
+import { DateTime } from 'luxon';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
+
+import type { CompiledQueue } from '../helpers/blocks';
+import { optionsOf } from '../helpers/blocks';
+import { parseDateParameter } from '../helpers/dates';
+import { RESUME_FIELD_KINDS, type WaitSettings } from './settings';
+
+// The checks of a Create and Wait's set-up, all made before the first task is created: a set-up that
+// cannot come back fails here, with its fix, never as a run that waits forever.
+
+const LIMIT_UNITS = { minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
+
+/** When the wait ends without every completion; checked before any task is created. */
+export function waitTill(this: IExecuteFunctions): Date {
+	const limit = this.getNodeParameter('options.limitWaitTime.values', 0, null) as IDataObject | null;
+	if (!limit) return WAIT_INDEFINITELY;
+	if (limit.limitType === 'atSpecifiedTime') {
+		const at = parseDateParameter.call(this, limit.maxDateAndTime, 'Max Date and Time', 0);
+		if (!at || at.toMillis() <= Date.now()) {
+			throw new NodeOperationError(this.getNode(), 'Limit Wait Time is set to a date that has passed', {
+				description: 'Set Max Date and Time to a date in the future, or remove the Limit Wait Time option.',
+			});
+		}
+		return at.toJSDate();
+	}
+	const amount = Number(limit.resumeAmount);
+	const unit = LIMIT_UNITS[limit.resumeUnit as keyof typeof LIMIT_UNITS];
+	if (!Number.isFinite(amount) || amount <= 0 || unit === undefined) {
+		throw new NodeOperationError(
+			this.getNode(),
+			`Limit Wait Time must be a positive amount of time, not ${JSON.stringify(limit.resumeAmount)} ${String(limit.resumeUnit)}`,
+			{ description: 'Set Amount to more than 0 (minutes, hours or days), or remove the Limit Wait Time option.' },
+		);
+	}
+	return DateTime.now().plus({ milliseconds: amount * unit }).toJSDate();
+}
+
+export function checkFields(this: IExecuteFunctions, queue: CompiledQueue, settings: WaitSettings): void {
+	const fields = [...queue.blocks.values()].map((c) => c.block);
+	const resume = fields.find((b) => b.id === settings.resumeField);
+	const suitable = fields.filter((b) => RESUME_FIELD_KINDS.has(b.type)).map((b) => b.id);
+	if (!resume || !RESUME_FIELD_KINDS.has(resume.type)) {
+		throw new NodeOperationError(
+			this.getNode(),
+			settings.resumeField
+				? `Queue ${queue.queueId} has no text or link field "${settings.resumeField}" to carry the resume address`
+				: 'No Resume Address Field chosen',
+			{
+				description:
+					suitable.length > 0
+						? `Set Resume Address Field to one of the queue's text or link fields that people do not fill in: ${suitable.join(', ')}.`
+						: `Queue ${queue.queueId} (${queue.name}) has no text or link field. Add one (for example a read-only text field "resume_url") to the queue in the service, then pick it as Resume Address Field.`,
+			},
+		);
+	}
+	if (settings.responseType !== 'approval') return;
+	const approval = fields.find((b) => b.id === settings.approvalField);
+	if (!approval || approval.type !== 'single_selection') {
+		throw new NodeOperationError(this.getNode(), `Queue ${queue.queueId} has no selection field "${settings.approvalField}" for the approval`, {
+			description: 'Set Approval Field to a single-selection field of the queue whose options approve or deny.',
+		});
+	}
+	if (!optionsOf(approval).some((option) => option.id === settings.approveOption)) {
+		throw new NodeOperationError(this.getNode(), `"${settings.approveOption}" is not an option of field ${approval.id}`, {
+			description: `Set Approve Option to one of: ${optionsOf(approval).map((o) => `${o.id} (${o.name})`).join(', ')}.`,
+		});
+	}
+	for (const [label, id] of [
+		['Feedback Field', settings.feedbackField],
+		['Message Field', settings.messageField],
+	] as const) {
+		const block = id ? fields.find((b) => b.id === id) : undefined;
+		if (id && (!block || block.type !== 'text')) {
+			throw new NodeOperationError(this.getNode(), `Queue ${queue.queueId} has no text field "${id}" for the ${label}`, {
+				description: `Set ${label} to one of the queue's text fields, or leave it empty.`,
+			});
+		}
+	}
+}
+
+/**
+ * The Message of an AI agent's human review (the parameter n8n adds to the node's review-tool
+ * variant). n8n's default, `{{ $tool.parameters }}`, renders the tool's arguments as
+ * "[object Object]": they are written as JSON instead, so the person sees what the agent wants.
+ */
+export function reviewMessage(this: IExecuteFunctions, itemIndex: number): string {
+	const raw = this.getNodeParameter('message', itemIndex, '', { rawExpressions: true });
+	if (typeof raw !== 'string' || raw === '') return '';
+	if (!raw.startsWith('=')) return raw;
+	const readable = raw.replace(/\{\{\s*\$tool\.parameters\s*\}\}/g, '{{ JSON.stringify($tool.parameters, null, 2) }}');
+	const message = this.evaluateExpression(readable.slice(1), itemIndex);
+	return typeof message === 'string' ? message : JSON.stringify(message);
+}
+
+/** What real servers accept in a link field: a host with a dot (an IP address too), never `localhost`. */
+function linkAccepts(address: string): boolean {
+	const host = new URL(address).hostname;
+	return host.includes('.') || host.startsWith('[');
+}
+
+/**
+ * A link field holds only URLs whose host has a dot: n8n's address on `localhost` (a local n8n's
+ * default) would make the service refuse every task.
+ */
+export function checkResumeFieldTakesAddress(this: IExecuteFunctions, queue: CompiledQueue, settings: WaitSettings, waitingBase: string): void {
+	const field = queue.blocks.get(settings.resumeField)?.block;
+	if (field?.type !== 'link' || linkAccepts(waitingBase)) return;
+	const host = new URL(waitingBase).hostname;
+	throw new NodeOperationError(this.getNode(), `The link field "${field.id}" cannot hold this n8n's address: the service refuses links to "${host}"`, {
+		description: `The service accepts a link only when its host has a dot, and n8n's resume address is ${waitingBase}/…. Pick a text field as Resume Address Field, or give n8n an address with a dotted host (WEBHOOK_URL, for example http://127.0.0.1:5678/ or your n8n's domain name).`,
+	});
+}
+
+/** n8n 2.41's Engine 2.0 (a workflow setting) cannot resume a waiting execution: refused before any task. */
+export function checkEngineCanResume(this: IExecuteFunctions): void {
+	const settings = (typeof this.getWorkflowSettings === 'function' ? this.getWorkflowSettings() : {}) as IDataObject;
+	if (settings.engineType !== 'v2') return;
+	throw new NodeOperationError(this.getNode(), 'This workflow runs on n8n\'s Engine 2.0, which cannot resume a waiting execution', {
+		description: 'Open the workflow\'s settings and switch its execution engine back to the default (v1), then run it again. Create and Wait, like n8n\'s own Wait and send-and-wait nodes, needs an engine that resumes waiting executions.',
+	});
+}
