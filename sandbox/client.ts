@@ -14,6 +14,7 @@ import type {
 	WebhookCall,
 	WebhookObject,
 } from './types';
+import type { Realism } from './realism';
 
 export type {
 	Block,
@@ -216,6 +217,11 @@ export class SandboxClient {
 	}
 
 	/** Imitates the self-hosted 1.0.x defect: HTML 500 on the /queues/ get, webhook and flush routes. */
+	/** Turns the real deployments' harsher behaviours on or off (sandbox/realism.ts); reset() restores them. */
+	async setRealism(realism: Partial<Realism>): Promise<Realism> {
+		return await this.call('PUT', '/realism', realism);
+	}
+
 	async setLegacyDefect(on: boolean): Promise<void> {
 		await this.call('PUT', '/legacy-defect', { on });
 	}

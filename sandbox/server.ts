@@ -10,6 +10,7 @@ import { SandboxError, type QueueState, type Store, type UserState } from './sto
 import type { FaultConfig, RequestLogEntry, RouteFaultRule, SeedData } from './types';
 import { CrashError, isValidUrl, ValidationError } from './validate';
 import type { WebhookDeliverer } from './webhooks';
+import { resetRealism, setRealism, type Realism } from './realism';
 
 export interface ServerContext {
 	store: Store;
@@ -550,6 +551,7 @@ async function handleAdmin(
 			webhooks.clear();
 			faults.clear();
 			faults.legacyDefect = false;
+			resetRealism();
 			return ok({ ok: true });
 		}
 		case 'GET /state':
@@ -634,6 +636,14 @@ async function handleAdmin(
 		case 'DELETE /faults':
 			faults.clear();
 			return ok(faults.describe());
+		case 'GET /realism':
+			return ok(setRealism({}));
+		case 'PUT /realism':
+			try {
+				return ok(setRealism(body as Partial<Realism>));
+			} catch (e) {
+				throw new SandboxError(400, (e as Error).message);
+			}
 		case 'PUT /legacy-defect':
 			faults.legacyDefect = !!body.on;
 			return ok({ on: faults.legacyDefect });

@@ -2,6 +2,7 @@
 // "How it imitates real deployments"). It is the sandbox's own on purpose: sharing the node's
 // validation would make the tests compare the node with itself.
 import type { Block, BlockSettings } from './types';
+import { realism } from './realism';
 
 /** A 400 answered with the JSON envelope. */
 export class ValidationError extends Error {
@@ -59,6 +60,19 @@ export function isValidUrl(value: string): boolean {
 	return labels.every((l) => HOST_LABEL.test(l));
 }
 
+/** A host with a dot (an IPv4 address too), or an IPv6 literal. */
+function hasDottedHost(value: string): boolean {
+	let host: string;
+	try {
+		const url = new URL(value);
+		if (url.protocol !== 'http:' && url.protocol !== 'https:') return true; // refused as not a URL
+		host = url.hostname;
+	} catch {
+		return true;
+	}
+	return host.includes('.') || host.startsWith('[');
+}
+
 const DATE_RE =
 	/^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
@@ -92,6 +106,9 @@ function isFraction(value: unknown): boolean {
  * numeric strings become numbers). Throws ValidationError (400) or CrashError (HTML 500).
  */
 export function coerceValue(block: Block, value: unknown): unknown {
+	if (value === null && block.type === 'form_sequence' && realism.nullFormSequenceCrashes) {
+		throw new CrashError(`form_sequence block ${block.id} given null`);
+	}
 	if (value === null || value === undefined) return null;
 	const id = block.id;
 	const bad = (expected: string) =>
@@ -106,6 +123,8 @@ export function coerceValue(block: Block, value: unknown): unknown {
 			if (type === 'image') throw new CrashError(`image block ${id} given a ${typeName(value)}`);
 			throw bad('a URL string');
 		}
+		// real servers refuse a value whose host has no dot, localhost included (not webhook targets)
+		if (realism.urlValuesNeedDottedHost && !hasDottedHost(value)) throw new ValidationError(`${id}: Invalid url value: ${value}`);
 		if (!isValidUrl(value)) throw new ValidationError(`${id}: Enter a valid URL.`);
 		return value;
 	}

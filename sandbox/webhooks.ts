@@ -5,6 +5,7 @@ import http from 'http';
 import https from 'https';
 
 import type { Faults } from './faults';
+import { realism } from './realism';
 import { asDelivered } from './time';
 import type { Task, WebhookCall } from './types';
 
@@ -21,6 +22,8 @@ export class WebhookDeliverer {
 	private readonly httpAgent = new http.Agent({ keepAlive: false, maxSockets: 64 });
 	private readonly httpsAgent = new https.Agent({ keepAlive: false, maxSockets: 64 });
 	private readonly timers = new Set<NodeJS.Timeout>();
+	private queued: WebhookCall[] = [];
+	private readonly sending = new Set<WebhookCall>();
 
 	constructor(private readonly faults: Faults) {}
 
@@ -40,13 +43,13 @@ export class WebhookDeliverer {
 		}
 		if (fault?.webhook === 'delay') {
 			call.fault = 'delayed';
-			this.later(fault.delayMs ?? 1000, () => this.send(call));
+			this.later(fault.delayMs ?? 1000, () => this.enqueue(call));
 			return;
 		}
-		this.later(0, () => this.send(call));
+		this.later(0, () => this.enqueue(call));
 		if (fault?.webhook === 'duplicate') {
 			const copy = this.record(queueId, target, rawBody, task.id, 'duplicate');
-			this.later(0, () => this.send(copy));
+			this.later(0, () => this.enqueue(copy));
 		}
 	}
 
@@ -77,6 +80,24 @@ export class WebhookDeliverer {
 		return call;
 	}
 
+	/**
+	 * Real servers send deliveries from a small pool of threads, newest first when they queue up:
+	 * under a burst a later completion often arrives before an earlier one (realism.deliveryThreads).
+	 */
+	private enqueue(call: WebhookCall): void {
+		this.queued.push(call);
+		this.pump();
+	}
+
+	private pump(): void {
+		const threads = realism.deliveryThreads ?? Infinity;
+		while (this.sending.size < threads && this.queued.length > 0) {
+			const call = this.queued.pop() as WebhookCall;
+			this.sending.add(call);
+			this.send(call);
+		}
+	}
+
 	private later(ms: number, fn: () => void): void {
 		this.inFlight++;
 		const timer = setTimeout(() => {
@@ -87,6 +108,7 @@ export class WebhookDeliverer {
 	}
 
 	private settle(call: WebhookCall, status: number | null, error: string | null): void {
+		if (this.sending.delete(call)) this.pump();
 		call.status = status;
 		call.error = error;
 		call.state = error ? 'failed' : 'done';
@@ -162,6 +184,7 @@ export class WebhookDeliverer {
 
 	close(): void {
 		this.closed = true;
+		this.queued = [];
 		for (const t of this.timers) clearTimeout(t);
 		this.timers.clear();
 		this.httpAgent.destroy();

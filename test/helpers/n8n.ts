@@ -265,6 +265,8 @@ export async function runActionNode(options: {
 	additionalData?: Partial<IWorkflowExecuteAdditionalData>;
 	/** Adds the pairing probe after the node (named 'Probe'). */
 	probe?: boolean;
+	/** The workflow's settings (as n8n stores them with the workflow). */
+	workflowSettings?: IDataObject;
 }): Promise<ActionRun> {
 	const nodeTypes = nodeTypesOf(options.types);
 	const start: INode = {
@@ -291,6 +293,7 @@ export async function runActionNode(options: {
 				staticData: {},
 			})
 		: makeWorkflow([start, node], nodeTypes);
+	if (options.workflowSettings) workflow.settings = options.workflowSettings;
 	const executionId = options.executionId ?? 'exec-1';
 	const hooks = new ExecutionLifecycleHooks('manual', executionId, {
 		id: workflow.id,

@@ -83,7 +83,7 @@ const VALID: Array<[string, unknown, unknown]> = [
 	['rich_text', '<p>Hi <b>there</b></p>', '<p>Hi <b>there</b></p>'],
 	['email', 'someone@example.com', 'someone@example.com'],
 	['link', 'https://example.com/x?y=1#z', 'https://example.com/x?y=1#z'],
-	['link', 'http://localhost:8080/x', 'http://localhost:8080/x'],
+	['link', 'http://127.0.0.1:8080/x', 'http://127.0.0.1:8080/x'],
 	['link', 'http://127.0.0.1:5678/x', 'http://127.0.0.1:5678/x'],
 	['image', URL_OK, URL_OK],
 	['audio', 'https://cdn.example.com/a.mp3', 'https://cdn.example.com/a.mp3'],
@@ -155,12 +155,14 @@ const INVALID: Array<[string, unknown, string]> = [
 	['rich_text', { html: 'x' }, 'rich_text: expected a string, got object.'],
 	['email', 5, 'email: expected a string, got number.'],
 	['link', 'example.com/x', 'link: Enter a valid URL.'],
-	['link', 'https://intranet/x', 'link: Enter a valid URL.'],
+	['link', 'https://intranet/x', 'link: Invalid url value: https://intranet/x'],
+	// real servers refuse localhost in a value (a webhook target may be on localhost)
+	['link', 'http://localhost:8080/x', 'link: Invalid url value: http://localhost:8080/x'],
 	['link', 'ftp://example.com/x', 'link: Enter a valid URL.'],
 	['link', 12, 'link: expected a URL string, got number.'],
 	['image', 'not a url', 'image: Enter a valid URL.'],
 	['audio', true, 'audio: expected a URL string, got boolean.'],
-	['video', 'https://nodot/x', 'video: Enter a valid URL.'],
+	['video', 'https://nodot/x', 'video: Invalid url value: https://nodot/x'],
 	['pdf', ['https://example.com/a.pdf'], 'pdf: expected a URL string, got list.'],
 	['embed', 'javascript:alert(1)', 'embed: Enter a valid URL.'],
 	['number', 'abc', 'number: A valid number is required.'],
@@ -226,6 +228,24 @@ test.each(CRASHES)('%s given %j crashes the server: HTML 500, nothing stored', a
 	expect(res.status).toBe(500);
 	expect(res.headers['content-type']).toMatch(/^text\/html/);
 	expect(res.text).toContain('Server Error (500)');
+	expect((await client.tasks(queueId)).length).toBe(before);
+});
+
+test('with realism urlValuesNeedDottedHost off, a link to localhost is stored (the gentler contract)', async () => {
+	await client.setRealism({ urlValuesNeedDottedHost: false });
+	try {
+		const res = await create({ ...NEEDED, link: 'http://localhost:8080/x' });
+		expect(res.status).toBe(201);
+	} finally {
+		await client.setRealism({ urlValuesNeedDottedHost: true });
+	}
+});
+
+test('a null form_sequence value crashes the server: HTML 500, nothing stored', async () => {
+	const before = (await client.tasks(queueId)).length;
+	const res = await create({ ...NEEDED, form: null });
+	expect(res.status).toBe(500);
+	expect(res.headers['content-type']).toMatch(/^text\/html/);
 	expect((await client.tasks(queueId)).length).toBe(before);
 });
 

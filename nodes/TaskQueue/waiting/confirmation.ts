@@ -58,9 +58,11 @@ async function read(this: IWebhookFunctions, run: RunToConfirm): Promise<Map<num
 	for (const [item, task] of before?.found ?? []) if (run.itemOf(task) !== item) before?.found.delete(item);
 	const stopBelow = before && before.readFrom > run.since ? earlier(before.readFrom, REREAD_MS) : run.since;
 	const found = new Map<number, CompletedTask>();
-	const limit = Math.min(MAX_PAGE, run.count + 100);
+	// a small first page costs little when nothing much happened; deeper pages as large as the service allows
+	const firstLimit = Math.min(MAX_PAGE, run.count + 100);
 	let readFrom = '';
 	for (let offset = 0; ; ) {
+		const limit = offset === 0 ? firstLimit : MAX_PAGE;
 		const { tasks, count } = await getCompletedPage.call(this, run.queueId, offset > 0 ? { offset, limit } : { limit });
 		if (offset === 0) readFrom = tasks[0] ? timeKey(tasks[0].completed_at) : '';
 		for (const task of tasks) {

@@ -1,0 +1,253 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @typescript-eslint/no-require-imports */
+// The waiting guarantees (issue 25), each under the fault that broke it: a run resumes once, with its
+// own tasks, paired with its own inputs, never stuck, whatever the queue's traffic. Completions travel
+// as in n8n: the sandbox POSTs them to the Task Queue Trigger (webhook() in a WebhookContext), which
+// forwards them to n8n's waiting address (a stand-in that checks signatures as n8n 2.41 does and runs
+// the waiting node's webhook() over the execution's stored data).
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+
+import { runActionNode, type ActionRun } from '../../../helpers/n8n';
+import { callWaitingNode, queryOf, resumeExecution, WaitingEndpoint } from '../../../helpers/waiting';
+import { node } from '../env';
+import { locator, startTriggerEnv, startWebhookServer, WebhookTriggerUnderTest, type TriggerTestEnv } from '../trigger/env';
+
+const QUEUE = 104;
+let env: TriggerTestEnv;
+let trigger: WebhookTriggerUnderTest;
+let waiting: WaitingEndpoint;
+let server: Awaited<ReturnType<typeof startWebhookServer>>;
+let executions = 100;
+
+beforeAll(async () => (env = await startTriggerEnv()));
+afterAll(async () => await env.close());
+beforeEach(async () => {
+	await env.client.reset();
+	waiting = new WaitingEndpoint();
+	trigger = new WebhookTriggerUnderTest({ credentials: env.credentials(), parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} } });
+	server = await startWebhookServer(trigger, waiting);
+	await trigger.activate();
+});
+afterEach(async () => await server.close());
+
+const INPUT = [{ message: 'first' }, { message: 'second' }];
+
+async function createAndWait(parameters: IDataObject = {}, input: IDataObject[] = INPUT, extra: { probe?: boolean; settings?: IDataObject } = {}) {
+	const executionId = String(++executions);
+	const run = await runActionNode({
+		types: { taskQueue: node },
+		node: {
+			type: 'taskQueue',
+			parameters: {
+				resource: 'task',
+				operation: 'sendAndWait',
+				queue: locator(QUEUE),
+				taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ $json.message }}' }, matchingColumns: [], schema: [] },
+				resumeField: 'resume_url',
+				options: {},
+				...parameters,
+			} as INodeParameters,
+		},
+		input,
+		credentials: env.credentials(),
+		executionId,
+		additionalData: { webhookWaitingBaseUrl: server.waitingBaseUrl },
+		probe: extra.probe,
+	});
+	waiting.add(executionId, run);
+	const tasks = (await env.client.tasks(QUEUE)).filter((t) => String(t.data.resume_url).includes(`/${executionId}/`));
+	tasks.sort((a, b) => String(a.data.resume_url).localeCompare(String(b.data.resume_url)));
+	return { run, executionId, tasks };
+}
+
+const complete = async (taskId: number, data: IDataObject = { decision: 'approve' }) =>
+	await env.client.complete(QUEUE, taskId, { by: 'alice@example.com', data });
+
+async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 10_000) {
+	const deadline = Date.now() + timeoutMs;
+	while (!(await probe())) {
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+		await new Promise((resolve) => setTimeout(resolve, 20));
+	}
+}
+
+const resumedIds = (executionId: string) => ((waiting.resumed.get(executionId) as INodeExecutionData[][])[0] ?? []).map((i) => i.json.id);
+const reads = async () => (await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed')).length;
+
+describe('1. only the task the run created for item i answers item i', () => {
+	test('a task created through the API with a copy of item 0\'s address, completed first, does not count', async () => {
+		const { executionId, tasks } = await createAndWait();
+		const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'copy', resume_url: String(tasks[0].data.resume_url) }]);
+		await complete(ids[0], { decision: 'approve' });
+		await complete(tasks[1].id, { decision: 'reject' });
+		await until('both deliveries', async () => (await env.client.webhookCalls()).filter((c) => c.status !== null).length === 2);
+		expect(waiting.resumed.has(executionId)).toBe(false);
+		// the copy is an ordinary completion of the queue
+		expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
+		await complete(tasks[0].id, { decision: 'escalate' });
+		await until('the resume', () => waiting.resumed.has(executionId));
+		const [items] = waiting.resumed.get(executionId) as INodeExecutionData[][];
+		expect(items.map((i) => [i.json.id, (i.json.data as IDataObject).decision, i.pairedItem])).toEqual([
+			[tasks[0].id, 'escalate', { item: 0 }],
+			[tasks[1].id, 'reject', { item: 1 }],
+		]);
+	});
+
+	test('a person who overwrites the read-only address of their task with item 0\'s still answers item 1, not item 0', async () => {
+		const { executionId, tasks } = await createAndWait();
+		await complete(tasks[1].id, { decision: 'reject', resume_url: String(tasks[0].data.resume_url) });
+		await until('the delivery', async () => (await env.client.webhookCalls())[0]?.status !== null && (await env.client.webhookCalls()).length === 1);
+		expect(waiting.resumed.has(executionId)).toBe(false);
+		await complete(tasks[0].id, { decision: 'approve' });
+		await until('the resume', () => waiting.resumed.has(executionId));
+		const [items] = waiting.resumed.get(executionId) as INodeExecutionData[][];
+		expect(items.map((i) => [i.json.id, (i.json.data as IDataObject).decision])).toEqual([
+			[tasks[0].id, 'approve'],
+			[tasks[1].id, 'reject'],
+		]);
+		expect(trigger.executions).toBe(0);
+	});
+});
+
+describe('2. a lost delivery does not leave the run waiting', () => {
+	test('the delivery of the run\'s last completion is lost and nothing else happens in the queue: the trigger\'s next check resumes it', async () => {
+		const { executionId, tasks } = await createAndWait();
+		await complete(tasks[0].id);
+		await until('the first forward', () => waiting.calls.length === 1);
+		await env.client.setFaults([{ webhook: 'drop', count: 1 }]);
+		await complete(tasks[1].id);
+		await env.client.waitForWebhookCalls(2);
+		expect(waiting.resumed.has(executionId)).toBe(false);
+		// n8n runs the trigger's poll() on its Check for Lost Completions times (every minute by default)
+		expect(await trigger.reconcile()).toBeNull();
+		expect(resumedIds(executionId)).toEqual([tasks[0].id, tasks[1].id]);
+		// the next check passes nothing on: what this process settled is not called again
+		const calls = waiting.calls.length;
+		expect(await trigger.reconcile()).toBeNull();
+		expect(waiting.calls.length).toBe(calls);
+		expect(trigger.executions).toBe(0);
+	});
+
+	test('a test delivery\'s items reach the manual execution n8n runs through the trigger\'s poll()', async () => {
+		const test = new WebhookTriggerUnderTest({ credentials: env.credentials(), parameters: { event: 'taskCompleted', queue: locator(101), options: {} }, isTest: true });
+		await server.close();
+		server = await startWebhookServer(test, waiting);
+		await test.activate();
+		const { ids } = await env.client.createTasks(101, [{ customer_message: 'test me', order_total: 5 }]);
+		await env.client.complete(101, ids[0], { by: 'alice@example.com', data: { decision: 'approve' } });
+		await until('the test execution', () => test.executions === 1);
+		const items = await test.reconcile('manual');
+		expect(items?.[0].map((i) => i.json.id)).toEqual([ids[0]]);
+		expect(await test.reconcile('manual')).toBeNull();
+	});
+});
+
+describe('3. a busy queue does not stop a batch run from resuming', () => {
+	test('3,000 completions of other work between a run\'s answers: it resumes, reading pages of 1,000 down to where it read before', async () => {
+		await env.client.createTasks(QUEUE, 3000); // other work, older: completed below before the run's
+		const { executionId, tasks } = await createAndWait();
+		await env.client.clearRequests();
+		await complete(tasks[0].id);
+		await until('the first forward', () => waiting.calls.length === 1);
+		expect(await reads()).toBe(1);
+		await env.client.setWebhook(QUEUE, ''); // the other work's deliveries are not what is measured
+		await env.client.completeMany(QUEUE, 3000, { by: 'bob@example.com' });
+		await trigger.activate();
+		await env.client.clearRequests();
+		await complete(tasks[1].id);
+		await until('the resume', () => waiting.resumed.has(executionId));
+		expect(resumedIds(executionId)).toEqual([tasks[0].id, tasks[1].id]);
+		// down to where the first read began (and 5 s more): 102, then pages of 1,000
+		expect(await reads()).toBeLessThanOrEqual(5);
+	});
+
+	test('a call in a new n8n process (nothing known yet) still finds an answer 3,000 completions deep', async () => {
+		await env.client.createTasks(QUEUE, 3000);
+		const { run, tasks } = await createAndWait({}, [{ message: 'only' }]);
+		await env.client.setWebhook(QUEUE, '');
+		await complete(tasks[0].id);
+		await env.client.completeMany(QUEUE, 3000, { by: 'bob@example.com' });
+		const call = await callWaitingNode(run, queryOf(String(tasks[0].data.resume_url)), {});
+		expect(call.result.workflowData?.[0].map((i) => i.json.id)).toEqual([tasks[0].id]);
+	});
+});
+
+describe('4. "The First Task Is Completed" pairs the answer with its own input downstream', () => {
+	test('the answer to item 1 is item 1 for the next node ($(\'Start\').item), as n8n 2.41 renumbers a resumed node\'s items', async () => {
+		const { run, tasks } = await createAndWait({ waitFor: 'first' }, INPUT, { probe: true });
+		await complete(tasks[1].id, { decision: 'reject' });
+		const call = await callWaitingNode(run, queryOf(String(tasks[1].data.resume_url)), { tasks: [{ id: tasks[1].id }] });
+		const resumed = await resumeExecution(run, call.result.workflowData as INodeExecutionData[][]);
+		const probe = resumed.data.resultData.runData.Probe[0].data?.main[0] ?? [];
+		const answered = probe.filter((i) => (i.json.answer as IDataObject).wait && ((i.json.answer as IDataObject).wait as IDataObject).outcome === 'completed');
+		expect(answered.map((i) => [(i.json.answer as IDataObject).id, i.json.start])).toEqual([[tasks[1].id, INPUT[1]]]);
+		expect(probe.map((i) => i.json.start)).toEqual(INPUT);
+	});
+});
+
+describe('5. forwarding loses and swallows nothing', () => {
+	test('an altered address and a genuine completion of one run arrive together: the genuine one resumes the run, the other is emitted', async () => {
+		const { executionId, tasks } = await createAndWait({}, [{ message: 'only' }]);
+		const altered = String(tasks[0].data.resume_url).replace(/signature=(.)/, (_, c: string) => `signature=${c === 'a' ? 'b' : 'a'}`);
+		const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'altered', resume_url: altered }]);
+		await complete(ids[0]);
+		await complete(tasks[0].id);
+		await until('the resume', () => waiting.resumed.has(executionId));
+		await until('the trigger execution', () => trigger.executions === 1);
+		expect(resumedIds(executionId)).toEqual([tasks[0].id]);
+		expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
+	});
+
+	test('replaying a genuine address costs the service no read for a task that is not the run\'s, and bounded reads otherwise', async () => {
+		const { run, tasks } = await createAndWait();
+		const query = queryOf(String(tasks[0].data.resume_url));
+		await complete(tasks[0].id);
+		await env.client.clearRequests();
+		for (let i = 0; i < 20; i++) await callWaitingNode(run, query, { tasks: [{ id: 999_999 }] });
+		expect(await reads()).toBe(0);
+		await callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] });
+		expect(await reads()).toBe(1);
+		// the same completion named again: this process has confirmed it already
+		for (let i = 0; i < 20; i++) await callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] });
+		expect(await reads()).toBe(1);
+		// a pending task of the run named 20 times at once: one read in flight, the rest share the next
+		await Promise.all(Array.from({ length: 20 }, () => callWaitingNode(run, query, { tasks: [{ id: tasks[1].id }] })));
+		expect(await reads()).toBeLessThanOrEqual(3);
+	});
+});
+
+describe('6. a set-up that cannot come back is refused before any task', () => {
+	async function refused(parameters: IDataObject, settings?: IDataObject): Promise<ActionRun> {
+		await env.client.clearRequests();
+		const executionId = String(++executions);
+		const result = await runActionNode({
+			types: { taskQueue: node },
+			node: { type: 'taskQueue', parameters: { resource: 'task', operation: 'sendAndWait', queue: locator(QUEUE), taskData: { mappingMode: 'defineBelow', value: { customer_message: 'x' }, matchingColumns: [], schema: [] }, resumeField: 'resume_url', options: {}, ...parameters } as INodeParameters },
+			input: [{}],
+			credentials: env.credentials(),
+			executionId,
+			additionalData: { webhookWaitingBaseUrl: 'http://localhost:5678/webhook-waiting' },
+			workflowSettings: settings,
+		});
+		expect((await env.client.requests()).filter((r) => r.path.endsWith('/tasks/create'))).toEqual([]);
+		expect(result.run.status).not.toBe('waiting');
+		return result;
+	}
+
+	test('a link field as Resume Address Field while n8n\'s address is on localhost', async () => {
+		const queue = await env.client.createQueue({
+			name: 'Links',
+			blocks: [
+				{ id: 'summary', name: 'Summary', type: 'text', text: { placeholder: '', read_only: true } },
+				{ id: 'callback', name: 'Callback', type: 'link', link: { placeholder: '', read_only: true } },
+			] as never,
+		});
+		const { error } = await refused({ queue: locator(queue.id), taskData: { mappingMode: 'defineBelow', value: {}, matchingColumns: [], schema: [] }, resumeField: 'callback', options: { routeBack: 'pollTrigger' } });
+		expect(error).toMatchObject({ name: 'NodeOperationError', message: 'The link field "callback" cannot hold this n8n\'s address: the service refuses links to "localhost"' });
+		expect((error as unknown as { description: string }).description).toMatch(/Pick a text field as Resume Address Field, or give n8n an address with a dotted host/);
+	});
+
+	test('a workflow on n8n\'s Engine 2.0', async () => {
+		const { error } = await refused({}, { engineType: 'v2' });
+		expect(error).toMatchObject({ name: 'NodeOperationError', message: 'This workflow runs on n8n\'s Engine 2.0, which cannot resume a waiting execution' });
+	});
+});
