@@ -61,7 +61,7 @@ afterAll(async () => {
 });
 
 /** Start (webhook) -> Items (count from the body) -> Ask a person (Create and Wait) -> Completed? (IF) */
-async function waitingWorkflow(options: Record<string, unknown> = {}): Promise<{ id: string; path: string }> {
+async function waitingWorkflow(options: Record<string, unknown> = {}, parameters: Record<string, unknown> = {}): Promise<{ id: string; path: string }> {
 	const path = uniq('ask');
 	const id = await createWorkflow(e, {
 		name: `e2e create and wait ${path}`,
@@ -101,9 +101,21 @@ async function waitingWorkflow(options: Record<string, unknown> = {}): Promise<{
 						schema: [],
 					},
 					resumeField: 'resume_url',
+					...parameters,
 					options,
 				},
 				credentials: credentialRef(e),
+			},
+			{
+				// what any downstream node of a user's sees: the input n8n pairs each item with
+				name: 'Paired',
+				type: 'n8n-nodes-base.code',
+				typeVersion: 2,
+				position: [600, 200],
+				parameters: {
+					mode: 'runOnceForEachItem',
+					jsCode: "return { json: { input: $('Items').item.json.message, outcome: $json.wait?.outcome ?? null, answer: $json.data?.customer_message ?? null } };",
+				},
 			},
 			{
 				name: 'Completed?',
@@ -130,7 +142,7 @@ async function waitingWorkflow(options: Record<string, unknown> = {}): Promise<{
 		connections: {
 			Start: { main: [[{ node: 'Items', type: 'main', index: 0 }]] },
 			Items: { main: [[{ node: 'Ask a person', type: 'main', index: 0 }]] },
-			'Ask a person': { main: [[{ node: 'Completed?', type: 'main', index: 0 }]] },
+			'Ask a person': { main: [[{ node: 'Completed?', type: 'main', index: 0 }, { node: 'Paired', type: 'main', index: 0 }]] },
 		},
 	});
 	await activate(e, id);
@@ -220,7 +232,7 @@ test('one item: the task carries a signed address, a person completes it on the 
 	expect(forged.status).toBe(401);
 	// the right address without a completion: the node answers 202 and keeps waiting
 	const early = await axios.post(String(task.data.resume_url), {}, { validateStatus: () => true });
-	expect([early.status, early.data]).toEqual([202, { waiting: true, completed: 0, of: 1 }]);
+	expect([early.status, early.data]).toEqual([202, { waiting: true, completed: 0, of: 1, taken: [], others: [] }]);
 	expect((await byId(waiting.id)).status).toBe('waiting');
 
 	const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
@@ -303,7 +315,7 @@ test('the service cannot be read when the waiting node confirms the completion: 
 	await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'approve' } });
 	const done = await resumed(waiting.id, 'success', 30_000);
 	expect(nodeOutput(done, 'Ask a person').map((o) => o.id)).toEqual([task.id]);
-	expect(e.n8n.logs.text()).toContain(`completion of task ${task.id} not taken by execution ${waiting.id} (HTTP 503`);
+	expect(e.n8n.logs.text()).toContain(`completion of task ${task.id} not taken by execution ${waiting.id} yet; trying again`);
 	// the faults were spent, and the trigger's second call was confirmed
 	expect((await e.client.faults()).rules.map((r) => r.remaining)).toEqual([0]);
 	await e.client.clearFaults();
@@ -330,10 +342,45 @@ test('a timeout: the input goes on unchanged, and the documented test sends it t
 	expect(nodeOutput(done, 'Completed?', 1)).toHaveLength(2);
 	// a task of the timed-out run completed afterwards: no execution takes it, and the trigger says so
 	await e.client.complete(QUEUE, late.id, { by: ALICE, data: { decision: 'approve' } });
-	const said = `completion of task ${late.id} not taken by execution ${waiting.id} (HTTP `;
+	const said = `completion of task ${late.id} not taken by execution ${waiting.id}: the execution has finished`;
 	await waitFor('the trigger logged the late completion', async () => e.n8n.logs.text().includes(said), 30_000);
 	expect(await triggerExecutions()).toBe(0);
 	expect((await executions(e, id)).map((x) => x.status)).toEqual(['success']);
+	await deleteWorkflow(e, id);
+});
+
+test('"The First Task Is Completed": the answer to item 2 is paired with item 2 downstream ($(\'Items\').item), the others pending', async () => {
+	const { id, path } = await waitingWorkflow({}, { waitFor: 'first' });
+	await start(path, 3);
+	const waiting = await waitingExecution(id);
+	const tasks = await tasksOf(waiting.id, 3);
+	await e.client.complete(QUEUE, tasks[2].id, { by: ALICE, data: { decision: 'approve' } });
+	const done = await resumed(waiting.id, 'success', 30_000);
+	expect(nodeOutput(done, 'Paired')).toEqual([
+		{ input: 'refund 0', outcome: 'pending', answer: null },
+		{ input: 'refund 1', outcome: 'pending', answer: null },
+		{ input: 'refund 2', outcome: 'completed', answer: 'refund 2' },
+	]);
+	expect(nodeOutput(done, 'Completed?', 0).map((o) => o.id)).toEqual([tasks[2].id]);
+	await deleteWorkflow(e, id);
+});
+
+test('the delivery of the run\'s last completion is lost and nothing else happens in the queue: the trigger\'s check for lost completions resumes it within a minute and a half', async () => {
+	const { id, path } = await waitingWorkflow();
+	await start(path, 1);
+	const waiting = await waitingExecution(id);
+	const [task] = await tasksOf(waiting.id, 1);
+	await e.client.setFaults([{ webhook: 'drop', count: 1 }]);
+	const completedAt = Date.now();
+	await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'approve' } });
+	const done = await resumed(waiting.id, 'success', 100_000);
+	const stoppedAt = Date.parse(String((done as { stoppedAt?: string }).stoppedAt ?? new Date().toISOString()));
+	expect(stoppedAt - completedAt).toBeLessThan(90_000);
+	expect(nodeOutput(done, 'Ask a person').map((o) => o.id)).toEqual([task.id]);
+	expect((await e.client.webhookCalls()).filter((c) => c.taskId === task.id).map((c) => c.fault)).toEqual(['dropped']);
+	expect(e.n8n.logs.text()).toContain('to their waiting executions that this n8n process had not passed on');
+	expect(await triggerExecutions()).toBe(0);
+	await e.client.clearFaults();
 	await deleteWorkflow(e, id);
 });
 

@@ -81,6 +81,12 @@ export class WaitingEndpoint {
 
 	readonly resumed = new Map<string, IWebhookResponseData['workflowData']>();
 
+	/** Resumes per execution (n8n refuses a second one: it must stay 1). */
+	readonly resumes = new Map<string, number>();
+
+	/** Executions a call is being handled for: n8n answers another call 409 "running already". */
+	private readonly running = new Set<string>();
+
 	/** Every call, in order: the execution it named and the status it got. */
 	readonly calls: Array<{ executionId: string; status: number; body: unknown; authorization?: string }> = [];
 
@@ -100,8 +106,19 @@ export class WaitingEndpoint {
 		if (!n8nAcceptsSignature(address)) return answer(401, { message: 'Invalid token' });
 		if (this.resumed.has(executionId)) return answer(200, NO_ACTION_REQUIRED);
 		if (nodeId !== run.node.id) return answer(404, { message: 'no waiting webhook with a matching path' });
-		const { response, result } = await callWaitingNode(run, queryOf(address), body);
-		if (result.workflowData) this.resumed.set(executionId, result.workflowData);
+		if (this.running.has(executionId)) return answer(409, { message: `The execution "${executionId}" is running already.` });
+		this.running.add(executionId);
+		let call: WaitingCall;
+		try {
+			call = await callWaitingNode(run, queryOf(address), body);
+		} finally {
+			this.running.delete(executionId);
+		}
+		const { response, result } = call;
+		if (result.workflowData) {
+			this.resumed.set(executionId, result.workflowData);
+			this.resumes.set(executionId, (this.resumes.get(executionId) ?? 0) + 1);
+		}
 		// the node answers the caller itself; n8n's own answer is for a node that does not
 		if (!response.ended) return answer(200, { message: 'Workflow was started' });
 		return answer(response.statusCode, response.body);

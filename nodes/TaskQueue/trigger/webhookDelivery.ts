@@ -10,7 +10,9 @@ import {
 	secretMatches,
 } from './deliveryChecks';
 import { forwardToWaiting } from '../waiting/forward';
+import { parseResumeAddress, waitingBaseUrl } from '../waiting/address';
 import { noteDelivered } from '../waiting/reconcile';
+import { readAnnouncement, rememberRun } from '../waiting/registry';
 import { handOverTestEvent } from './testEvents';
 import { collectAfter } from '../helpers/completedList';
 import { readRegistration } from './webhookRegistration';
@@ -35,6 +37,14 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		return answer.call(this, 401, { message: 'Unauthorized' });
 	}
 
+	const announced = readAnnouncement(this.getBodyData());
+	if (announced) {
+		// a Create and Wait of this n8n says which tasks it waits for (registry.ts)
+		const address = parseResumeAddress(announced.address, waitingBaseUrl(this));
+		if (!address || address.queueId !== registration.queueId) return answer.call(this, 400, { message: 'Not a waiting run of this n8n on this queue' });
+		rememberRun(address.url, `${address.executionId}/${address.nodeId}`, announced.tasks);
+		return answer.call(this, 200, { received: true, tasks: announced.tasks.length });
+	}
 	const check = checkDelivery(this.getBodyData(), registration.queueId);
 	if (!check.ok) {
 		this.logger.warn(`Task Queue Trigger: refused a delivery for queue ${registration.queueId}: ${check.reason}`);

@@ -4,7 +4,8 @@ import { sleep } from 'n8n-workflow';
 import { completionKey } from '../helpers/completions';
 import { CREDENTIAL_TYPE } from '../transport/types';
 import type { CompletedTask } from '../transport/schemas';
-import { findResumeAddress, waitingBaseUrl } from './address';
+import { findResumeAddress, parseResumeAddress, waitingBaseUrl } from './address';
+import { rememberResumed, rememberRun, resumedWithTask, runOf } from './registry';
 
 // Forwarding: the triggers pass each completion that carries the resume address of an execution of
 // this n8n to that execution, which says whether the task is one of its own. What it does not take
@@ -28,7 +29,7 @@ const mayCarryAddress = (task: CompletedTask) => {
  * without its data: the API key cannot travel with it, and n8n does not look the credential up
  * (outside a running execution n8n 2.41 builds an expression isolate for each lookup).
  */
-const withoutTheKey = () => ({ credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data: {} } });
+export const withoutTheKey = () => ({ credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data: {} } });
 
 /**
  * How long a delivery's forward waits before it calls again when the execution could not answer for
@@ -111,6 +112,15 @@ function read(answer: Answer, tasks: CompletedTask[]): Reading {
 	return { outcomes: new Map(tasks.map((t) => [t.id, taken.includes(t.id) ? 'taken' : 'other'])), why: 'not one of its tasks' };
 }
 
+const answerBody = (answer: Answer) => ('body' in answer && typeof answer.body === 'object' && answer.body !== null ? (answer.body as IDataObject) : {});
+
+/** What a run's answer teaches this process: its tasks, and those it resumed with. */
+function learn(execution: string, url: string, body: IDataObject): void {
+	const ids = (value: unknown) => (Array.isArray(value) ? value.filter((id): id is number => Number.isSafeInteger(id)) : []);
+	if (Array.isArray(body.tasks)) rememberRun(url, execution, ids(body.tasks));
+	if (body.resumed === true) rememberResumed(execution, ids(body.answeredBy));
+}
+
 function settleAll(this: TriggerContext, lane: Lane, waiters: Waiter[], outcomes: Map<number, Outcome>, why: string): void {
 	for (const waiter of waiters) {
 		const outcome = outcomes.get(waiter.task.id) ?? 'unsettled';
@@ -135,7 +145,8 @@ async function drain(this: TriggerContext, key: string, lane: Lane): Promise<voi
 				continue;
 			}
 			const tasks = waiters.map((w) => w.task);
-			const reading = read(await call.call(this, url, tasks), tasks);
+			const answer = await call.call(this, url, tasks);
+			const reading = read(answer, tasks);
 			if (reading === 'refusedAddress') {
 				lane.refused.add(url);
 				lane.accepted = undefined;
@@ -157,6 +168,12 @@ async function drain(this: TriggerContext, key: string, lane: Lane): Promise<voi
 			attempt = 0;
 			lane.accepted = url;
 			for (const waiter of waiters) lane.waiting.delete(completionKey(waiter.task));
+			learn(key, url, answerBody(answer));
+			for (const [id, outcome] of reading.outcomes) {
+				// a finished run this process saw resume: the tasks it resumed with are taken, others are not its own
+				const took = outcome === 'finished' ? resumedWithTask(key, id) : undefined;
+				if (took !== undefined) reading.outcomes.set(id, took ? 'taken' : 'other');
+			}
 			settleAll.call(this, lane, waiters, reading.outcomes, reading.why);
 		}
 	} finally {
@@ -174,30 +191,38 @@ export async function forwardToWaiting(
 	options: { retries: boolean } = { retries: true },
 ): Promise<Map<string, Outcome>> {
 	const outcomes = new Map<string, Outcome>();
-	if (!tasks.some(mayCarryAddress)) return outcomes;
+	if (!tasks.some((task) => mayCarryAddress(task) || runOf(task.id))) return outcomes;
 	const waitingBase = waitingBaseUrl(this);
 	const pending: Array<Promise<void>> = [];
 	const started: Array<[string, Lane]> = [];
 	for (const task of tasks) {
-		const address = findResumeAddress(task.data, waitingBase);
+		// the run that created the task, when this process knows it; else the address the task carries
+		const known = runOf(task.id);
+		const address = known ? parseResumeAddress(known.url, waitingBase) : findResumeAddress(task.data, waitingBase);
 		if (!address || address.queueId !== task.queue_id) continue;
-		const key = `${address.executionId}/${address.nodeId}`;
-		let lane = lanes.get(key);
+		const execution = `${address.executionId}/${address.nodeId}`;
+		let lane = lanes.get(execution);
 		if (!lane) {
 			lane = { executionId: address.executionId, waiting: new Map(), retries: false, refused: new Set() };
-			lanes.set(key, lane);
-			started.push([key, lane]);
+			lanes.set(execution, lane);
+			started.push([execution, lane]);
 		}
 		lane.retries ||= options.retries;
-		const waiter = lane.waiting.get(completionKey(task));
+		const key = completionKey(task);
 		pending.push(
 			new Promise<void>((resolve) => {
 				const settle = (outcome: Outcome) => {
-					outcomes.set(completionKey(task), outcome);
-					waiter?.settle(outcome);
+					outcomes.set(key, outcome);
 					resolve();
 				};
-				lane.waiting.set(completionKey(task), { task, url: address.url, settle });
+				// the same completion already waiting (a delivery and a check at once): one call settles both
+				const waiter = lane.waiting.get(key);
+				if (!waiter) return void lane.waiting.set(key, { task, url: address.url, settle });
+				const first = waiter.settle;
+				waiter.settle = (outcome) => {
+					first(outcome);
+					settle(outcome);
+				};
 			}),
 		);
 	}

@@ -48,7 +48,14 @@ export async function reconcile(this: IPollFunctions, queueId: number, dataOnly:
 	const cursor = cursors.get(scope) ?? { at: new Date(Date.now() - FIRST_ROUND_LOOKBACK_MS).toISOString().slice(0, 23), ids: [] };
 	const budget = typeof this.getPollBudgetMs === 'function' ? this.getPollBudgetMs() : undefined;
 	const deadline = Date.now() + Math.min(ROUND_BUDGET_MS, budget && budget > 0 ? budget * 0.8 : ROUND_BUDGET_MS);
-	const collected = await collectAfter.call(this, queueId, cursor, { deadline, nextLimit: 1000 });
+	let collected: Awaited<ReturnType<typeof collectAfter>>;
+	try {
+		collected = await collectAfter.call(this, queueId, cursor, { deadline, nextLimit: 1000 });
+	} catch (error) {
+		// the service failed: the next round reads from the same point
+		this.logger.warn(`Task Queue Trigger: could not check queue ${queueId} for lost completions (${(error as Error).message}); the next check tries again`);
+		return null;
+	}
 	if (!collected.complete) {
 		this.logger.warn(`Task Queue Trigger: the reconciliation of queue ${queueId} could not read all completions since its last round (${collected.requests} pages); the next round goes on`);
 		return null;

@@ -117,13 +117,15 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	const members = memory ? new Set(memory.tasks.map((t) => t.taskId)) : undefined;
 	const taken = members ? named.filter((id) => members.has(id)) : named;
 	const others = named.filter((id) => !taken.includes(id));
-	if (named.length > 0 && taken.length === 0) return answer.call(this, 200, { taken: [], others });
+	// the run's own tasks, so the trigger can route their completions here by id (a hint, no secret)
+	const tasks = memory ? memory.tasks.flatMap((t) => (t.taskId === undefined ? [] : [t.taskId])) : undefined;
+	if (named.length > 0 && taken.length === 0) return answer.call(this, 200, { taken: [], others, ...(tasks ? { tasks } : {}) });
 	const alreadyKnown = knownCompletions(key);
 	const known = [...alreadyKnown.values()].map((t) => t.id);
 	const enough = (found: Map<number, CompletedTask>) => (settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0);
 	// a completion this process has confirmed already, named again (a replay), needs no read
 	if (taken.length > 0 && taken.every((id) => known.includes(id)) && !enough(alreadyKnown)) {
-		return answer.call(this, 202, { waiting: true, completed: alreadyKnown.size, of: wait.count, taken, others });
+		return answer.call(this, 202, { waiting: true, completed: alreadyKnown.size, of: wait.count, taken, others, ...(tasks ? { tasks } : {}) });
 	}
 	let found: Map<number, CompletedTask>;
 	try {
@@ -134,9 +136,10 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 		return answer.call(this, 503, { message: 'Could not confirm the completion with the service; still waiting', taken, others });
 	}
 	if (!enough(found)) {
-		return answer.call(this, 202, { waiting: true, completed: found.size, of: wait.count, taken, others });
+		return answer.call(this, 202, { waiting: true, completed: found.size, of: wait.count, taken, others, ...(tasks ? { tasks } : {}) });
 	}
 	const meta = { outcome: 'completed', node: this.getNode().name, completed: found.size, of: wait.count };
-	this.getResponseObject().status(200).json({ resumed: true, taken, others });
+	const answeredBy = [...found.values()].map((task) => task.id);
+	this.getResponseObject().status(200).json({ resumed: true, taken, others, answeredBy });
 	return { noWebhookResponse: true, workflowData: [resumedItems(wait, memory, found, settings, meta)] };
 }

@@ -6,6 +6,7 @@ import { getQueueId } from '../../helpers/queue';
 import { getWebhookTarget } from '../../transport/endpoints';
 import { WEBHOOK_PATH } from '../../trigger/webhookRegistration';
 import { assertCanSign, isTriggerOfThisN8n, requireSignedCalls, signResumeAddress, waitingBaseUrl } from '../../waiting/address';
+import { announceRun } from '../../waiting/announce';
 import { waitingItems } from '../../waiting/memory';
 import { readWaitSettings, type WaitSettings } from '../../waiting/settings';
 import { checkEngineCanResume, checkFields, checkResumeFieldTakesAddress, reviewMessage, waitTill } from '../../waiting/setup';
@@ -202,6 +203,8 @@ interface WaitState {
 	waitedFor: number;
 	waitTill: Date;
 	queueName: string;
+	/** The Task Queue Trigger's address (with its secret) when it is the route back. */
+	triggerUrl?: string;
 	/** Unix seconds, written into every address of the run. */
 	createdAt: number;
 }
@@ -231,8 +234,10 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 	checkFields.call(this, queue, settings);
 	const waitingBase = waitingBaseUrl(this);
 	checkResumeFieldTakesAddress.call(this, queue, settings, waitingBase);
+	let triggerUrl: string | undefined;
 	if (settings.routeBack === 'trigger') {
 		const target = await getWebhookTarget.call(this, queueId, 0);
+		triggerUrl = target ?? undefined;
 		if (!isTriggerOfThisN8n(target, waitingBase, WEBHOOK_PATH)) {
 			throw new NodeOperationError(this.getNode(), `No Task Queue Trigger of this n8n receives the completions of queue ${queueId}`, {
 				description: `${target ? `The queue's webhook goes to ${target}. ` : 'The queue has no webhook. '}Activate a workflow with a Task Queue Trigger on queue ${queueId} (it forwards each completion to the execution waiting for it), then run this again. If the service cannot reach this n8n, activate a Task Queue Poll Trigger on the queue instead and set Options > Route Completions Back Through to it.`,
@@ -250,7 +255,7 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 	});
 	const waitedFor = (state.prepared as Prepared[]).filter((p) => !('error' in p)).length;
 	requireSignedCalls(this);
-	waitStates.set(state, { settings, queueId, queueName: queue.name, waitedFor, waitTill: until, createdAt: Math.floor(Date.now() / 1000) });
+	waitStates.set(state, { settings, queueId, queueName: queue.name, triggerUrl, waitedFor, waitTill: until, createdAt: Math.floor(Date.now() / 1000) });
 }
 
 export const concurrency = create.concurrency;
@@ -295,5 +300,11 @@ export async function finish(
 	}
 	await this.putExecutionToWait(wait.waitTill);
 	// what the run remembers (each item's task), and what the editor shows while it waits
-	return [waitingItems(results, { node: this.getNode().name, queueId: wait.queueId, queueName: wait.queueName, of: wait.waitedFor })];
+	const items = waitingItems(results, { node: this.getNode().name, queueId: wait.queueId, queueName: wait.queueName, of: wait.waitedFor });
+	const sent = items.findIndex((item) => item.json.wait && (item.json.wait as IDataObject).outcome === 'waiting');
+	if (wait.triggerUrl && sent >= 0) {
+		const address = signResumeAddress(this, { item: sent, count: wait.waitedFor, inputs: items.length, queueId: wait.queueId, createdAt: wait.createdAt });
+		await announceRun.call(this, wait.triggerUrl, wait.queueId, address, items.flatMap((item) => (typeof item.json.id === 'number' ? [item.json.id] : [])));
+	}
+	return [items];
 }

@@ -243,8 +243,20 @@ export async function startWebhookServer(
 	trigger: WebhookTriggerUnderTest,
 	/** Serves this n8n's waiting-webhook addresses (`/webhook-waiting/...`) too, as n8n does. */
 	waiting?: WaitingEndpoint,
-): Promise<{ baseUrl: string; waitingBaseUrl: string; close(): Promise<void> }> {
+): Promise<{ baseUrl: string; waitingBaseUrl: string; close(): Promise<void>; setDown(down: false | '503' | 'reset'): void }> {
+	let down: false | '503' | 'reset' = false;
 	const server = http.createServer((req, res) => {
+		// n8n unreachable or not ready: what the service and the forwards then get
+		if (down === 'reset') {
+			req.socket.destroy();
+			return;
+		}
+		if (down === '503') {
+			res.statusCode = 503;
+			res.setHeader('content-type', 'application/json');
+			res.end(JSON.stringify({ code: 503, message: 'Database is not ready!' }));
+			return;
+		}
 		const chunks: Buffer[] = [];
 		req.on('data', (chunk: Buffer) => chunks.push(chunk));
 		req.on('end', () => {
@@ -299,6 +311,7 @@ export async function startWebhookServer(
 	return {
 		baseUrl,
 		waitingBaseUrl,
+		setDown: (value) => (down = value),
 		close: async () =>
 			await new Promise<void>((resolve) => {
 				server.close(() => resolve());

@@ -17,6 +17,7 @@ import {
 	WebhookTriggerUnderTest,
 	type TriggerTestEnv,
 } from './env';
+import { forgetRuns } from '../../../../nodes/TaskQueue/waiting/registry';
 
 const QUEUE = 104;
 let env: TriggerTestEnv;
@@ -34,6 +35,7 @@ const warnLines = () => warn.mock.calls.map(([message]) => String(message));
 beforeAll(async () => (env = await startTriggerEnv()));
 afterAll(async () => await env.close());
 beforeEach(async () => {
+	forgetRuns();
 	info.mockClear();
 	warn.mockClear();
 	await env.client.reset();
@@ -161,7 +163,7 @@ test('a copy of a genuine address in another task (a person pasted it) does not 
 	await complete(ids[0]);
 	await until('the trigger execution', () => trigger.executions === 1);
 	expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
-	expect(waiting.calls).toEqual([expect.objectContaining({ executionId: '51', status: 200, body: { taken: [], others: [ids[0]] } })]);
+	expect(waiting.calls).toEqual([expect.objectContaining({ executionId: '51', status: 200, body: { taken: [], others: [ids[0]], tasks: [waited.id] } })]);
 	// not one of the run's tasks: answered without reading the service
 	expect((await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed'))).toEqual([]);
 	expect(waiting.resumed.size).toBe(0);
@@ -171,7 +173,7 @@ test('a copy of a genuine address in another task (a person pasted it) does not 
 	expect(trigger.executions).toBe(1);
 });
 
-test('a completion that comes after the execution resumed (a re-completion) resumes nothing again', async () => {
+test('a completion that comes after the execution resumed (a re-completion) resumes nothing again, and is not emitted', async () => {
 	await activateTrigger();
 	const [waited] = await createAndWait('45', [{ message: 'once' }]);
 	await complete(waited.id);
@@ -180,12 +182,21 @@ test('a completion that comes after the execution resumed (a re-completion) resu
 	await until('the second call', () => waiting.calls.length === 2);
 	expect(waiting.calls.map((c) => c.status)).toEqual([200, 200]);
 	expect(waiting.calls[1].body).toBe(NO_ACTION_REQUIRED);
+	// this process saw the run resume with the task: it was the run's, so it is not emitted either
+	await new Promise((resolve) => setTimeout(resolve, 100));
 	expect(trigger.executions).toBe(0);
-	// n8n's "No action required" page: the trigger says the completion was not taken, and why
+});
+
+test('a completion that reaches a finished execution this process did not see resume (its wait timed out) is logged as such, not emitted', async () => {
+	await activateTrigger();
+	const [waited] = await createAndWait('52', [{ message: 'late' }]);
+	waiting.resumed.set('52', []); // n8n ended the wait on its limit: the node never answered
+	await complete(waited.id);
 	await until('the log line', () => infoLines().some((line) => line.includes(`task ${waited.id} `)));
 	expect(infoLines().filter((line) => line.includes(`task ${waited.id} `))).toEqual([
-		`Task Queue: completion of task ${waited.id} not taken by execution 45: the execution has finished (it resumed, or its wait timed out)`,
+		`Task Queue: completion of task ${waited.id} not taken by execution 52: the execution has finished (it resumed, or its wait timed out)`,
 	]);
+	expect(trigger.executions).toBe(0);
 });
 
 test('the service cannot be read when the waiting node confirms: the trigger calls again after a pause, and the execution resumes', async () => {

@@ -10,6 +10,7 @@ import { runActionNode, type ActionRun } from '../../../helpers/n8n';
 import { callWaitingNode, queryOf, resumeExecution, WaitingEndpoint } from '../../../helpers/waiting';
 import { node } from '../env';
 import { locator, startTriggerEnv, startWebhookServer, WebhookTriggerUnderTest, type TriggerTestEnv } from '../trigger/env';
+import { forgetRuns } from '../../../../nodes/TaskQueue/waiting/registry';
 
 const QUEUE = 104;
 let env: TriggerTestEnv;
@@ -21,6 +22,7 @@ let executions = 100;
 beforeAll(async () => (env = await startTriggerEnv()));
 afterAll(async () => await env.close());
 beforeEach(async () => {
+	forgetRuns();
 	await env.client.reset();
 	waiting = new WaitingEndpoint();
 	trigger = new WebhookTriggerUnderTest({ credentials: env.credentials(), parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} } });
