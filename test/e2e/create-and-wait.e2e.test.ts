@@ -232,7 +232,7 @@ test('one item: the task carries a signed address, a person completes it on the 
 	expect(forged.status).toBe(401);
 	// the right address without a completion: the node answers 202 and keeps waiting
 	const early = await axios.post(String(task.data.resume_url), {}, { validateStatus: () => true });
-	expect([early.status, early.data]).toEqual([202, { waiting: true, completed: 0, of: 1, taken: [], others: [] }]);
+	expect([early.status, early.data]).toEqual([202, { waiting: true, completed: 0, of: 1, taken: [], others: [], tasks: [task.id] }]);
 	expect((await byId(waiting.id)).status).toBe('waiting');
 
 	const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });

@@ -96,7 +96,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			state.cursor = advanceCursor(cursor, emit) as unknown as IDataObject;
 			if (missed.length > 0) {
 				this.logger.info(
-					`Task Queue Trigger: caught up ${missed.length} completion(s) of queue ${registration.queueId} whose delivery was lost`,
+					`Task Queue Trigger: caught up ${missed.length} completion(s) of queue ${registration.queueId} completed before this one and not delivered yet (lost, or still on their way: a late one is then dropped as a duplicate)`,
 				);
 			}
 		} catch (error) {
