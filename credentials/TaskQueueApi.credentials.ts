@@ -105,8 +105,17 @@ export class TaskQueueApi implements ICredentialType {
 			baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "")}}',
 			url: '=/orgs/{{$credentials.organizationId}}/{{$credentials.apiPaths}}',
 			skipSslCertificateValidation: '={{$credentials.ignoreSslIssues}}',
+			// the key is not sent on to wherever a redirect points
+			disableFollowRedirect: true,
 		},
 		rules: [
+			...[301, 302, 303, 307, 308].map((value) => ({
+				type: 'responseCode' as const,
+				properties: {
+					value,
+					message: `The Base URL redirects elsewhere (${value}) and the key is not sent there: set Base URL to the service's own address (a sign-in page or proxy answers at this one)`,
+				},
+			})),
 			{
 				type: 'responseCode',
 				properties: {

@@ -2,6 +2,7 @@
 // The credential's own test request, run the way n8n's credential tester runs it: a temporary node
 // whose only property routes the request, executed by n8n-core's RoutingNode in an ExecuteContext,
 // then the credential's rules applied to the answer.
+import { createServer as httpServer } from 'http';
 import { ExecuteContext, RoutingNode } from 'n8n-core';
 import type {
 	ICredentialDataDecryptedObject,
@@ -128,6 +129,32 @@ describe('TaskQueueApi credential test', () => {
 			status: 200,
 		});
 		expect(request.headers.authorization).toBe(`Token ${sandbox.apiKey}`);
+	});
+
+	it('a Base URL that redirects to another origin fails, and the key is not sent there (issue 27)', async () => {
+		const received: Array<string | undefined> = [];
+		const elsewhere = httpServer((req, res) => {
+			received.push(req.headers.authorization);
+			res.end('[]');
+		});
+		await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+		const target = `http://127.0.0.1:${(elsewhere.address() as { port: number }).port}`;
+		const redirecting = httpServer((req, res) => {
+			res.writeHead(302, { location: `${target}${req.url ?? ''}` });
+			res.end();
+		});
+		await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+		try {
+			const result = await testCredential({ ...valid, baseUrl: `http://127.0.0.1:${(redirecting.address() as { port: number }).port}` });
+			expect(result).toEqual({
+				status: 'Error',
+				message: "The Base URL redirects elsewhere (302) and the key is not sent there: set Base URL to the service's own address (a sign-in page or proxy answers at this one)",
+			});
+			expect(received).toEqual([]);
+		} finally {
+			await new Promise((resolve) => redirecting.close(resolve));
+			await new Promise((resolve) => elsewhere.close(resolve));
+		}
 	});
 
 	it('passes under the legacy /workflows paths', async () => {

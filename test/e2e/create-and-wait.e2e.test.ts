@@ -500,3 +500,21 @@ describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool
 		expect(JSON.stringify(nodeOutput(done, 'Refund agent'))).toContain('A person will review your request');
 	});
 });
+
+// last: it starts a run of the trigger's workflow, which the tests above count as none
+test('someone else\'s task with a copy of item 0\'s address, completed first, answers nothing: the run waits for its own task (the ids it keeps with the execution)', async () => {
+	const { id, path } = await waitingWorkflow();
+	await start(path, 1);
+	const waiting = await waitingExecution(id);
+	const [task] = await tasksOf(waiting.id, 1);
+	const before = await triggerExecutions();
+	const { ids } = await e.client.createTasks(QUEUE, [{ customer_message: 'a copy', order_total: 1, resume_url: String(task.data.resume_url) }]);
+	await e.client.complete(QUEUE, ids[0], { by: ALICE, data: { decision: 'approve' } });
+	// the copy is an ordinary completion of the queue: the trigger's workflow runs for it
+	await waitFor('the trigger ran for the copy', async () => (await triggerExecutions()) === before + 1, 30_000);
+	expect((await byId(waiting.id)).status).toBe('waiting');
+	await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'reject' } });
+	const done = await resumed(waiting.id, 'success', 30_000);
+	expect(nodeOutput(done, 'Ask a person').map((o) => [o.id, (o.data as Record<string, unknown>).decision])).toEqual([[task.id, 'reject']]);
+	await deleteWorkflow(e, id);
+});

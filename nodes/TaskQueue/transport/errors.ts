@@ -72,6 +72,31 @@ export function isMalformedAnswer(error: unknown): boolean {
 	return error instanceof NodeApiError && error.context.malformedAnswer === true;
 }
 
+/**
+ * A redirect is never followed: the API key goes only to the Base URL's origin (an SSO page, a moved
+ * host or an open redirect would receive it, and on 307 the task's data too).
+ */
+export function redirectError(node: INode, request: TaskQueueRequest, credentials: TaskQueueCredentials, response: TaskQueueResponse): NodeApiError {
+	const location = response.headers.location;
+	const to = Array.isArray(location) ? location[0] : location;
+	let origin = 'an address it did not give';
+	try {
+		if (to) origin = new URL(to, credentials.baseUrl).origin;
+	} catch {
+		origin = 'an address that is not a URL';
+	}
+	const error = new NodeApiError(
+		node,
+		{ statusCode: response.statusCode } as JsonObject,
+		{
+			message: `The service redirected the request to ${origin} (HTTP ${response.statusCode}) instead of answering: could not ${request.action}`,
+			description: `The node does not follow redirects, so the API key stays with ${new URL(credentials.baseUrl).origin}. If ${origin} is the service's own address, set the credential's Base URL to it; otherwise check the Base URL (a proxy or a sign-in page answers there).`,
+			httpCode: String(response.statusCode),
+		},
+	);
+	return keepMessage(error, error.message);
+}
+
 export function httpError(
 	node: INode,
 	request: TaskQueueRequest,

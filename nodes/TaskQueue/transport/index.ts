@@ -8,7 +8,7 @@ import type {
 import { NodeApiError, sleep } from 'n8n-workflow';
 import type { ZodType } from 'zod';
 
-import { httpError, networkError } from './errors';
+import { httpError, networkError, redirectError } from './errors';
 import type { TaskQueueContext, TaskQueueCredentials, TaskQueueRequest, TaskQueueResponse } from './types';
 import { CREDENTIAL_TYPE } from './types';
 
@@ -104,6 +104,8 @@ export async function taskQueueRequest(
 		ignoreHttpStatusErrors: true,
 		timeout: REQUEST_TIMEOUT_MS,
 		skipSslCertificateValidation: credentials.ignoreSslIssues,
+		// the key must not follow a redirect to another origin (answered with redirectError)
+		disableFollowRedirect: true,
 	};
 
 	for (let attempt = 1; ; attempt++) {
@@ -141,6 +143,7 @@ export async function taskQueueRequest(
 			headers: response.headers as TaskQueueResponse['headers'],
 			body: response.body,
 		};
+		if (result.statusCode >= 300 && result.statusCode < 400) throw redirectError(node, request, credentials, result);
 		if (result.statusCode < 400) return result;
 
 		const retryAfter = retryAfterMs(result.headers['retry-after']);

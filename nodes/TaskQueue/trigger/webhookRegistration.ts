@@ -74,6 +74,14 @@ export function classifyTarget(target: string | null | undefined, myUrl: string,
 	return 'foreign';
 }
 
+/**
+ * A target as the package shows it (an output, an error): the trigger's secret replaced, so that
+ * nobody who can read executions can start the trigger's workflow with it.
+ */
+export function maskSecret(target: string): string {
+	return target.replace(new RegExp(`([?&]${SECRET_PARAM}=)[^&#]*`, 'g'), '$1(hidden)');
+}
+
 /** The registered target: the webhook URL plus a random secret, within the service's limit. */
 export function targetWithSecret(url: string, secret: string): string {
 	return `${url}${url.includes('?') ? '&' : '?'}${SECRET_PARAM}=${secret}`;

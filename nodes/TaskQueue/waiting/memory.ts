@@ -1,11 +1,12 @@
-import type { IDataObject, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, IRunExecutionData, IWebhookFunctions } from 'n8n-workflow';
 
 // What a waiting run remembers: the task the service created for each of its input items, by the
-// id the service gave it in its answer to the create request. It is the node's own output while the
-// execution waits: n8n stores it in the execution (its database), hands it back to the node's
-// webhook with the execution's data, and drops it when the execution resumes. Nobody who can only
-// create or complete tasks can write there, so a task counts for item i only when it is the task
-// this run created for item i, whatever its fields say.
+// id the service gave it in its answer to the create request. It is kept in the node's context of
+// the execution (`getContext('node')`), which n8n stores with the waiting execution in its database
+// and hands back, with the rest of the execution's data, to the node's webhook when the execution's
+// address is called. Nobody who can only create or complete tasks can write there, so a task counts
+// for item i only when it is the task this run created for item i, whatever its fields say.
+// (The node's own output while it waits is no place for it: n8n 2.41 drops it before the webhook.)
 
 export interface WaitingTask {
 	/** The input item the task was made from. */
@@ -20,6 +21,16 @@ export interface RunMemory {
 	/** One entry per input item, in input order. */
 	tasks: WaitingTask[];
 }
+
+/** Which wait the memory is of: a node can wait again in a later run of the same execution. */
+interface Stored extends RunMemory {
+	run: string;
+}
+
+const KEY = 'taskQueueWait';
+
+/** The run's identity in its addresses: when it was put to wait, how many tasks and inputs. */
+export const runToken = (run: { createdAt: number; count: number; inputs: number }) => `${run.createdAt}-${run.count}-${run.inputs}`;
 
 /**
  * The node's output while it waits: one item per input item with its task's id and queue (what the
@@ -38,32 +49,28 @@ export function waitingItems(
 	});
 }
 
-/** Braces cannot appear in the expression's source: n8n would take them for its own delimiters. */
-const quoted = (name: string) => JSON.stringify(name).replace(/[{}]/g, (c) => (c === '{' ? '\\u007b' : '\\u007d'));
+/** Keeps the run's tasks with the execution, before it is put to wait. */
+export function keepRunMemory(context: IExecuteFunctions, run: string, items: INodeExecutionData[]): void {
+	const tasks: WaitingTask[] = items.map((entry, item) => {
+		const sent = (entry.json.wait as IDataObject | undefined)?.outcome === 'waiting' && typeof entry.json.id === 'number';
+		return sent ? { item, taskId: entry.json.id as number, createdAt: typeof entry.json.created_at === 'string' ? entry.json.created_at : undefined } : { item };
+	});
+	context.getContext('node')[KEY] = { run, tasks } satisfies Stored;
+}
 
 /**
- * The run's memory, read back from the execution's data in a call to its waiting address; undefined
- * for an execution put to wait by a version of this node that did not keep it (before 0.3).
+ * The run's memory in a call to its waiting address, from the execution's data n8n gives the node's
+ * webhook (n8n-core keeps it on the context: `runExecutionData`); undefined for an execution put to
+ * wait by a version of this node that did not keep it (before 0.3), or another wait of the node.
  */
-export function readRunMemory(context: IWebhookFunctions, inputs: number): RunMemory | undefined {
-	let items: unknown;
-	try {
-		items = context.evaluateExpression(`{{ $(${quoted(context.getNode().name)}).all() }}`, 0);
-	} catch {
-		return undefined;
-	}
-	if (!Array.isArray(items) || items.length !== inputs) return undefined;
+export function readRunMemory(context: IWebhookFunctions, run: string, inputs: number): RunMemory | undefined {
+	const data = (context as unknown as { runExecutionData?: IRunExecutionData | null }).runExecutionData;
+	const stored = data?.executionData?.contextData?.[`node:${context.getNode().name}`]?.[KEY] as Partial<Stored> | undefined;
+	if (!stored || stored.run !== run || !Array.isArray(stored.tasks) || stored.tasks.length !== inputs) return undefined;
 	const tasks: WaitingTask[] = [];
-	for (const [index, entry] of (items as INodeExecutionData[]).entries()) {
-		const json = (entry?.json ?? {}) as IDataObject;
-		const wait = json.wait as IDataObject | undefined;
-		if (!wait || wait.item !== index || (wait.outcome !== 'waiting' && wait.outcome !== 'refused')) return undefined;
-		const sent = wait.outcome === 'waiting' && typeof json.id === 'number';
-		tasks.push({
-			item: index,
-			taskId: sent ? (json.id as number) : undefined,
-			createdAt: sent && typeof json.created_at === 'string' ? json.created_at : undefined,
-		});
+	for (const [index, entry] of stored.tasks.entries()) {
+		if (entry?.item !== index || (entry.taskId !== undefined && !Number.isSafeInteger(entry.taskId))) return undefined;
+		tasks.push({ item: index, taskId: entry.taskId, createdAt: typeof entry.createdAt === 'string' ? entry.createdAt : undefined });
 	}
 	return { tasks };
 }

@@ -11,7 +11,7 @@ import { timeKey } from '../helpers/completions';
 import type { CompletedTask } from '../transport/schemas';
 import { itemOfThisWait, readParameters, type ResumeAddress } from './address';
 import { confirmCompletions, knownCompletions } from './confirmation';
-import { readRunMemory, type RunMemory } from './memory';
+import { readRunMemory, runToken, type RunMemory } from './memory';
 import { readWaitSettings, type WaitSettings } from './settings';
 
 /**
@@ -108,7 +108,7 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	if (!parts) return answer.call(this, 400, { message: 'Not a resume address of a Task Queue Create and Wait' });
 	const settings = readWaitSettings(this);
 	const wait: Wait = { executionId: String(this.getExecutionId()), nodeId: this.getNode().id, ...parts };
-	const memory = readRunMemory(this, wait.inputs);
+	const memory = readRunMemory(this, runToken(wait), wait.inputs);
 	const tasksOfRun = memory ? memory.tasks.map((t) => t.taskId ?? '-').join(',') : `${wait.createdAt}/${wait.count}/${wait.inputs}`;
 	const key = `${wait.executionId}/${wait.nodeId}/${createHash('sha256').update(tasksOfRun).digest('hex')}`;
 	const itemOf = itemMatcher(wait, memory, settings);

@@ -4,10 +4,10 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
 import { getWebhookTarget } from '../../transport/endpoints';
-import { WEBHOOK_PATH } from '../../trigger/webhookRegistration';
+import { maskSecret, WEBHOOK_PATH } from '../../trigger/webhookRegistration';
 import { assertCanSign, isTriggerOfThisN8n, requireSignedCalls, signResumeAddress, waitingBaseUrl } from '../../waiting/address';
 import { announceRun } from '../../waiting/announce';
-import { waitingItems } from '../../waiting/memory';
+import { keepRunMemory, runToken, waitingItems } from '../../waiting/memory';
 import { readWaitSettings, type WaitSettings } from '../../waiting/settings';
 import { checkEngineCanResume, checkFields, checkResumeFieldTakesAddress, reviewMessage, waitTill } from '../../waiting/setup';
 import type { ExecutionState } from '../node.type';
@@ -240,7 +240,7 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 		triggerUrl = target ?? undefined;
 		if (!isTriggerOfThisN8n(target, waitingBase, WEBHOOK_PATH)) {
 			throw new NodeOperationError(this.getNode(), `No Task Queue Trigger of this n8n receives the completions of queue ${queueId}`, {
-				description: `${target ? `The queue's webhook goes to ${target}. ` : 'The queue has no webhook. '}Activate a workflow with a Task Queue Trigger on queue ${queueId} (it forwards each completion to the execution waiting for it), then run this again. If the service cannot reach this n8n, activate a Task Queue Poll Trigger on the queue instead and set Options > Route Completions Back Through to it.`,
+				description: `${target ? `The queue's webhook goes to ${maskSecret(target)}. ` : 'The queue has no webhook. '}Activate a workflow with a Task Queue Trigger on queue ${queueId} (it forwards each completion to the execution waiting for it), then run this again. If the service cannot reach this n8n, activate a Task Queue Poll Trigger on the queue instead and set Options > Route Completions Back Through to it.`,
 			});
 		}
 	}
@@ -301,6 +301,7 @@ export async function finish(
 	await this.putExecutionToWait(wait.waitTill);
 	// what the run remembers (each item's task), and what the editor shows while it waits
 	const items = waitingItems(results, { node: this.getNode().name, queueId: wait.queueId, queueName: wait.queueName, of: wait.waitedFor });
+	keepRunMemory(this, runToken({ createdAt: wait.createdAt, count: wait.waitedFor, inputs: items.length }), items);
 	const sent = items.findIndex((item) => item.json.wait && (item.json.wait as IDataObject).outcome === 'waiting');
 	if (wait.triggerUrl && sent >= 0) {
 		const address = signResumeAddress(this, { item: sent, count: wait.waitedFor, inputs: items.length, queueId: wait.queueId, createdAt: wait.createdAt });

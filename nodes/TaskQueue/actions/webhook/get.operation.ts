@@ -4,6 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
 import { getQueue, getWebhookTarget } from '../../transport/endpoints';
+import { maskSecret } from '../../trigger/webhookRegistration';
 
 const properties: INodeProperties[] = [{ ...queueLocator, description: 'The queue whose webhook to get' }];
 
@@ -18,5 +19,5 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	// the service reads a webhook by queue id alone, in any organization: check the queue is ours
 	await getQueue.call(this, queueId, itemIndex);
 	const target = await getWebhookTarget.call(this, queueId, itemIndex);
-	return { queueId, target, active: target !== null };
+	return { queueId, target: target === null ? null : maskSecret(target), active: target !== null };
 }

@@ -5,6 +5,7 @@ import { isValidUrl } from '../../helpers/blocks';
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
 import { getQueue, MAX_TARGET_LENGTH, setWebhookTarget } from '../../transport/endpoints';
+import { maskSecret } from '../../trigger/webhookRegistration';
 
 const properties: INodeProperties[] = [
 	{ ...queueLocator, description: 'The queue whose webhook to set' },
@@ -46,5 +47,5 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	// the service writes a webhook by queue id alone, in any organization: check the queue is ours
 	await getQueue.call(this, queueId, itemIndex);
 	const target = await setWebhookTarget.call(this, queueId, url, itemIndex);
-	return { queueId, target: target ?? url };
+	return { queueId, target: maskSecret(target ?? url) };
 }

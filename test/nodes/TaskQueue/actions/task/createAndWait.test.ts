@@ -353,6 +353,14 @@ describe('Create and Wait refuses before creating anything', () => {
 		expect(result.data.waitTill).toBeUndefined();
 	});
 
+	test('the error that names the queue\'s webhook hides the trigger\'s secret (issue 27)', async () => {
+		await env.client.setWebhook(104, 'http://localhost:5678/webhook-test/abc/task-completed?secret=tq_trigger_secret_4d1f');
+		const { error } = await run(createAndWait(), INPUT, { continueOnFail: true });
+		const description = (error as unknown as { description: string }).description;
+		expect(description).toContain("The queue's webhook goes to http://localhost:5678/webhook-test/abc/task-completed?secret=(hidden).");
+		expect(JSON.stringify(error)).not.toContain('tq_trigger_secret_4d1f');
+	});
+
 	test('items that name different queues', async () => {
 		const { error } = await run(createAndWait({ queue: locator('={{ $json.q }}') }), [{ q: 104 }, { q: 105 }]);
 		expect(error).toMatchObject({ name: 'NodeOperationError', message: 'Create and Wait sends all items of a run to one queue: item 1 names queue 105, item 0 queue 104' });

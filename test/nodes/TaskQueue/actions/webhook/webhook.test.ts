@@ -56,6 +56,18 @@ describe('Webhook', () => {
 		expect((await env.run(webhook('get'))).items[0].json).toEqual({ queueId: 101, target: null, active: false });
 	});
 
+	test('the trigger\'s secret never shows in an output: Get and Set mask it (issue 27)', async () => {
+		const secret = ['tq', 'trigger', 'secret', Date.now()].join('');
+		const target = `http://localhost:5678/webhook/abc/task-completed?secret=${secret}`;
+		const set = await env.run(webhook('set', { url: target }));
+		expect(set.items[0].json).toEqual({ queueId: 101, target: 'http://localhost:5678/webhook/abc/task-completed?secret=(hidden)' });
+		const get = await env.run(webhook('get'));
+		expect(get.items[0].json).toEqual({ queueId: 101, target: 'http://localhost:5678/webhook/abc/task-completed?secret=(hidden)', active: true });
+		expect(JSON.stringify([set, get].map((run) => run.items))).not.toContain(secret);
+		// the service still has the real one
+		expect((await env.requests()).find((r) => r.method === 'PUT')?.body).toEqual({ target });
+	});
+
 	test('Remove with none set writes nothing and succeeds (the real 204 with a body cannot be parsed)', async () => {
 		const { items, error } = await env.run(webhook('remove'));
 		expect(error).toBeUndefined();
