@@ -1,6 +1,9 @@
 /* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // `npm run sandbox` (gulp sandbox -> tsx sandbox/cli.ts): starts the sandbox on port 5680.
-// Options: --port N, --host H, --data FILE, --admin-secret S
+// Options: --port N, --host H, --data FILE, --admin-secret S, --api-key K
+// The admin secret and the API key differ per sandbox unless given: the sandbox runs on people's
+// workstations, and a secret every copy shares is no secret.
+import { randomBytes } from 'crypto';
 import { resolve } from 'path';
 
 import { startSandbox, type SandboxOptions } from './index';
@@ -23,10 +26,13 @@ function parseArgs(argv: string[]): SandboxOptions {
 			case '--admin-secret':
 				opts.adminSecret = value();
 				break;
+			case '--api-key':
+				opts.apiKey = value();
+				break;
 			case '--help':
 			case '-h':
 				console.log(
-					'Usage: tsx sandbox/cli.ts [--port 5680] [--host 127.0.0.1] [--data FILE] [--admin-secret S]',
+					'Usage: tsx sandbox/cli.ts [--port 5680] [--host 127.0.0.1] [--data FILE] [--admin-secret S] [--api-key K]',
 				);
 				process.exit(0);
 				break;
@@ -44,6 +50,14 @@ function parseArgs(argv: string[]): SandboxOptions {
 
 async function main(): Promise<void> {
 	const opts = parseArgs(process.argv.slice(2));
+	opts.adminSecret ??= `sandbox-admin-${randomBytes(12).toString('hex')}`;
+	opts.apiKey ??= `tqs_sandbox_${randomBytes(12).toString('hex')}`;
+	const host = opts.host ?? '127.0.0.1';
+	if (!['127.0.0.1', 'localhost', '::1'].includes(host) && !host.startsWith('127.')) {
+		console.warn(
+			`Warning: --host ${host} is not a loopback address: anyone who reaches this machine on that address can use the sandbox's page (complete tasks, read every queue's webhook address) and its API with the key below. Use it only on a network you trust.`,
+		);
+	}
 	const sandbox = await startSandbox(opts);
 	const names = new Map(sandbox.seed.queues.map((q) => [q.id, q.name]));
 	console.log('Task Queue sandbox is running');

@@ -23,8 +23,10 @@ export interface SandboxOptions {
 	seed?: SeedData;
 	/** persist the state in this file (atomic writes: tmp file + rename) */
 	dataFile?: string;
-	/** default 'sandbox-admin' */
+	/** default 'sandbox-admin' (the command line makes a random one per sandbox) */
 	adminSecret?: string;
+	/** replaces the seed's first API key (the command line makes a random one per sandbox) */
+	apiKey?: string;
 }
 
 export interface Sandbox {
@@ -100,10 +102,14 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 		opts.dataFile && existsSync(opts.dataFile)
 			? (JSON.parse(readFileSync(opts.dataFile, 'utf8')) as SeedData)
 			: seed;
+	if (opts.apiKey && initial === seed && initial.apiKeys[0]) {
+		initial.apiKeys = [{ ...initial.apiKeys[0], key: opts.apiKey }, ...initial.apiKeys.slice(1)];
+	}
 	const store = new Store(initial);
 	const faults = new Faults();
 	const webhooks = new WebhookDeliverer(faults);
-	const ctx: ServerContext = { store, faults, webhooks, adminSecret, seed, log: new RequestLog() };
+	const loopback = ['127.0.0.1', 'localhost', '::1'].includes(host) || host.startsWith('127.');
+	const ctx: ServerContext = { store, faults, webhooks, adminSecret, seed, log: new RequestLog(), loopback };
 	store.onCompleted = (queue, task) => {
 		if (queue.webhook) webhooks.deliver(queue.id, queue.webhook.target, task);
 	};

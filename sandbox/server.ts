@@ -20,6 +20,34 @@ export interface ServerContext {
 	/** the seed reset() goes back to */
 	seed: SeedData;
 	log: RequestLog;
+	/** Bound to a loopback address: the page and the control API answer only loopback Host names. */
+	loopback?: boolean;
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Why a browser's request to the page or the control API is refused, if it is. The sandbox runs on
+ * people's workstations next to their real n8n: a web page they visit must not drive it. A foreign
+ * Host is DNS rebinding (another site's name resolving to 127.0.0.1); a write from another origin
+ * is a cross-site request (a simple POST needs no preflight: it would complete tasks as anyone).
+ */
+function browserRefusal(ctx: ServerContext, req: IncomingMessage, method: string, path: string): string | undefined {
+	const host = String(req.headers.host ?? '');
+	const name = host.replace(/:\d+$/, '').toLowerCase();
+	if (ctx.loopback && !LOOPBACK_NAMES.has(name) && !/^127\.\d+\.\d+\.\d+$/.test(name)) {
+		return `This sandbox answers its page only as localhost, 127.0.0.1 or [::1], not as "${host}"`;
+	}
+	if (!path.startsWith('/app/api/') || method === 'GET' || method === 'HEAD') return undefined;
+	const origin = req.headers.origin;
+	const site = req.headers['sec-fetch-site'];
+	if ((origin !== undefined && origin !== `http://${host}`) || (site !== undefined && site !== 'same-origin' && site !== 'none')) {
+		return `The page's API takes writes from the page itself only (origin ${String(origin ?? site)} refused)`;
+	}
+	if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) {
+		return 'The page\'s API takes JSON only (Content-Type: application/json)';
+	}
+	return undefined;
 }
 
 const MAX_LOG = 200_000;
@@ -402,6 +430,14 @@ export function createHandler(ctx: ServerContext, pageDir: string) {
 		const rawQuery = q === -1 ? '' : url.slice(q + 1);
 		const method = req.method ?? 'GET';
 
+		if (path.startsWith('/app') || path.startsWith('/_sandbox')) {
+			const refusal = browserRefusal(ctx, req, method, path);
+			if (refusal) {
+				req.resume();
+				send(res, json(403, { status_code: 403, errors: [{ message: refusal }] }));
+				return;
+			}
+		}
 		if (path.startsWith('/_sandbox/') || path === '/_sandbox') {
 			void handleAdmin(ctx, req, res, method, path, rawQuery).catch((e) => internalError(res, e));
 			return;

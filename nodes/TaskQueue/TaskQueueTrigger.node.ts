@@ -55,6 +55,9 @@ export class TaskQueueTrigger implements INodeType {
 				displayName: 'Event',
 				name: 'event',
 				type: 'options',
+				// required (it always has its one value): a top-level optional field belongs in Options
+				// (n8n's non-required-fields-in-collection); saved workflows keep their "taskCompleted"
+				required: true,
 				options: [
 					{
 						name: 'Task Completed',

@@ -1,4 +1,4 @@
-/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-hardcoded-secrets, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
+/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // `npm run dev`: the sandbox with its seed, a pinned real n8n with this package installed from its
 // packed tarball, a ready credential and the example workflows. One Ctrl-C stops everything.
 //
@@ -8,6 +8,7 @@
 // `npm run dev -- --queue-mode`: n8n 2.41.1 in queue mode instead (tools/n8n/queue-mode.ts: PostgreSQL,
 //      Redis, a main, 2 workers, 2 webhook processes behind nginx on TQ_N8N_PORT), in a fresh
 //      temporary database each time.
+import { randomBytes } from 'crypto';
 import axios from 'axios';
 import { spawn, type ChildProcess } from 'child_process';
 import { existsSync, rmSync } from 'fs';
@@ -19,7 +20,8 @@ import { provision } from './provision';
 import { startQueueMode, type QueueModeN8n } from './queue-mode';
 import { startN8n, type N8nHandle } from './start';
 
-export const SANDBOX_API_KEY = 'tqs_sandbox_2f8a61c4e9d07b35';
+/** Per run of `npm run dev`: a key every copy of the sandbox shared would be no secret (issue 27). */
+export const SANDBOX_API_KEY = `tqs_sandbox_${randomBytes(12).toString('hex')}`;
 export const SANDBOX_ORG_ID = 1;
 
 const log = (s: string) => console.log(`[dev] ${s}`);
@@ -69,7 +71,7 @@ export async function startSandboxProcess(port: number): Promise<string> {
 	const tsx = join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 	const cli = join(REPO_ROOT, 'sandbox', 'cli.ts');
 	if (!existsSync(cli)) throw new Error('sandbox/cli.ts does not exist yet');
-	sandboxChild = spawn(tsx, [cli, '--port', String(port)], {
+	sandboxChild = spawn(tsx, [cli, '--port', String(port), '--api-key', SANDBOX_API_KEY], {
 		cwd: REPO_ROOT,
 		env: { ...process.env, PORT: String(port), SANDBOX_PORT: String(port) },
 		stdio: ['ignore', 'inherit', 'inherit'],

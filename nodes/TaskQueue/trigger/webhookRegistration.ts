@@ -228,6 +228,14 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 	try {
 		live = await getWebhookTarget.call(this, queueId);
 	} catch (error) {
+		if (!registration) {
+			// nothing was registered (the activation was refused, or never ran): nothing to undo, and
+			// n8n would retry a failed removal, logging each time
+			this.logger.info(
+				`Task Queue Trigger: nothing registered on queue ${queueId} to remove (its webhook could not be read: ${(error as Error).message})`,
+			);
+			return true;
+		}
 		const message = `Could not check the webhook of queue ${queueId} to remove this workflow's address`;
 		this.logger.error(`Task Queue Trigger: ${message}: ${(error as Error).message}`);
 		throw new NodeOperationError(this.getNode(), error as Error, {

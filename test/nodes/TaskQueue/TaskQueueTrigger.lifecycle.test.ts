@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-require-imports, @n8n/community-nodes/no-restricted-imports */
 // Webhook lifecycle of the Task Queue Trigger (checkExists / create / delete) through n8n-core's
 // HookContext, against the sandbox over HTTP.
 import type { INodeParameters } from 'n8n-workflow';
@@ -300,5 +301,41 @@ describe('activation refuses what real deployments would get wrong, before writi
 		});
 		expect(await webhookRequests()).toEqual([]);
 		expect(await liveTarget()).toBe('');
+	});
+});
+
+describe('after a refused activation (issue 27)', () => {
+	it('on a self-hosted 1.0.x server with the standard path noun, the clean-up n8n runs (and retries) says once, at info, that nothing was registered', async () => {
+		const { Logger } = require(require.resolve('@n8n/backend-common', { paths: [require.resolve('n8n-core')] })) as typeof import('@n8n/backend-common');
+		const error = jest.spyOn(Logger.prototype, 'error');
+		const info = jest.spyOn(Logger.prototype, 'info');
+		try {
+			await env.client.setLegacyDefect(true);
+			const t = trigger();
+			await expect(t.activate()).rejects.toThrow();
+			error.mockClear();
+			info.mockClear();
+			// n8n removes what an activation may have left, and retries when that fails
+			expect(await t.delete()).toBe(true);
+			expect(await t.delete()).toBe(true);
+			expect(error).not.toHaveBeenCalled();
+			const lines = info.mock.calls.map(([message]) => String(message));
+			expect(lines).toHaveLength(2);
+			expect(lines[0]).toMatch(new RegExp(`^Task Queue Trigger: nothing registered on queue ${QUEUE} to remove \\(its webhook could not be read: `));
+		} finally {
+			error.mockRestore();
+			info.mockRestore();
+			await env.client.setLegacyDefect(false);
+		}
+	});
+});
+
+describe("the trigger's parameters (n8n's non-required-fields-in-collection rule, issue 27)", () => {
+	it('every top-level field is required, a notice, or a collection of options', () => {
+		const { TaskQueueTrigger } = require('../../../nodes/TaskQueue/TaskQueueTrigger.node') as typeof import('../../../nodes/TaskQueue/TaskQueueTrigger.node');
+		const loose = new TaskQueueTrigger().description.properties
+			.filter((p) => p.required !== true && !['notice', 'collection', 'fixedCollection'].includes(p.type))
+			.map((p) => p.name);
+		expect(loose).toEqual([]);
 	});
 });
