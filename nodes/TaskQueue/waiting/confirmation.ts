@@ -13,7 +13,7 @@ import type { CompletedTask } from '../transport/schemas';
 
 /** The list is ordered by completion time, but a completion can be committed a little after a later
  * one was listed: each read goes this far below where the previous one began. */
-const REREAD_MS = 5_000;
+const REREAD_MS = 1_000;
 const MAX_PAGE = 1000;
 /** Reads of one run start at least this far apart (a call replayed in a loop costs 4 reads a second). */
 export const MIN_GAP_MS = 250;
@@ -38,6 +38,8 @@ interface Known {
 	found: Map<number, CompletedTask>;
 	/** The newest completion listed when the last complete read began (timeKey). */
 	readFrom: string;
+	/** Whether that read needed more than its first page: the next one starts with a full page. */
+	deep?: boolean;
 }
 
 const known = new Map<string, Known>();
@@ -59,7 +61,7 @@ async function read(this: IWebhookFunctions, run: RunToConfirm): Promise<Map<num
 	const stopBelow = before && before.readFrom > run.since ? earlier(before.readFrom, REREAD_MS) : run.since;
 	const found = new Map<number, CompletedTask>();
 	// a small first page costs little when nothing much happened; deeper pages as large as the service allows
-	const firstLimit = Math.min(MAX_PAGE, run.count + 100);
+	const firstLimit = before?.deep ? MAX_PAGE : Math.min(MAX_PAGE, run.count + 100);
 	let readFrom = '';
 	for (let offset = 0; ; ) {
 		const limit = offset === 0 ? firstLimit : MAX_PAGE;
@@ -75,7 +77,7 @@ async function read(this: IWebhookFunctions, run: RunToConfirm): Promise<Map<num
 		const complete = tasks.length < limit || offset + tasks.length >= count || !last || timeKey(last.completed_at) < stopBelow;
 		if (complete || run.enough(merged)) {
 			// what was read from the top down to the previous read is now known; an early stop leaves the mark
-			remember(known, run.key, { found: merged, readFrom: complete ? readFrom : (before?.readFrom ?? '') });
+			remember(known, run.key, { found: merged, readFrom: complete ? readFrom : (before?.readFrom ?? ''), deep: offset > 0 });
 			return merged;
 		}
 		// one item of overlap: completions sharing a timestamp may come back in another order
