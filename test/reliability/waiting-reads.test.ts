@@ -82,3 +82,47 @@ test.each(SCENARIOS)('reads of the completed list per completion, %s', async (la
 		await server.close();
 	}
 }, 300_000);
+
+test('a 2-item run in a queue with 100,000 completed tasks: its answers cost a page each (the list is read down to its tasks\' creation only)', async () => {
+	forgetRuns();
+	await env.client.reset();
+	await env.client.setWebhook(QUEUE, '');
+	await env.client.createTasks(QUEUE, 100_000);
+	await env.client.completeMany(QUEUE, 100_000, { by: 'bob@example.com' });
+	const waiting = new WaitingEndpoint();
+	const trigger = new WebhookTriggerUnderTest({ credentials: env.credentials(), parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} } });
+	const server = await startWebhookServer(trigger, waiting);
+	try {
+		await trigger.activate();
+		const action = await runActionNode({
+			types: { taskQueue: node },
+			node: {
+				type: 'taskQueue',
+				parameters: {
+					resource: 'task',
+					operation: 'sendAndWait',
+					queue: locator(QUEUE),
+					taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ $json.message }}' }, matchingColumns: [], schema: [] },
+					resumeField: 'resume_url',
+					options: {},
+				} as INodeParameters,
+			},
+			input: [{ message: 'a' }, { message: 'b' }],
+			credentials: env.credentials(),
+			executionId: '6000',
+			additionalData: { webhookWaitingBaseUrl: server.waitingBaseUrl },
+		});
+		waiting.add('6000', action);
+		await env.client.clearRequests();
+		for (const item of action.items) await env.client.complete(QUEUE, item.json.id as number, { by: 'alice@example.com', data: { decision: 'approve' } });
+		const deadline = Date.now() + 30_000;
+		while (!waiting.resumed.has('6000') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+		expect(waiting.resumed.has('6000')).toBe(true);
+		const reads = (await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed')).map((r) => r.query);
+		recordFigures('waiting-reads-100000-completed', { completedBefore: 100_000, items: 2, reads: reads.length });
+		expect(reads.length).toBeLessThanOrEqual(2);
+		expect(reads.every((query) => JSON.stringify(query) === JSON.stringify({ limit: '102' }))).toBe(true);
+	} finally {
+		await server.close();
+	}
+}, 300_000);
