@@ -5,6 +5,9 @@ import { NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
 import type { CompiledQueue } from '../helpers/blocks';
 import { optionsOf } from '../helpers/blocks';
 import { parseDateParameter } from '../helpers/dates';
+import { getWebhookTarget } from '../transport/endpoints';
+import { maskSecret, WEBHOOK_PATH } from '../trigger/webhookRegistration';
+import { isTriggerOfThisN8n } from './address';
 import { RESUME_FIELD_KINDS, type WaitSettings } from './settings';
 
 // The checks of a Create and Wait's set-up, all made before the first task is created: a set-up that
@@ -120,4 +123,18 @@ export function checkEngineCanResume(this: IExecuteFunctions): void {
 	throw new NodeOperationError(this.getNode(), 'This workflow runs on n8n\'s Engine 2.0, which cannot resume a waiting execution', {
 		description: 'Open the workflow\'s settings and switch its execution engine back to the default (v1), then run it again. Create and Wait, like n8n\'s own Wait and send-and-wait nodes, needs an engine that resumes waiting executions.',
 	});
+}
+
+/**
+ * The route back: the queue's webhook must be an active Task Queue Trigger of this n8n. Returns its
+ * target (with its secret: never shown, see maskSecret), which the run announces its tasks to.
+ */
+export async function checkTriggerRoutesBack(this: IExecuteFunctions, queueId: number, waitingBase: string): Promise<string> {
+	const target = await getWebhookTarget.call(this, queueId, 0);
+	if (!target || !isTriggerOfThisN8n(target, waitingBase, WEBHOOK_PATH)) {
+		throw new NodeOperationError(this.getNode(), `No Task Queue Trigger of this n8n receives the completions of queue ${queueId}`, {
+			description: `${target ? `The queue's webhook goes to ${maskSecret(target)}. ` : 'The queue has no webhook. '}Activate a workflow with a Task Queue Trigger on queue ${queueId} (it forwards each completion to the execution waiting for it), then run this again. If the service cannot reach this n8n, activate a Task Queue Poll Trigger on the queue instead and set Options > Route Completions Back Through to it.`,
+		});
+	}
+	return target;
 }

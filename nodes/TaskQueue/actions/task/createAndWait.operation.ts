@@ -3,13 +3,11 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
-import { getWebhookTarget } from '../../transport/endpoints';
-import { maskSecret, WEBHOOK_PATH } from '../../trigger/webhookRegistration';
-import { assertCanSign, isTriggerOfThisN8n, requireSignedCalls, signResumeAddress, waitingBaseUrl } from '../../waiting/address';
+import { assertCanSign, requireSignedCalls, signResumeAddress, waitingBaseUrl } from '../../waiting/address';
 import { announceRun } from '../../waiting/announce';
 import { keepRunMemory, runToken, waitingItems } from '../../waiting/memory';
 import { readWaitSettings, type WaitSettings } from '../../waiting/settings';
-import { checkEngineCanResume, checkFields, checkResumeFieldTakesAddress, reviewMessage, waitTill } from '../../waiting/setup';
+import { checkEngineCanResume, checkFields, checkResumeFieldTakesAddress, checkTriggerRoutesBack, reviewMessage, waitTill } from '../../waiting/setup';
 import type { ExecutionState } from '../node.type';
 import type { Prepared, PreparedTask } from './create.operation';
 import * as create from './create.operation';
@@ -234,17 +232,8 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 	checkFields.call(this, queue, settings);
 	const waitingBase = waitingBaseUrl(this);
 	checkResumeFieldTakesAddress.call(this, queue, settings, waitingBase);
-	let triggerUrl: string | undefined;
-	if (settings.routeBack === 'trigger') {
-		const target = await getWebhookTarget.call(this, queueId, 0);
-		triggerUrl = target ?? undefined;
-		if (!isTriggerOfThisN8n(target, waitingBase, WEBHOOK_PATH)) {
-			throw new NodeOperationError(this.getNode(), `No Task Queue Trigger of this n8n receives the completions of queue ${queueId}`, {
-				description: `${target ? `The queue's webhook goes to ${maskSecret(target)}. ` : 'The queue has no webhook. '}Activate a workflow with a Task Queue Trigger on queue ${queueId} (it forwards each completion to the execution waiting for it), then run this again. If the service cannot reach this n8n, activate a Task Queue Poll Trigger on the queue instead and set Options > Route Completions Back Through to it.`,
-			});
-		}
-	}
-	const placeholder = 'https://localhost/resume';
+	const triggerUrl = settings.routeBack === 'trigger' ? await checkTriggerRoutesBack.call(this, queueId, waitingBase) : undefined;
+	const placeholder = 'https://resume.example/resume';
 	await create.prepareTasks.call(this, itemCount, state, (input, _queue, itemIndex) => {
 		const filled: IDataObject = { ...input, [settings.resumeField]: placeholder };
 		if (settings.responseType === 'approval' && settings.messageField) {
