@@ -187,7 +187,7 @@ export function nodeOutput(x: Execution, node: string, index = 0): Array<Record<
 export async function runAction(
 	e: E2E,
 	parameters: Record<string, unknown>,
-	options: { body?: unknown; type?: string; keep?: boolean; code?: string } = {},
+	options: { body?: unknown; type?: string; keep?: boolean; code?: string; credentialId?: string } = {},
 ): Promise<{ items: Array<Record<string, unknown>>; response: unknown; execution: Execution; workflowId: string }> {
 	const path = uniq('action');
 	const wf: WorkflowJson = {
@@ -207,7 +207,7 @@ export async function runAction(
 				typeVersion: 1,
 				position: [260, 0],
 				parameters,
-				credentials: credentialRef(e),
+				credentials: options.credentialId ? { taskQueueApi: { id: options.credentialId, name: 'other' } } : credentialRef(e),
 			},
 		],
 		connections: { Webhook: { main: [[{ node: 'Task Queue', type: 'main', index: 0 }]] } },

@@ -1,6 +1,7 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, no-console */
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // End-to-end: this package, installed from `npm pack` into a real n8n (2.41.1 on node 24 by default,
 // TQ_N8N_VERSION=1 for 1.123.81 on the system node), against the sandbox. One n8n for the whole file.
+import { createServer } from 'http';
 import axios from 'axios';
 import { chromium, type Browser } from 'playwright-core';
 
@@ -209,6 +210,51 @@ describe('every action operation in a workflow', () => {
 		expect(await webhookTarget(e, 103)).toBe('');
 		const none = await runAction(e, { resource: 'webhook', operation: 'get', queue: queueLocator(103) });
 		expect(none.items).toEqual([{ queueId: 103, target: null, active: false }]);
+	});
+});
+
+describe('secrets stay where they belong (issue 27)', () => {
+	test('Webhook > Set and Get show the trigger\'s secret as hidden, in the output and in what n8n stores', async () => {
+		const secret = ['tq', 'e2e', 'trigger', 'secret', Date.now()].join('_');
+		const target = `https://hooks.example.com/webhook/abc/task-completed?secret=${secret}`;
+		const set = await runAction(e, { resource: 'webhook', operation: 'set', queue: queueLocator(103), url: target });
+		expect(set.items).toEqual([{ queueId: 103, target: 'https://hooks.example.com/webhook/abc/task-completed?secret=(hidden)' }]);
+		const got = await runAction(e, { resource: 'webhook', operation: 'get', queue: queueLocator(103) });
+		expect(got.items).toEqual([{ queueId: 103, target: 'https://hooks.example.com/webhook/abc/task-completed?secret=(hidden)', active: true }]);
+		expect(JSON.stringify([set.execution, got.execution])).not.toContain(secret);
+		expect(await webhookTarget(e, 103)).toBe(target);
+		await runAction(e, { resource: 'webhook', operation: 'remove', queue: queueLocator(103) });
+	});
+
+	test('a Base URL that redirects elsewhere: the other origin receives nothing, the error says where it pointed', async () => {
+		const received: Array<string | undefined> = [];
+		const other = createServer((req, res) => {
+			received.push(req.headers.authorization);
+			res.end('[]');
+		});
+		await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+		const otherUrl = `http://127.0.0.1:${(other.address() as { port: number }).port}`;
+		const redirecting = createServer((req, res) => {
+			res.writeHead(302, { location: `${otherUrl}${req.url ?? ''}` });
+			res.end();
+		});
+		await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+		const redirectingUrl = `http://127.0.0.1:${(redirecting.address() as { port: number }).port}`;
+		try {
+			const created = await e.n8n.api.post('/credentials', {
+				name: 'redirecting',
+				type: 'taskQueueApi',
+				data: { baseUrl: redirectingUrl, apiKey: e.sandbox.apiKey, organizationId: 1, apiPaths: 'queues', ignoreSslIssues: false },
+			});
+			const credentialId = String((created.data as { id: string }).id);
+			await expect(runAction(e, { resource: 'queue', operation: 'getMany', returnAll: true }, { credentialId })).rejects.toThrow(
+				`The service redirected the request to ${otherUrl} (HTTP 302) instead of answering`,
+			);
+			expect(received).toEqual([]);
+		} finally {
+			await new Promise((resolve) => redirecting.close(resolve));
+			await new Promise((resolve) => other.close(resolve));
+		}
 	});
 });
 
