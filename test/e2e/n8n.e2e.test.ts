@@ -6,7 +6,7 @@ import axios from 'axios';
 import { chromium, type Browser } from 'playwright-core';
 
 import { asDelivered } from '../../sandbox/time';
-import { createCredential, isActivatable, loadExamples, prepareWorkflow } from '../../tools/n8n/provision';
+import { createCredential, ensureCredential, isActivatable, loadExamples, prepareWorkflow } from '../../tools/n8n/provision';
 import {
 	activate,
 	createWorkflow,
@@ -28,7 +28,6 @@ import {
 	type Execution,
 } from './helpers';
 import { startOpenAiMock } from './openai-mock';
-import { ensureCredential } from '../../tools/n8n/provision';
 
 const ALICE = 'alice@example.com';
 const PREVIOUS_TARGET = 'https://hooks.example.com/set-by-a-person';
