@@ -55,6 +55,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+	if (process.env.TQ_DUMP_LOG) require('fs').writeFileSync(process.env.TQ_DUMP_LOG, e.n8n.logs.text());
 	await browser?.close();
 	if (triggerId) await deleteWorkflow(e, triggerId);
 	await e?.stop();
@@ -255,6 +256,7 @@ test('one item: the task carries a signed address, a person completes it on the 
 
 	const done = await resumed(waiting.id, 'success', 30_000);
 	expect(done.id).toBe(waiting.id);
+	if (process.env.TQ_DUMP_LOG) require('fs').writeFileSync(`${process.env.TQ_DUMP_LOG}.done.json`, JSON.stringify(done));
 	const [answer] = nodeOutput(done, 'Ask a person');
 	expect(answer).toMatchObject({
 		id: task.id,

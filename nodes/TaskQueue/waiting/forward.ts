@@ -5,7 +5,7 @@ import { completionKey } from '../helpers/completions';
 import { CREDENTIAL_TYPE } from '../transport/types';
 import type { CompletedTask } from '../transport/schemas';
 import { findResumeAddress, parseResumeAddress, waitingBaseUrl } from './address';
-import { rememberResumed, rememberRun, resumedWithTask, runOf } from './registry';
+import { afterTheRun, rememberRun, runOf } from './registry';
 
 // Forwarding: the triggers pass each completion that carries the resume address of an execution of
 // this n8n to that execution, which says whether the task is one of its own. What it does not take
@@ -88,6 +88,8 @@ async function call(this: TriggerContext, url: string, tasks: CompletedTask[]): 
 	}
 }
 
+const RESUMED = 'resumed';
+
 type Reading = { outcomes: Map<number, Outcome>; why: string } | 'retry' | 'refusedAddress';
 
 /** What the answer says of each task. */
@@ -107,18 +109,18 @@ function read(answer: Answer, tasks: CompletedTask[]): Reading {
 	// 404: no such waiting execution
 	if (status >= 400) return all('other', `n8n refused the call (HTTP ${status}: ${text})`);
 	const { taken } = (typeof body === 'object' && body !== null ? body : {}) as { taken?: unknown };
-	// an execution put to wait by an earlier version answers without saying which tasks it took
-	if (!Array.isArray(taken)) return all('taken', '');
+	// n8n's own answer when the call resumed the run ("Workflow was started"), or a run put to wait
+	// by an earlier version: it does not say which tasks the run took
+	if (!Array.isArray(taken)) return all('taken', RESUMED);
 	return { outcomes: new Map(tasks.map((t) => [t.id, taken.includes(t.id) ? 'taken' : 'other'])), why: 'not one of its tasks' };
 }
 
 const answerBody = (answer: Answer) => ('body' in answer && typeof answer.body === 'object' && answer.body !== null ? (answer.body as IDataObject) : {});
 
-/** What a run's answer teaches this process: its tasks, and those it resumed with. */
+/** What a run's answer teaches this process: its tasks. */
 function learn(execution: string, url: string, body: IDataObject): void {
-	const ids = (value: unknown) => (Array.isArray(value) ? value.filter((id): id is number => Number.isSafeInteger(id)) : []);
-	if (Array.isArray(body.tasks)) rememberRun(url, execution, ids(body.tasks));
-	if (body.resumed === true) rememberResumed(execution, ids(body.answeredBy));
+	if (!Array.isArray(body.tasks)) return;
+	rememberRun(url, execution, body.tasks.filter((id): id is number => Number.isSafeInteger(id)));
 }
 
 function settleAll(this: TriggerContext, lane: Lane, waiters: Waiter[], outcomes: Map<number, Outcome>, why: string): void {
@@ -170,9 +172,9 @@ async function drain(this: TriggerContext, key: string, lane: Lane): Promise<voi
 			for (const waiter of waiters) lane.waiting.delete(completionKey(waiter.task));
 			learn(key, url, answerBody(answer));
 			for (const [id, outcome] of reading.outcomes) {
-				// a finished run this process saw resume: the tasks it resumed with are taken, others are not its own
-				const took = outcome === 'finished' ? resumedWithTask(key, id) : undefined;
-				if (took !== undefined) reading.outcomes.set(id, took ? 'taken' : 'other');
+				// a finished run this process knows: its own tasks are not emitted, others are
+				const known = outcome === 'finished' || (outcome === 'taken' && reading.why === RESUMED) ? afterTheRun(key, id) : undefined;
+				if (known === 'other' || (known !== undefined && outcome === 'finished')) reading.outcomes.set(id, known);
 			}
 			settleAll.call(this, lane, waiters, reading.outcomes, reading.why);
 		}

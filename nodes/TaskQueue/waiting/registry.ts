@@ -11,8 +11,8 @@ const MAX_RUNS = 5_000;
 
 /** Each remembered task's run: one of its addresses n8n accepts, and the execution it names. */
 const runOfTask = new Map<number, { url: string; execution: string }>();
-/** The tasks each finished run resumed with. */
-const resumedWith = new Map<string, Set<number>>();
+/** Each remembered run's tasks. */
+const runs = new Map<string, Set<number>>();
 
 function bounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
 	map.delete(key);
@@ -21,20 +21,24 @@ function bounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
 }
 
 export function rememberRun(url: string, execution: string, taskIds: number[]): void {
-	for (const id of taskIds.slice(0, 1000)) bounded(runOfTask, id, { url, execution }, MAX_TASKS);
+	const tasks = taskIds.slice(0, 1000);
+	for (const id of tasks) bounded(runOfTask, id, { url, execution }, MAX_TASKS);
+	bounded(runs, execution, new Set(tasks), MAX_RUNS);
 }
 
 export function runOf(taskId: number): { url: string; execution: string } | undefined {
 	return runOfTask.get(taskId);
 }
 
-export function rememberResumed(execution: string, taskIds: number[]): void {
-	bounded(resumedWith, execution, new Set(taskIds), MAX_RUNS);
-}
-
-/** Whether the finished run resumed with the task; undefined when this process did not see it resume. */
-export function resumedWithTask(execution: string, taskId: number): boolean | undefined {
-	return resumedWith.get(execution)?.has(taskId);
+/**
+ * What a completion that reached a finished run is, when this process knows the run's tasks: one
+ * that is not among them is another completion (emitted); one of them stays the run's (taken, or
+ * answered too late: not emitted either way). Undefined: this process does not know the run.
+ */
+export function afterTheRun(execution: string, taskId: number): 'other' | 'finished' | undefined {
+	const tasks = runs.get(execution);
+	if (!tasks) return undefined;
+	return tasks.has(taskId) ? 'finished' : 'other';
 }
 
 /** The announcement Create and Wait sends the trigger: `{ taskQueueWaitingRun: { address, tasks } }`. */
@@ -53,5 +57,5 @@ export function readAnnouncement(body: unknown): Announcement | undefined {
 /** Forgets every run (the sandbox hands out task ids again after a reset; a service never does). */
 export function forgetRuns(): void {
 	runOfTask.clear();
-	resumedWith.clear();
+	runs.clear();
 }

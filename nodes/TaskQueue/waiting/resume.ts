@@ -119,13 +119,14 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	const others = named.filter((id) => !taken.includes(id));
 	// the run's own tasks, so the trigger can route their completions here by id (a hint, no secret)
 	const tasks = memory ? memory.tasks.flatMap((t) => (t.taskId === undefined ? [] : [t.taskId])) : undefined;
-	if (named.length > 0 && taken.length === 0) return answer.call(this, 200, { taken: [], others, ...(tasks ? { tasks } : {}) });
+	const run = tasks ? { tasks } : {};
+	if (named.length > 0 && taken.length === 0) return answer.call(this, 200, { taken: [], others, ...run });
 	const alreadyKnown = knownCompletions(key);
 	const known = [...alreadyKnown.values()].map((t) => t.id);
 	const enough = (found: Map<number, CompletedTask>) => (settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0);
 	// a completion this process has confirmed already, named again (a replay), needs no read
 	if (taken.length > 0 && taken.every((id) => known.includes(id)) && !enough(alreadyKnown)) {
-		return answer.call(this, 202, { waiting: true, completed: alreadyKnown.size, of: wait.count, taken, others, ...(tasks ? { tasks } : {}) });
+		return answer.call(this, 202, { waiting: true, completed: alreadyKnown.size, of: wait.count, taken, others, ...run });
 	}
 	let found: Map<number, CompletedTask>;
 	try {
@@ -136,10 +137,9 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 		return answer.call(this, 503, { message: 'Could not confirm the completion with the service; still waiting', taken, others });
 	}
 	if (!enough(found)) {
-		return answer.call(this, 202, { waiting: true, completed: found.size, of: wait.count, taken, others, ...(tasks ? { tasks } : {}) });
+		return answer.call(this, 202, { waiting: true, completed: found.size, of: wait.count, taken, others, ...run });
 	}
 	const meta = { outcome: 'completed', node: this.getNode().name, completed: found.size, of: wait.count };
-	const answeredBy = [...found.values()].map((task) => task.id);
-	this.getResponseObject().status(200).json({ resumed: true, taken, others, answeredBy });
-	return { noWebhookResponse: true, workflowData: [resumedItems(wait, memory, found, settings, meta)] };
+	// n8n answers the caller ("Workflow was started", 200) once the resumed run has started
+	return { workflowData: [resumedItems(wait, memory, found, settings, meta)] };
 }
