@@ -106,7 +106,8 @@ function read(answer: Answer, tasks: CompletedTask[]): Reading {
 	if (html || status === 409) return all('finished', 'the execution has finished (it resumed, or its wait timed out)');
 	// 401: a signature n8n did not make (an address altered by hand)
 	if (status === 401) return 'refusedAddress';
-	// 404: no such waiting execution
+	// 404: the execution is gone (deleted): it may have taken the task before, so nothing is emitted
+	if (status === 404) return all('finished', `the execution no longer exists (HTTP 404: ${text})`);
 	if (status >= 400) return all('other', `n8n refused the call (HTTP ${status}: ${text})`);
 	const { taken } = (typeof body === 'object' && body !== null ? body : {}) as { taken?: unknown };
 	// n8n's own answer when the call resumed the run ("Workflow was started"), or a run put to wait
