@@ -16,7 +16,7 @@ import type { CompletedTask } from '../transport/schemas';
 const REREAD_MS = 1_000;
 const MAX_PAGE = 1000;
 /** Reads of one run start at least this far apart (a call replayed in a loop costs 4 reads a second). */
-export const MIN_GAP_MS = 250;
+const MIN_GAP_MS = 250;
 const REMEMBERED_RUNS = 500;
 
 export interface RunToConfirm {

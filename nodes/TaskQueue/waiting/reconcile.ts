@@ -15,7 +15,7 @@ import { forwardToWaiting, type Outcome } from './forward';
 // answers without a read. Nothing here is written to static data (the webhook calls own it).
 
 /** How far back the first round of an n8n process looks, for completions made while n8n was down. */
-export const FIRST_ROUND_LOOKBACK_MS = 24 * 3_600_000;
+const FIRST_ROUND_LOOKBACK_MS = 24 * 3_600_000;
 /** A round reads for at most this long (n8n 2.x gives polls a budget; 1.x does not). */
 const ROUND_BUDGET_MS = 20_000;
 const REMEMBERED = 10_000;
