@@ -4,11 +4,11 @@
 // node's webhook() run in a WebhookContext over the waiting execution's data.
 import { createHmac, timingSafeEqual } from 'crypto';
 import { InstanceSettings, WorkflowExecute } from 'n8n-core';
-import type { INodeExecutionData, IRun, IWebhookData, IWebhookResponseData } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, INodeParameters, IRun, IWebhookData, IWebhookResponseData } from 'n8n-workflow';
 
 import { resumeWebhooks } from '../../nodes/TaskQueue/waiting/resume';
 import { TaskQueue } from '../../nodes/TaskQueue/TaskQueue.node';
-import { webhookContext, type ActionRun, type RecordedResponse } from './n8n';
+import { runActionNode, webhookContext, type ActionRun, type RecordedResponse } from './n8n';
 
 const taskQueue = new TaskQueue();
 
@@ -124,3 +124,40 @@ export class WaitingEndpoint {
 		return answer(response.statusCode, response.body);
 	}
 }
+
+/**
+ * A Create and Wait run of the Refund Decisions queue (or another), put to wait through
+ * WorkflowExecute as n8n runs it: each input item's `message` goes into the task's message field.
+ */
+export async function startWaitingRun(options: {
+	credentials: ActionRunCredentials;
+	executionId: string;
+	input: IDataObject[];
+	waitingBaseUrl: string;
+	queueId?: number;
+	parameters?: IDataObject;
+	probe?: boolean;
+}): Promise<ActionRun> {
+	return await runActionNode({
+		types: { taskQueue },
+		node: {
+			type: 'taskQueue',
+			parameters: {
+				resource: 'task',
+				operation: 'sendAndWait',
+				queue: { __rl: true, mode: 'id', value: String(options.queueId ?? 104) },
+				taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ $json.message }}' }, matchingColumns: [], schema: [] },
+				resumeField: 'resume_url',
+				options: {},
+				...options.parameters,
+			} as INodeParameters,
+		},
+		input: options.input,
+		credentials: options.credentials,
+		executionId: options.executionId,
+		additionalData: { webhookWaitingBaseUrl: options.waitingBaseUrl },
+		probe: options.probe,
+	});
+}
+
+type ActionRunCredentials = Parameters<typeof runActionNode>[0]['credentials'];

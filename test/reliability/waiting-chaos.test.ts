@@ -12,13 +12,12 @@
 // checked downstream with n8n's paired-item resolution ($('Start').item); none stuck once people are
 // done and two checks have run. Per completion: none emitted twice by the trigger, none emitted that
 // a run resumed with, every other completion the trigger received emitted once. Seeded: TQ_CHAOS_SEEDS (comma-separated), TQ_CHAOS_RUNS.
-import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { mulberry32 } from '../../sandbox/faults';
 import { FORWARD_RETRY_DELAYS_MS } from '../../nodes/TaskQueue/waiting/forward';
-import { runActionNode, type ActionRun } from '../helpers/n8n';
-import { resumeExecution, WaitingEndpoint } from '../helpers/waiting';
-import { node } from '../nodes/TaskQueue/env';
+import type { ActionRun } from '../helpers/n8n';
+import { resumeExecution, startWaitingRun, WaitingEndpoint } from '../helpers/waiting';
 import { locator, startTriggerEnv, startWebhookServer, WebhookTriggerUnderTest, type TriggerTestEnv } from '../nodes/TaskQueue/trigger/env';
 import { recordFigures } from './figures';
 import { forgetRuns } from '../../nodes/TaskQueue/waiting/registry';
@@ -64,26 +63,12 @@ test.each(SEEDS)(`chaos: ${RUNS} waiting runs under random faults, seed %i: each
 			const waitFor = rng() < 0.3 ? 'first' : 'all';
 			const responseType = rng() < 0.3 ? 'approval' : 'values';
 			const executionId = String(1000 + r);
-			const action = await runActionNode({
-				types: { taskQueue: node },
-				node: {
-					type: 'taskQueue',
-					parameters: {
-						resource: 'task',
-						operation: 'sendAndWait',
-						queue: locator(QUEUE),
-						taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ $json.message }}' }, matchingColumns: [], schema: [] },
-						resumeField: 'resume_url',
-						waitFor,
-						responseType,
-						...(responseType === 'approval' ? { approvalField: 'decision', approveOption: 'approve', feedbackField: 'note' } : {}),
-						options: {},
-					} as INodeParameters,
-				},
-				input,
+			const action = await startWaitingRun({
 				credentials: env.credentials(),
 				executionId,
-				additionalData: { webhookWaitingBaseUrl: server.waitingBaseUrl },
+				input,
+				waitingBaseUrl: server.waitingBaseUrl,
+				parameters: { waitFor, responseType, ...(responseType === 'approval' ? { approvalField: 'decision', approveOption: 'approve', feedbackField: 'note' } : {}) },
 				probe: true,
 			});
 			expect(action.run.status).toBe('waiting');

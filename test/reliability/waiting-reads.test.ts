@@ -2,12 +2,9 @@
 // What Create and Wait costs the service (issue 25's goal: at most 2 reads of the completed list per
 // completion on average), counted at the sandbox, in a quiet queue and with 10,000 completions of
 // other work landing in the queue during the waits. Counts, not times, so they can be asserted.
-import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { forgetRuns } from '../../nodes/TaskQueue/waiting/registry';
-import { runActionNode } from '../helpers/n8n';
-import { WaitingEndpoint } from '../helpers/waiting';
-import { node } from '../nodes/TaskQueue/env';
+import { startWaitingRun, WaitingEndpoint } from '../helpers/waiting';
 import { locator, startTriggerEnv, startWebhookServer, WebhookTriggerUnderTest, type TriggerTestEnv } from '../nodes/TaskQueue/trigger/env';
 import { recordFigures } from './figures';
 
@@ -38,24 +35,8 @@ test.each(SCENARIOS)('reads of the completed list per completion, %s', async (la
 		const runs: Array<{ executionId: string; tasks: number[] }> = [];
 		for (let r = 0; r < RUNS; r++) {
 			const executionId = String(5000 + r);
-			const action = await runActionNode({
-				types: { taskQueue: node },
-				node: {
-					type: 'taskQueue',
-					parameters: {
-						resource: 'task',
-						operation: 'sendAndWait',
-						queue: locator(QUEUE),
-						taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ $json.message }}' }, matchingColumns: [], schema: [] },
-						resumeField: 'resume_url',
-						options: {},
-					} as INodeParameters,
-				},
-				input: Array.from({ length: ITEMS }, (_, i) => ({ message: `run ${r} item ${i}` })) as IDataObject[],
-				credentials: env.credentials(),
-				executionId,
-				additionalData: { webhookWaitingBaseUrl: server.waitingBaseUrl },
-			});
+			const input = Array.from({ length: ITEMS }, (_, i) => ({ message: `run ${r} item ${i}` }));
+			const action = await startWaitingRun({ credentials: env.credentials(), executionId, input, waitingBaseUrl: server.waitingBaseUrl });
 			waiting.add(executionId, action);
 			runs.push({ executionId, tasks: action.items.map((i) => i.json.id as number) });
 		}
@@ -94,24 +75,8 @@ test('a 2-item run in a queue with 100,000 completed tasks: its answers cost a p
 	const server = await startWebhookServer(trigger, waiting);
 	try {
 		await trigger.activate();
-		const action = await runActionNode({
-			types: { taskQueue: node },
-			node: {
-				type: 'taskQueue',
-				parameters: {
-					resource: 'task',
-					operation: 'sendAndWait',
-					queue: locator(QUEUE),
-					taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ $json.message }}' }, matchingColumns: [], schema: [] },
-					resumeField: 'resume_url',
-					options: {},
-				} as INodeParameters,
-			},
-			input: [{ message: 'a' }, { message: 'b' }],
-			credentials: env.credentials(),
-			executionId: '6000',
-			additionalData: { webhookWaitingBaseUrl: server.waitingBaseUrl },
-		});
+		const input = [{ message: 'a' }, { message: 'b' }];
+		const action = await startWaitingRun({ credentials: env.credentials(), executionId: '6000', input, waitingBaseUrl: server.waitingBaseUrl });
 		waiting.add('6000', action);
 		await env.client.clearRequests();
 		for (const item of action.items) await env.client.complete(QUEUE, item.json.id as number, { by: 'alice@example.com', data: { decision: 'approve' } });

@@ -7,7 +7,7 @@
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { runActionNode, type ActionRun } from '../../../helpers/n8n';
-import { callWaitingNode, queryOf, resumeExecution, WaitingEndpoint } from '../../../helpers/waiting';
+import { callWaitingNode, queryOf, resumeExecution, startWaitingRun, WaitingEndpoint } from '../../../helpers/waiting';
 import { node } from '../env';
 import { locator, startTriggerEnv, startWebhookServer, WebhookTriggerUnderTest, type TriggerTestEnv } from '../trigger/env';
 import { forgetRuns } from '../../../../nodes/TaskQueue/waiting/registry';
@@ -35,26 +35,7 @@ const INPUT = [{ message: 'first' }, { message: 'second' }];
 
 async function createAndWait(parameters: IDataObject = {}, input: IDataObject[] = INPUT, extra: { probe?: boolean; settings?: IDataObject } = {}) {
 	const executionId = String(++executions);
-	const run = await runActionNode({
-		types: { taskQueue: node },
-		node: {
-			type: 'taskQueue',
-			parameters: {
-				resource: 'task',
-				operation: 'sendAndWait',
-				queue: locator(QUEUE),
-				taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ $json.message }}' }, matchingColumns: [], schema: [] },
-				resumeField: 'resume_url',
-				options: {},
-				...parameters,
-			} as INodeParameters,
-		},
-		input,
-		credentials: env.credentials(),
-		executionId,
-		additionalData: { webhookWaitingBaseUrl: server.waitingBaseUrl },
-		probe: extra.probe,
-	});
+	const run = await startWaitingRun({ credentials: env.credentials(), executionId, input, waitingBaseUrl: server.waitingBaseUrl, parameters, probe: extra.probe });
 	waiting.add(executionId, run);
 	const tasks = (await env.client.tasks(QUEUE)).filter((t) => String(t.data.resume_url).includes(`/${executionId}/`));
 	tasks.sort((a, b) => String(a.data.resume_url).localeCompare(String(b.data.resume_url)));
