@@ -24,6 +24,8 @@ const REMEMBERED = 10_000;
 const settledHere = new Set<string>();
 /** Completions delivered here that no execution could take yet: emitted if none takes them. */
 const owedHere = new Map<string, CompletedTask>();
+/** Completions a round could not settle (the service or n8n unreachable): passed on again next round. */
+const retryHere = new Map<string, CompletedTask>();
 /** Where each trigger's rounds stand in this process. */
 const cursors = new Map<string, Cursor>();
 
@@ -62,15 +64,21 @@ export async function reconcile(this: IPollFunctions, queueId: number, dataOnly:
 	}
 	cursors.set(scope, advanceCursor(cursor, collected.tasks) ?? cursor);
 	const fresh = collected.tasks.filter((task) => !settledHere.has(completionKey(task)));
-	const owed = [...owedHere.values()].filter((task) => task.queue_id === queueId);
-	const tasks = [...new Map([...fresh, ...owed].map((task) => [completionKey(task), task])).values()];
+	const again = [...owedHere.values(), ...retryHere.values()].filter((task) => task.queue_id === queueId);
+	const tasks = [...new Map([...fresh, ...again].map((task) => [completionKey(task), task])).values()];
 	if (tasks.length === 0) return null;
 	const outcomes = await forwardToWaiting.call(this, tasks, { retries: false });
 	const emit: CompletedTask[] = [];
 	for (const task of tasks) {
 		const key = completionKey(task);
 		const outcome = outcomes.get(key);
-		if (outcome === undefined || outcome === 'unsettled') continue;
+		if (outcome === 'unsettled') {
+			if (!owedHere.has(key)) retryHere.set(key, task);
+			if (retryHere.size > REMEMBERED) retryHere.delete(retryHere.keys().next().value as string);
+			continue;
+		}
+		retryHere.delete(key);
+		if (outcome === undefined) continue;
 		if (owedHere.delete(key) && outcome === 'other') emit.push(task);
 		remember(key);
 	}
