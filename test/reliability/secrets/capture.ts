@@ -271,7 +271,7 @@ function withoutTypedParameters(execution: unknown): unknown {
 		...x,
 		workflowData: {
 			...x.workflowData,
-			nodes: x.workflowData.nodes.map(({ parameters: _typed, ...node }) => node),
+			nodes: x.workflowData.nodes.map((node) => ({ ...node, parameters: '(typed by the test)' })),
 		},
 	};
 }
