@@ -2,125 +2,174 @@ import type { IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 import { timeKey } from '../helpers/completions';
+import { getTaskQueueCredentials } from '../transport';
 import { getCompletedPage } from '../transport/endpoints';
 import type { CompletedTask } from '../transport/schemas';
 
 // Confirmation: a call to a waiting address proves nothing, so the run asks the service which of its
-// tasks are completed. The service can only list a queue's completions, newest first; the run reads
-// them down to where it has read before in this n8n process (down to its tasks' creation the first
-// time), so a call costs a page however busy the queue is, and no answer of the run falls out of
-// reach however many completions of other work come after it.
+// tasks are completed. The service can only list a queue's completions, newest first. This process
+// keeps what it listed of each queue (an index of recent completions, shared by every run waiting on
+// the queue) and reads only what completed since its last read, and further down only for a run
+// whose tasks are older than what the index covers. A call costs about a page however busy the
+// queue is and however many runs wait on it, and no answer of a run falls out of reach.
 
 /** The list is ordered by completion time, but a completion can be committed a little after a later
  * one was listed: each read goes this far below where the previous one began. */
 const REREAD_MS = 1_000;
 const MAX_PAGE = 1000;
-/** Reads of one run start at least this far apart (a call replayed in a loop costs 4 reads a second). */
+/** Reads of one queue start at least this far apart (a call replayed in a loop costs 4 reads a second). */
 const MIN_GAP_MS = 250;
-const REMEMBERED_RUNS = 500;
+/** Completions kept per queue; the oldest go first, and the index then covers less far back. */
+const MAX_INDEXED = 20_000;
+const REMEMBERED_QUEUES = 200;
 
 export interface RunToConfirm {
-	/** The run: execution, node, and when it was put to wait (an execution can wait at a node again). */
-	key: string;
 	queueId: number;
 	/** The input item a listed task answers, if it is one of the run's. */
 	itemOf: (task: CompletedTask) => number | undefined;
-	/** How many items the run waits for (the page size follows it). */
+	/** How many items the run waits for (the first page's size follows it). */
 	count: number;
 	/** The earliest completion that can be the run's (timeKey). */
 	since: string;
-	/** Whether what was found is enough to resume (then the read stops early). */
-	enough: (found: Map<number, CompletedTask>) => boolean;
 }
 
-interface Known {
-	/** The newest completion of each item found so far. */
-	found: Map<number, CompletedTask>;
-	/** The newest completion listed when the last complete read began (timeKey). */
+interface QueueIndex {
+	/** Completions listed by this process, newest listed version of each task. */
+	tasks: Map<number, CompletedTask>;
+	/** The newest completion listed when the last complete read began (timeKey; '' before any). */
 	readFrom: string;
-	/** Whether that read needed more than its first page: the next one starts with a full page. */
-	deep?: boolean;
+	/** Every completion at or after this is in `tasks` (timeKey; meaningless before any read). */
+	coveredFrom: string;
+	/** Whether the last read needed more than its first page: the next one starts with a full page. */
+	deep: boolean;
+	running?: Promise<void>;
+	/** The next read, shared by every call arriving during the running one, and how deep it must go. */
+	queued?: { read: Promise<void>; since: string; count: number };
+	lastStart: number;
 }
 
-const known = new Map<string, Known>();
-const lanes = new Map<string, { running?: Promise<unknown>; queued?: Promise<unknown>; lastStart: number }>();
+const indexes = new Map<string, QueueIndex>();
 
-function remember<K, V>(map: Map<K, V>, key: K, value: V): V {
-	map.delete(key);
-	map.set(key, value);
-	while (map.size > REMEMBERED_RUNS) map.delete(map.keys().next().value as K);
-	return value;
+function indexOf(key: string): QueueIndex {
+	let index = indexes.get(key);
+	if (index) indexes.delete(key);
+	else index = { tasks: new Map(), readFrom: '', coveredFrom: '', deep: false, lastStart: 0 };
+	indexes.set(key, index);
+	while (indexes.size > REMEMBERED_QUEUES) indexes.delete(indexes.keys().next().value as string);
+	return index;
 }
 
 const earlier = (key: string, ms: number) => (key ? new Date(Date.parse(`${key}Z`) - ms).toISOString().slice(0, 23) : key);
 
-async function read(this: IWebhookFunctions, run: RunToConfirm): Promise<Map<number, CompletedTask>> {
-	const before = known.get(run.key);
-	// what is known must still be the run's (an item answered by the run's own task only)
-	for (const [item, task] of before?.found ?? []) if (run.itemOf(task) !== item) before?.found.delete(item);
-	const stopBelow = before && before.readFrom > run.since ? earlier(before.readFrom, REREAD_MS) : run.since;
-	const found = new Map<number, CompletedTask>();
-	// a small first page costs little when nothing much happened; deeper pages as large as the service allows
-	const firstLimit = before?.deep ? MAX_PAGE : Math.min(MAX_PAGE, run.count + 100);
+/** Where a read must stop for a run: down to its tasks' creation, unless the index covers that far. */
+function stopBelowFor(index: QueueIndex, since: string): string {
+	if (!index.readFrom || since < index.coveredFrom) return since;
+	const sinceLastRead = earlier(index.readFrom, REREAD_MS);
+	return sinceLastRead > since ? sinceLastRead : since;
+}
+
+function forgetOldest(index: QueueIndex): void {
+	if (index.tasks.size <= MAX_INDEXED) return;
+	const keys = [...index.tasks.values()].map((t) => timeKey(t.completed_at)).sort();
+	const cutoff = keys[keys.length - Math.floor(MAX_INDEXED * 0.75) - 1];
+	for (const [id, task] of index.tasks) if (timeKey(task.completed_at) <= cutoff) index.tasks.delete(id);
+	const kept = [...index.tasks.values()].map((t) => timeKey(t.completed_at)).sort()[0];
+	if (kept && kept > index.coveredFrom) index.coveredFrom = kept;
+}
+
+/** Lists the queue from the top down to `since` or to the previous read, into the index. */
+async function read(this: IWebhookFunctions, index: QueueIndex, queueId: number, since: string, count: number): Promise<void> {
+	const stopBelow = stopBelowFor(index, since);
+	const firstLimit = index.deep ? MAX_PAGE : Math.min(MAX_PAGE, count + 100);
 	let readFrom = '';
 	for (let offset = 0; ; ) {
 		const limit = offset === 0 ? firstLimit : MAX_PAGE;
-		const { tasks, count } = await getCompletedPage.call(this, run.queueId, offset > 0 ? { offset, limit } : { limit });
+		const { tasks, count: listed } = await getCompletedPage.call(this, queueId, offset > 0 ? { offset, limit } : { limit });
 		if (offset === 0) readFrom = tasks[0] ? timeKey(tasks[0].completed_at) : '';
-		for (const task of tasks) {
-			if (task.queue_id !== undefined && task.queue_id !== run.queueId) continue;
-			const item = run.itemOf(task);
-			if (item !== undefined && !found.has(item)) found.set(item, task);
-		}
-		const merged = new Map([...(before?.found ?? []), ...found]);
+		const page = tasks.filter((task) => task.queue_id === undefined || task.queue_id === queueId);
+		// newest first: a task listed twice on one read keeps its newer completion
+		for (const task of [...page].reverse()) index.tasks.set(task.id, task);
 		const last = tasks[tasks.length - 1];
-		const complete = tasks.length < limit || offset + tasks.length >= count || !last || timeKey(last.completed_at) < stopBelow;
-		if (complete || run.enough(merged)) {
-			// what was read from the top down to the previous read is now known; an early stop leaves the mark
-			remember(known, run.key, { found: merged, readFrom: complete ? readFrom : (before?.readFrom ?? ''), deep: offset > 0 });
-			return merged;
+		const complete = tasks.length < limit || offset + tasks.length >= listed || !last || timeKey(last.completed_at) < stopBelow;
+		if (complete) {
+			const continuous = index.readFrom !== '' && stopBelow >= index.coveredFrom && stopBelow <= earlier(index.readFrom, REREAD_MS);
+			index.coveredFrom = continuous ? index.coveredFrom : stopBelow;
+			index.readFrom = readFrom || index.readFrom || stopBelow;
+			index.deep = offset > 0;
+			forgetOldest(index);
+			return;
 		}
 		// one item of overlap: completions sharing a timestamp may come back in another order
 		offset += tasks.length - 1;
 	}
 }
 
+/** The run's completed tasks by input item (the newest completion of each item) among what the index holds. */
+function completionsOf(index: QueueIndex | undefined, run: Pick<RunToConfirm, 'itemOf' | 'since'>): Map<number, CompletedTask> {
+	const found = new Map<number, CompletedTask>();
+	for (const task of index?.tasks.values() ?? []) {
+		const item = run.itemOf(task);
+		// a completion from before the run's tasks existed is not theirs (a service reset reuses ids)
+		if (item === undefined || timeKey(task.completed_at) < run.since) continue;
+		const before = found.get(item);
+		if (!before || timeKey(task.completed_at) > timeKey(before.completed_at)) found.set(item, task);
+	}
+	return found;
+}
+
+async function queueKey(this: IWebhookFunctions, queueId: number): Promise<string> {
+	const { baseUrl, organizationId, apiPaths } = await getTaskQueueCredentials.call(this);
+	return `${baseUrl}|${organizationId}|${apiPaths}|${queueId}`;
+}
+
 /**
- * The run's completed tasks by input item, newest completion of each item. Reads of one run are
- * made one at a time: a call arriving during a read waits for the next one, which every call
- * arriving meanwhile shares.
+ * The run's completed tasks by input item, newest completion of each item, read from the service.
+ * Reads of one queue are made one at a time: a call arriving during a read waits for the next one,
+ * which every call arriving meanwhile shares.
  */
 export async function confirmCompletions(this: IWebhookFunctions, run: RunToConfirm): Promise<Map<number, CompletedTask>> {
-	const lane = lanes.get(run.key) ?? remember(lanes, run.key, { lastStart: 0 });
-	if (lane.queued) return (await lane.queued) as Map<number, CompletedTask>;
-	const start = async () => {
-		const gap = lane.lastStart + MIN_GAP_MS - Date.now();
+	const index = indexOf(await queueKey.call(this, run.queueId));
+	const start = async (since: () => string, count: () => number) => {
+		const gap = index.lastStart + MIN_GAP_MS - Date.now();
 		if (gap > 0) await sleep(gap);
-		lane.lastStart = Date.now();
-		return await read.call(this, run);
+		index.lastStart = Date.now();
+		await read.call(this, index, run.queueId, since(), count());
 	};
-	if (!lane.running) {
-		const running = start().finally(() => {
-			if (lane.running === running) lane.running = undefined;
+	if (index.queued) {
+		const queued = index.queued;
+		if (run.since < queued.since) queued.since = run.since;
+		queued.count = Math.max(queued.count, run.count);
+		await queued.read;
+	} else if (!index.running) {
+		const running = start(() => run.since, () => run.count).finally(() => {
+			if (index.running === running) index.running = undefined;
 		});
-		lane.running = running;
-		return await running;
+		index.running = running;
+		await running;
+	} else {
+		const queued = { since: run.since, count: run.count, read: Promise.resolve() };
+		queued.read = index.running
+			.catch(() => undefined)
+			.then(async () => {
+				index.running = queued.read;
+				index.queued = undefined;
+				await start(() => queued.since, () => queued.count);
+			})
+			.finally(() => {
+				if (index.running === queued.read) index.running = undefined;
+			});
+		index.queued = queued;
+		await queued.read;
 	}
-	const queued: Promise<Map<number, CompletedTask>> = lane.running
-		.catch(() => undefined)
-		.then(async () => {
-			lane.running = queued;
-			lane.queued = undefined;
-			return await start();
-		})
-		.finally(() => {
-			if (lane.running === queued) lane.running = undefined;
-		});
-	lane.queued = queued;
-	return await queued;
+	return completionsOf(index, run);
 }
 
 /** What this process knows of a run's completions without reading (none after a restart). */
-export function knownCompletions(key: string): Map<number, CompletedTask> {
-	return known.get(key)?.found ?? new Map();
+export async function knownCompletions(this: IWebhookFunctions, run: RunToConfirm): Promise<Map<number, CompletedTask>> {
+	return completionsOf(indexes.get(await queueKey.call(this, run.queueId)), run);
+}
+
+/** Tests: every index forgotten, as after a restart. */
+export function forgetIndexes(): void {
+	indexes.clear();
 }

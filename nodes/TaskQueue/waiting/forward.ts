@@ -5,7 +5,7 @@ import { completionKey } from '../helpers/completions';
 import { CREDENTIAL_TYPE } from '../transport/types';
 import type { CompletedTask } from '../transport/schemas';
 import { findResumeAddress, parseResumeAddress, waitingBaseUrl } from './address';
-import { afterTheRun, rememberRun, runOf } from './registry';
+import { afterTheRun, forgetTask, rememberRun, runOf } from './registry';
 
 // Forwarding: the triggers pass each completion that carries the resume address of an execution of
 // this n8n to that execution, which says whether the task is one of its own. What it does not take
@@ -191,19 +191,23 @@ async function drain(this: TriggerContext, key: string, lane: Lane): Promise<voi
 export async function forwardToWaiting(
 	this: TriggerContext,
 	tasks: CompletedTask[],
-	options: { retries: boolean } = { retries: true },
+	options: { retries: boolean; byAddressOnly?: boolean } = { retries: true },
 ): Promise<Map<string, Outcome>> {
 	const outcomes = new Map<string, Outcome>();
-	if (!tasks.some((task) => mayCarryAddress(task) || runOf(task.id))) return outcomes;
+	const byId = (task: CompletedTask) => (options.byAddressOnly ? undefined : runOf(task.id));
+	if (!tasks.some((task) => mayCarryAddress(task) || byId(task))) return outcomes;
 	const waitingBase = waitingBaseUrl(this);
 	const pending: Array<Promise<void>> = [];
 	const started: Array<[string, Lane]> = [];
+	/** Completions sent to the run this process was told they belong to, rather than where their address points. */
+	const routedById = new Map<string, { task: CompletedTask; execution: string }>();
 	for (const task of tasks) {
 		// the run that created the task, when this process knows it; else the address the task carries
-		const known = runOf(task.id);
+		const known = byId(task);
 		const address = known ? parseResumeAddress(known.url, waitingBase) : findResumeAddress(task.data, waitingBase);
 		if (!address || address.queueId !== task.queue_id) continue;
 		const execution = `${address.executionId}/${address.nodeId}`;
+		if (known) routedById.set(completionKey(task), { task, execution });
 		let lane = lanes.get(execution);
 		if (!lane) {
 			lane = { executionId: address.executionId, waiting: new Map(), retries: false, refused: new Set() };
@@ -232,5 +236,17 @@ export async function forwardToWaiting(
 	// started once every completion of this call has joined its lane: they go in one call
 	for (const [key, lane] of started) void drain.call(this, key, lane);
 	await Promise.all(pending);
+	// What the run it was routed to by id says is not its own (a false announcement, or one this
+	// process mixed up) still goes where the task's own address points, if that is another run.
+	const misrouted = [...routedById].filter(([key, { task, execution }]) => {
+		if (outcomes.get(key) !== 'other') return false;
+		forgetTask(task.id, execution);
+		const own = findResumeAddress(task.data, waitingBase);
+		return own !== undefined && `${own.executionId}/${own.nodeId}` !== execution;
+	});
+	if (misrouted.length > 0) {
+		const again = await forwardToWaiting.call(this, misrouted.map(([, { task }]) => task), { ...options, byAddressOnly: true });
+		for (const [key, outcome] of again) outcomes.set(key, outcome);
+	}
 	return outcomes;
 }

@@ -30,6 +30,11 @@ export function runOf(taskId: number): { url: string; execution: string } | unde
 	return runOfTask.get(taskId);
 }
 
+/** The run a task was said to belong to denied it: the task is no longer routed there. */
+export function forgetTask(taskId: number, execution: string): void {
+	if (runOfTask.get(taskId)?.execution === execution) runOfTask.delete(taskId);
+}
+
 /**
  * What a completion that reached a finished run is, when this process knows the run's tasks: one
  * that is not among them is another completion (emitted); one of them stays the run's (taken, or

@@ -1,4 +1,3 @@
-import { createHash } from 'crypto';
 import type {
 	IDataObject,
 	INodeExecutionData,
@@ -109,8 +108,6 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	const settings = readWaitSettings(this);
 	const wait: Wait = { executionId: String(this.getExecutionId()), nodeId: this.getNode().id, ...parts };
 	const memory = readRunMemory(this, runToken(wait), wait.inputs);
-	const tasksOfRun = memory ? memory.tasks.map((t) => t.taskId ?? '-').join(',') : `${wait.createdAt}/${wait.count}/${wait.inputs}`;
-	const key = `${wait.executionId}/${wait.nodeId}/${createHash('sha256').update(tasksOfRun).digest('hex')}`;
 	const itemOf = itemMatcher(wait, memory, settings);
 
 	const named = namedTasks(this.getBodyData());
@@ -121,7 +118,8 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	const tasks = memory ? memory.tasks.flatMap((t) => (t.taskId === undefined ? [] : [t.taskId])) : undefined;
 	const run = tasks ? { tasks } : {};
 	if (named.length > 0 && taken.length === 0) return answer.call(this, 200, { taken: [], others, ...run });
-	const alreadyKnown = knownCompletions(key);
+	const toConfirm = { queueId: wait.queueId, itemOf, count: wait.count, since: since(wait, memory) };
+	const alreadyKnown = await knownCompletions.call(this, toConfirm);
 	const known = [...alreadyKnown.values()].map((t) => t.id);
 	const enough = (found: Map<number, CompletedTask>) => (settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0);
 	// a completion this process has confirmed already, named again (a replay), needs no read
@@ -130,7 +128,7 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	}
 	let found: Map<number, CompletedTask>;
 	try {
-		found = await confirmCompletions.call(this, { key, queueId: wait.queueId, itemOf, count: wait.count, since: since(wait, memory), enough });
+		found = await confirmCompletions.call(this, toConfirm);
 	} catch (error) {
 		// keeps waiting: the trigger calls again after a pause, and its reconciliation later still
 		this.logger.warn(`Task Queue: could not confirm completions with the service (${(error as Error).message}); still waiting`);

@@ -180,6 +180,26 @@ describe('5. forwarding loses and swallows nothing', () => {
 		expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
 	});
 
+	test('a false announcement (it takes the trigger\'s secret) names run B\'s task as run A\'s: B still resumes with it, A does not, nothing is emitted', async () => {
+		const a = await createAndWait({}, [{ message: 'a' }]);
+		const b = await createAndWait({}, [{ message: 'b' }]);
+		const announced = await trigger.deliver({
+			body: { taskQueueWaitingRun: { address: String(a.tasks[0].data.resume_url), tasks: [b.tasks[0].id] } },
+			query: { secret: trigger.secret() as string },
+		});
+		expect(announced.response.statusCode).toBe(200);
+		await complete(b.tasks[0].id);
+		await until('the resume of B', () => waiting.resumed.has(b.executionId));
+		expect(resumedIds(b.executionId)).toEqual([b.tasks[0].id]);
+		expect(waiting.resumed.has(a.executionId)).toBe(false);
+		expect(trigger.emitted).toEqual([]);
+		// the false route is forgotten once A denied the task
+		await complete(a.tasks[0].id);
+		await until('the resume of A', () => waiting.resumed.has(a.executionId));
+		expect(resumedIds(a.executionId)).toEqual([a.tasks[0].id]);
+		expect(trigger.executions).toBe(0);
+	});
+
 	test('replaying a genuine address costs the service no read for a task that is not the run\'s, and bounded reads otherwise', async () => {
 		const { run, tasks } = await createAndWait();
 		const query = queryOf(String(tasks[0].data.resume_url));
