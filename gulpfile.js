@@ -98,6 +98,7 @@ const QUEUE_MODE_FILES = [
 	'test/e2e/create-and-wait.e2e.test.ts',
 	'test/e2e/reliability/n8n-down.e2e.test.ts',
 	'test/e2e/reliability/churn.e2e.test.ts',
+	'test/e2e/reliability/waiting-chaos.e2e.test.ts',
 ];
 
 /**

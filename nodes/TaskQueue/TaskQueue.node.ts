@@ -15,7 +15,7 @@ import { resumeOnCompletion, resumeWebhooks } from './waiting/resume';
 import * as webhook from './actions/webhook';
 import { searchQueues } from './methods/listSearch';
 import { getApprovalChoices, getResumeFields, getSelectionFields, getTextFields } from './methods/loadOptions';
-import { getTaskFields } from './methods/resourceMapping';
+import { getTaskFields, getWaitTaskFields } from './methods/resourceMapping';
 
 export class TaskQueue implements INodeType {
 	description: INodeTypeDescription = {
@@ -60,7 +60,7 @@ export class TaskQueue implements INodeType {
 	methods = {
 		listSearch: { searchQueues },
 		loadOptions: { getApprovalChoices, getResumeFields, getSelectionFields, getTextFields },
-		resourceMapping: { getTaskFields },
+		resourceMapping: { getTaskFields, getWaitTaskFields },
 	};
 
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {

@@ -20,6 +20,7 @@ import {
 	nodeOutput,
 	queueLocator,
 	setupE2E,
+	sleep,
 	triggerWorkflow,
 	TYPES,
 	uniq,
@@ -429,8 +430,8 @@ test('bad input stops the run before any task: a queue with no route back', asyn
 					resource: 'task',
 					operation: 'sendAndWait',
 					queue: queueLocator(101),
-					taskData: { mappingMode: 'defineBelow', value: { customer_message: 'x' }, matchingColumns: [], schema: [] },
-					resumeField: 'note',
+					taskData: { mappingMode: 'defineBelow', value: { order_total: 1 }, matchingColumns: [], schema: [] },
+					resumeField: 'customer_message',
 					options: {},
 				},
 				credentials: credentialRef(e),
@@ -501,6 +502,69 @@ describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool
 		expect(toolMessages.includes('refunded order')).toBe(answer.decision === 'approve');
 		expect(JSON.stringify(nodeOutput(done, 'Refund agent'))).toContain('A person will review your request');
 	});
+});
+
+test('a workflow that does not save successful executions ("Save successful production executions: Do not save"): the run waits, resumes once, and goes on', async () => {
+	// n8n lost waiting executions of such workflows in some 2.x versions (in queue mode above all)
+	const path = uniq('nosave');
+	const id = await createWorkflow(e, {
+		name: `e2e create and wait, successful executions not saved ${path}`,
+		settings: { executionOrder: 'v1', saveDataSuccessExecution: 'none' },
+		nodes: [
+			{ name: 'Start', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: path, parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} } },
+			{
+				name: 'Ask a person',
+				type: TYPES.action,
+				typeVersion: 1,
+				position: [200, 0],
+				parameters: {
+					resource: 'task',
+					operation: 'sendAndWait',
+					queue: queueLocator(QUEUE),
+					taskData: { mappingMode: 'defineBelow', value: { customer_message: `={{ 'not saved ' + $json.body.count }}` }, matchingColumns: [], schema: [] },
+					resumeField: 'resume_url',
+					options: {},
+				},
+				credentials: credentialRef(e),
+			},
+			{
+				// what the resumed run does next, seen in the service: the execution itself is not kept
+				name: 'Report',
+				type: TYPES.action,
+				typeVersion: 1,
+				position: [400, 0],
+				parameters: {
+					resource: 'task',
+					operation: 'create',
+					queue: queueLocator(101),
+					taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ "resumed with task " + $json.id + ": " + $json.data.decision }}' }, matchingColumns: [], schema: [] },
+					options: {},
+				},
+				credentials: credentialRef(e),
+			},
+		],
+		connections: {
+			Start: { main: [[{ node: 'Ask a person', type: 'main', index: 0 }]] },
+			'Ask a person': { main: [[{ node: 'Report', type: 'main', index: 0 }]] },
+		},
+	});
+	await activate(e, id);
+	await start(path, 7);
+	const [task] = await waitFor('the task of the run', async () => {
+		const found = (await e.client.tasks(QUEUE)).filter((t) => t.data.customer_message === 'not saved 7');
+		return found.length === 1 ? found : undefined;
+	});
+	const executionId = /\/webhook-waiting\/(\d+)\//.exec(String(task.data.resume_url))?.[1] as string;
+	expect((await byId(executionId)).status).toBe('waiting');
+	await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'approve' } });
+	const reports = async () => (await e.client.tasks(101)).filter((t) => t.data.customer_message === `resumed with task ${task.id}: approve`);
+	await waitFor('the resumed run\'s report', async () => (await reports()).length === 1, 60_000);
+	// not saved on success: gone from n8n's list, never left waiting; and it went on once
+	await waitFor('the execution gone', async () => (await e.n8n.api.get(`/executions/${executionId}`, { validateStatus: () => true })).status === 404, 30_000);
+	await sleep(2000);
+	expect(await reports()).toHaveLength(1);
+	expect(await triggerExecutions()).toBe(0);
+	await deleteWorkflow(e, id);
 });
 
 // last: it starts a run of the trigger's workflow, which the tests above count as none

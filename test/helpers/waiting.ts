@@ -69,6 +69,7 @@ export async function resumeExecution(run: ActionRun, workflowData: INodeExecuti
 }
 
 /** What n8n 2.41 renders (text/html) for a call to a send-and-wait execution that no longer waits. */
+export const INVALID_FORM_LINK = "<!DOCTYPE html><html lang='en'><head><title>Invalid Form Link</title></head><body><h1>Invalid Form Link</h1></body></html>";
 export const NO_ACTION_REQUIRED = "<html lang='en'><head><title>No action required</title></head><body><h1>No action required</h1></body></html>";
 
 /**
@@ -103,7 +104,8 @@ export class WaitingEndpoint {
 		};
 		const run = this.runs.get(executionId);
 		if (!run) return answer(404, { message: `The execution "${executionId}" does not exist.` });
-		if (!n8nAcceptsSignature(address)) return answer(401, { message: 'Invalid token' });
+		// n8n 2.41 renders its "Invalid Form Link" page for a send-and-wait node (1.123: JSON)
+		if (!n8nAcceptsSignature(address)) return answer(401, INVALID_FORM_LINK);
 		if (this.resumed.has(executionId)) return answer(200, NO_ACTION_REQUIRED);
 		if (nodeId !== run.node.id) return answer(404, { message: 'no waiting webhook with a matching path' });
 		if (this.running.has(executionId)) return answer(409, { message: `The execution "${executionId}" is running already.` });

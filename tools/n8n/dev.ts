@@ -151,12 +151,14 @@ async function main() {
 			`n8n ${n8n.version}:   ${n8n.url}`,
 			`  login:        ${n8n.owner.email} / ${n8n.owner.password}`,
 			`  credential:   "Task Queue sandbox" (id ${result.credentialId})`,
-			`  workflows:    ${result.workflows.map((w) => `${n8n!.url}/workflow/${w.id}`).join('\n                ')}`,
+			`  workflows:    ${result.workflows.map((w) => `${w.name}${w.active ? '' : ' (inactive)'}\n                  ${n8n!.url}/workflow/${w.id}`).join('\n                ')}`,
 			`sandbox:        ${sandboxUrl}  (people's page: ${sandboxUrl}/app/)`,
 			`  API key:      ${SANDBOX_API_KEY}   organization ${SANDBOX_ORG_ID}`,
-			`try the refund example: send a request, then complete its task on the people's page:`,
-			`  curl -X POST ${n8n.webhookBase}/refund-request -H 'Content-Type: application/json' \\`,
-			`    -d '{"message": "My kettle leaks", "order_total": 42, "receipt_url": "https://example.com/r/42.png"}'`,
+			`try Create and Wait: a refund request waits for a person's decision in one execution`,
+			`  1. curl -X POST ${n8n.webhookBase}/refund-decision -H 'Content-Type: application/json' \\`,
+			`       -d '{"message": "My kettle leaks", "order_total": 42}'`,
+			`  2. open ${sandboxUrl}/app/, pick who you are, open "Refund Decisions", "Take next task", choose a Decision, "Complete task"`,
+			`  3. the execution goes on: ${n8n.url}/home/executions`,
 			queueMode
 				? `n8n logs:       ${[queueMode.main, ...queueMode.webhooks, ...queueMode.workers].map((p) => p.logs.file).join('\n                ')}\nprocesses:      ${JSON.stringify(queueMode.processes())}`
 				: `n8n log:        ${n8n.logs.file}`,

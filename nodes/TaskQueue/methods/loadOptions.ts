@@ -1,7 +1,7 @@
 import type { ILoadOptionsFunctions, INodePropertyOptions } from 'n8n-workflow';
 
-import { RESUME_FIELD_KINDS } from '../waiting/settings';
-import { optionsOf } from '../helpers/blocks';
+import { mappedFields, RESUME_FIELD_KINDS } from '../waiting/settings';
+import { isInputBlock, optionsOf } from '../helpers/blocks';
 import { parseQueueId } from '../helpers/queue';
 import { getQueue } from '../transport/endpoints';
 import type { Block } from '../transport/schemas';
@@ -17,11 +17,10 @@ async function blocksOf(context: ILoadOptionsFunctions): Promise<Block[]> {
 const asOptions = (blocks: Block[]): INodePropertyOptions[] =>
 	blocks.map((block) => ({ name: `${block.name || block.id} (${block.type})`, value: block.id }));
 
-/** Text and link blocks; read-only ones (inputs people do not change) first. */
+/** Read-only text and link blocks (people cannot change them), none mapped in Values to Send. */
 export async function getResumeFields(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
-	const blocks = (await blocksOf(this)).filter((block) => RESUME_FIELD_KINDS.has(block.type));
-	const readOnly = (block: Block) => (block as { [kind: string]: unknown })[block.type] as { read_only?: boolean } | undefined;
-	return asOptions([...blocks.filter((b) => readOnly(b)?.read_only === true), ...blocks.filter((b) => readOnly(b)?.read_only !== true)]);
+	const mapped = mappedFields(this.getNodeParameter('taskData', null, { rawExpressions: true }));
+	return asOptions((await blocksOf(this)).filter((block) => RESUME_FIELD_KINDS.has(block.type) && isInputBlock(block) && !mapped.has(block.id)));
 }
 
 export async function getSelectionFields(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {

@@ -1,6 +1,6 @@
 import type { ILoadOptionsFunctions, ResourceMapperFields } from 'n8n-workflow';
 
-import { blockToField, orderBlocks } from '../helpers/blocks';
+import { blockToField, isInputBlock, orderBlocks } from '../helpers/blocks';
 import { parseQueueId } from '../helpers/queue';
 import { getQueue } from '../transport/endpoints';
 
@@ -15,4 +15,21 @@ export async function getTaskFields(this: ILoadOptionsFunctions): Promise<Resour
 	return fields.length > 0
 		? { fields }
 		: { fields, emptyFieldsNotice: `Queue ${queueId} has no fields configured in the service.` };
+}
+
+/**
+ * Create and Wait's fields: only the inputs a person works from (what people fill in comes back in
+ * the answer, it is not sent), never the Resume Address Field (the node writes the address there).
+ */
+export async function getWaitTaskFields(this: ILoadOptionsFunctions): Promise<ResourceMapperFields> {
+	const queueId = parseQueueId(this.getNodeParameter('queue', undefined, { extractValue: true }));
+	if (queueId === undefined) {
+		return { fields: [], emptyFieldsNotice: 'Choose a queue first: its fields appear here.' };
+	}
+	const resumeField = this.getNodeParameter('resumeField', '') as string;
+	const queue = await getQueue.call(this, queueId);
+	const fields = (queue.data ?? []).filter((block) => isInputBlock(block) && block.id !== resumeField).map(blockToField);
+	return fields.length > 0
+		? { fields }
+		: { fields, emptyFieldsNotice: `Queue ${queueId} has no input fields besides the Resume Address Field: people fill in every other field.` };
 }

@@ -101,11 +101,12 @@ function read(answer: Answer, tasks: CompletedTask[]): Reading {
 	// proxy; 409 "running": it is resuming right now; 500: n8n could not start it
 	const text = JSON.stringify(body ?? '').slice(0, 200);
 	if ([500, 502, 503, 504].includes(status) || (status === 409 && /running/i.test(text))) return 'retry';
+	// 401: a signature n8n did not make (an address altered by hand); n8n 2.41 answers it with its
+	// "Invalid Form Link" page, so this comes before the HTML test
+	if (status === 401) return 'refusedAddress';
 	// n8n (1.123 and 2.41) answers a call to a finished send-and-wait execution with its "No action
 	// required" page; 409: it ended with an error
-	if (html || status === 409) return all('finished', 'the execution has finished (it resumed, or its wait timed out)');
-	// 401: a signature n8n did not make (an address altered by hand)
-	if (status === 401) return 'refusedAddress';
+	if (html || status === 409) return all('finished', `the execution has finished (it resumed, or its wait timed out; HTTP ${status}${html ? '' : `: ${text}`})`);
 	// 404: the execution is gone (deleted): it may have taken the task before, so nothing is emitted
 	if (status === 404) return all('finished', `the execution no longer exists (HTTP 404: ${text})`);
 	if (status >= 400) return all('other', `n8n refused the call (HTTP ${status}: ${text})`);

@@ -62,7 +62,10 @@ function since(wait: Wait, memory: RunMemory | undefined): string {
 }
 
 function outputItem(task: CompletedTask, item: number, settings: WaitSettings, meta: IDataObject): INodeExecutionData {
-	const json: IDataObject = { ...(task as unknown as IDataObject) };
+	// the resume address is the node's own plumbing: later nodes get the person's values, not a signed URL
+	const data: IDataObject = { ...((task.data ?? {}) as IDataObject) };
+	delete data[settings.resumeField];
+	const json: IDataObject = { ...(task as unknown as IDataObject), ...(task.data ? { data } : {}) };
 	if (settings.responseType === 'approval') {
 		const data = (task.data ?? {}) as IDataObject;
 		json.approved = data[settings.approvalField] === settings.approveOption;

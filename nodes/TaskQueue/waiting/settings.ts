@@ -3,6 +3,13 @@ import type { IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
 /** Field kinds that can carry a resume address: free text, or a link (n8n's address is a URL). */
 export const RESUME_FIELD_KINDS = new Set(['text', 'link']);
 
+/** The fields "Map Each Field Below" gives a value (none when the values are mapped from the input automatically). */
+export function mappedFields(taskData: unknown): Set<string> {
+	const { mappingMode, value } = (taskData ?? {}) as { mappingMode?: unknown; value?: unknown };
+	if (mappingMode === 'autoMapInputData' || !value || typeof value !== 'object') return new Set();
+	return new Set(Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== null && v !== undefined && v !== '').map(([field]) => field));
+}
+
 /** The parameters of Create and Wait that its webhook reads again when a completion comes back. */
 export interface WaitSettings {
 	resumeField: string;

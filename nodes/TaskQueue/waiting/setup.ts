@@ -3,12 +3,12 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
 
 import type { CompiledQueue } from '../helpers/blocks';
-import { optionsOf } from '../helpers/blocks';
+import { isInputBlock, optionsOf } from '../helpers/blocks';
 import { parseDateParameter } from '../helpers/dates';
 import { getWebhookTarget } from '../transport/endpoints';
 import { maskSecret, WEBHOOK_PATH } from '../trigger/webhookRegistration';
 import { isTriggerOfThisN8n } from './address';
-import { RESUME_FIELD_KINDS, type WaitSettings } from './settings';
+import { mappedFields, RESUME_FIELD_KINDS, type WaitSettings } from './settings';
 
 // The checks of a Create and Wait's set-up, all made before the first task is created: a set-up that
 // cannot come back fails here, with its fix, never as a run that waits forever.
@@ -43,20 +43,30 @@ export function waitTill(this: IExecuteFunctions): Date {
 export function checkFields(this: IExecuteFunctions, queue: CompiledQueue, settings: WaitSettings): void {
 	const fields = [...queue.blocks.values()].map((c) => c.block);
 	const resume = fields.find((b) => b.id === settings.resumeField);
-	const suitable = fields.filter((b) => RESUME_FIELD_KINDS.has(b.type)).map((b) => b.id);
+	const mapped = mappedFields(this.getNodeParameter('taskData', 0, null, { rawExpressions: true }));
+	const suitable = fields.filter((b) => RESUME_FIELD_KINDS.has(b.type) && isInputBlock(b) && !mapped.has(b.id)).map((b) => b.id);
+	const pick =
+		suitable.length > 0
+			? `Set Resume Address Field to a read-only text or link field of the queue that is not among the Values to Send: ${suitable.join(', ')}.`
+			: `Queue ${queue.queueId} (${queue.name}) has no read-only text or link field left for it. Add one (for example a read-only text field "resume_url") to the queue in the service, then pick it as Resume Address Field.`;
 	if (!resume || !RESUME_FIELD_KINDS.has(resume.type)) {
 		throw new NodeOperationError(
 			this.getNode(),
 			settings.resumeField
 				? `Queue ${queue.queueId} has no text or link field "${settings.resumeField}" to carry the resume address`
 				: 'No Resume Address Field chosen',
-			{
-				description:
-					suitable.length > 0
-						? `Set Resume Address Field to one of the queue's text or link fields that people do not fill in: ${suitable.join(', ')}.`
-						: `Queue ${queue.queueId} (${queue.name}) has no text or link field. Add one (for example a read-only text field "resume_url") to the queue in the service, then pick it as Resume Address Field.`,
-			},
+			{ description: pick },
 		);
+	}
+	if (!isInputBlock(resume)) {
+		throw new NodeOperationError(this.getNode(), `People fill in the field "${resume.id}": it cannot carry the resume address`, {
+			description: `A person would see the address in "${resume.id}" and could type over it; the run would then never hear of their answer. ${pick}`,
+		});
+	}
+	if (mapped.has(resume.id)) {
+		throw new NodeOperationError(this.getNode(), `The field "${resume.id}" is both the Resume Address Field and one of the Values to Send`, {
+			description: `The node writes the resume address into "${resume.id}", so the value mapped there would never reach the person. Remove "${resume.id}" from Values to Send, or ${pick.charAt(0).toLowerCase()}${pick.slice(1)}`,
+		});
 	}
 	if (settings.responseType !== 'approval') return;
 	const approval = fields.find((b) => b.id === settings.approvalField);

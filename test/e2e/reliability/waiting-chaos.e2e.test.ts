@@ -1,4 +1,4 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, no-console */
 // The chaos suite of Create and Wait in a real n8n with the packed package (issue 25), in n8n
 // 2.41.1 as one process (`npm run test:long`) and in queue mode (`npm run test:queue-mode`): waiting
 // runs of four workflows ("all" and "first", values and approval, 1 to 4 items) on one queue shared
@@ -21,7 +21,6 @@ import {
 	createWorkflow,
 	credentialRef,
 	deleteWorkflow,
-	executions,
 	nodeOutput,
 	queueLocator,
 	setupE2E,
@@ -95,13 +94,8 @@ async function waitingWorkflow(mode: Mode): Promise<{ id: string; path: string }
 		name: `e2e chaos ${path}`,
 		nodes: [
 			{ name: 'Start', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: path, parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} } },
-			{
-				name: 'Items',
-				type: 'n8n-nodes-base.code',
-				typeVersion: 2,
-				position: [200, 0],
-				parameters: { jsCode: 'const { count, run } = $input.first().json.body;\nreturn Array.from({ length: count }, (_, i) => ({ json: { message: `chaos run ${run} item ${i}` } }));' },
-			},
+			// built-in nodes that need no task runner (n8n stops its runner first when it shuts down)
+			{ name: 'Items', type: 'n8n-nodes-base.splitOut', typeVersion: 1, position: [200, 0], parameters: { fieldToSplitOut: 'body.items', options: {} } },
 			{
 				name: 'Ask a person',
 				type: TYPES.action,
@@ -122,13 +116,14 @@ async function waitingWorkflow(mode: Mode): Promise<{ id: string; path: string }
 			},
 			{
 				name: 'Paired',
-				type: 'n8n-nodes-base.code',
-				typeVersion: 2,
+				type: 'n8n-nodes-base.set',
+				typeVersion: 3.4,
 				position: [600, 0],
 				parameters: {
-					mode: 'runOnceForEachItem',
-					jsCode:
-						"return { json: { input: $('Items').item.json.message, task: $json.id ?? null, outcome: $json.wait?.outcome ?? null, answer: $json.data?.customer_message ?? null, decision: $json.data?.decision ?? null, approved: $json.approved ?? null } };",
+					mode: 'raw',
+					jsonOutput:
+						"={{ JSON.stringify({ input: $('Items').item.json.message, task: $json.id ?? null, outcome: $json.wait?.outcome ?? null, answer: $json.data?.customer_message ?? null, decision: $json.data?.decision ?? null, approved: $json.approved ?? null }) }}",
+					options: {},
 				},
 			},
 		],
@@ -144,6 +139,19 @@ async function waitingWorkflow(mode: Mode): Promise<{ id: string; path: string }
 
 async function byId(executionId: string): Promise<Execution> {
 	return (await e.n8n.api.get(`/executions/${executionId}`, { params: { includeData: true } })).data as Execution;
+}
+
+/** Every finished execution of a workflow, with data (n8n's list gives 100 a page). */
+async function allExecutions(workflowId: string): Promise<Execution[]> {
+	const all: Execution[] = [];
+	let cursor: string | undefined;
+	for (let page = 0; page < 100; page++) {
+		const res = await e.n8n.api.get('/executions', { params: { workflowId, includeData: true, limit: 100, ...(cursor ? { cursor } : {}) } });
+		all.push(...(res.data.data as Execution[]).filter((x) => x.status !== 'running' && x.status !== 'new'));
+		cursor = res.data.nextCursor ?? undefined;
+		if (!cursor) break;
+	}
+	return all;
 }
 
 const alter = (address: string) => address.replace(/signature=(.)/, (_, c: string) => `signature=${c === 'a' ? 'b' : 'a'}`);
@@ -181,7 +189,8 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 		const size = rng() < 0.35 ? 1 : 2 + Math.floor(rng() * 3);
 		const { id: workflowId, path } = workflows.get(mode) as { id: string; path: string };
 		await waitFor(`webhook ${path}`, async () => {
-			const res = await axios.post(`${e.n8n.webhookBase}/${path}`, { count: size, run: number }, { validateStatus: () => true });
+			const items = Array.from({ length: size }, (_, i) => ({ message: `chaos run ${number} item ${i}` }));
+			const res = await axios.post(`${e.n8n.webhookBase}/${path}`, { items }, { validateStatus: () => true });
 			return res.status === 404 ? undefined : res.status === 200;
 		});
 		runs.push({ number, mode, workflowId, size, executionId: '', tasks: [] });
@@ -276,7 +285,16 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 	counts.readFaults = (await e.client.requests()).filter((r) => r.path.endsWith('/tasks/completed') && (r.status ?? 0) >= 500).length;
 
 	const stored = new Map((await e.client.tasks(QUEUE)).map((t) => [t.id, t]));
-	const stuck = runs.filter((run) => !finished.has(run.executionId)).map((run) => `${run.executionId} (${run.mode.waitFor}, ${run.size} items)`);
+	const stuck: string[] = [];
+	for (const run of runs.filter((r) => !finished.has(r.executionId))) {
+		const x = (await byId(run.executionId)) as Execution & { finished?: boolean; waitTill?: string; data?: { resultData: { lastNodeExecuted?: string }; executionData?: { nodeExecutionStack?: Array<{ node: { name: string } }> } } };
+		const status = `${x.status}, finished ${String(x.finished)}, waitTill ${String(x.waitTill)}, last node ${String(x.data?.resultData.lastNodeExecuted)}, stack ${JSON.stringify(x.data?.executionData?.nodeExecutionStack?.map((s) => s.node.name))}, ran ${Object.keys(x.data?.resultData.runData ?? {}).join('/')}`;
+		const tasks = run.tasks.map((t) => `${t.id} ${stored.get(t.id)?.status}: ${JSON.stringify(calls.filter((c) => c.taskId === t.id).map((c) => [c.status, c.fault]))}`);
+		const call = await axios.post(run.tasks[0].address, { tasks: [{ id: run.tasks[0].id }] }, { validateStatus: () => true });
+		const answered = `${call.status} ${String(call.headers['content-type'])} ${JSON.stringify(call.data).slice(0, 200)}`;
+		const said = e.n8n.logs.text().split('\n').filter((line) => line.includes(`execution ${run.executionId}`) || line.includes(`/webhook-waiting/${run.executionId}/`));
+		stuck.push(`${run.executionId} (${run.mode.waitFor}, ${run.size} items, ${status}; its address answers ${answered}; tasks ${tasks.join(', ')}; n8n said: ${said.join(' | ').slice(0, 1500)})`);
+	}
 	const wrong: string[] = [];
 	const double: string[] = [];
 	for (const run of runs) {
@@ -290,12 +308,12 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 	// one execution per run
 	for (const [mode, { id }] of workflows) {
 		const started = runs.filter((run) => run.mode === mode).length;
-		const seen = (await executions(e, id)).length;
+		const seen = (await allExecutions(id)).length;
 		if (seen > started) double.push(`${mode.waitFor}/${mode.responseType}: ${seen} executions for ${started} runs`);
 	}
 
 	// per completion, what the trigger's workflow emitted
-	const emitted = (await executions(e, triggerId)).flatMap((x) => nodeOutput(x, 'Trigger')).map((j) => ({ id: j.id as number, at: String(j.completed_at).slice(0, 23) }));
+	const emitted = (await allExecutions(triggerId)).flatMap((x) => nodeOutput(x, 'Trigger')).map((j) => ({ id: j.id as number, at: String(j.completed_at).slice(0, 23) }));
 	const keys = emitted.map((t) => `${t.id}:${t.at}`);
 	const emittedTwice = keys.filter((key, i) => keys.indexOf(key) !== i);
 	const takenIds = new Set(

@@ -14,7 +14,6 @@ import * as create from './create.operation';
 
 const properties: INodeProperties[] = [
 	{ ...queueLocator, description: 'The queue to add the tasks to (one queue for all items of a run)' },
-	create.taskDataField,
 	{
 		displayName: 'Resume Address Field Name or ID',
 		name: 'resumeField',
@@ -23,7 +22,17 @@ const properties: INodeProperties[] = [
 		default: '',
 		required: true,
 		description:
-			'A text or link field of the queue that people do not fill in. The node writes the address of this waiting execution there; the Task Queue Trigger of the queue sends each completion back to it. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+			'A read-only text or link field of the queue (people cannot change it), not one of the Values to Send. The node writes the address of this waiting execution there; the Task Queue Trigger of the queue sends each completion back to it. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+	},
+	{
+		...create.taskDataField,
+		displayName: 'Values to Send',
+		description: "The inputs a person works from, loaded from the queue's configuration. The fields people fill in are not sent: their values come back in the answer.",
+		typeOptions: {
+			...create.taskDataField.typeOptions,
+			loadOptionsDependsOn: ['queue.value', 'resumeField'],
+			resourceMapper: { ...create.taskDataField.typeOptions?.resourceMapper, resourceMapperMethod: 'getWaitTaskFields' } as NonNullable<INodeProperties['typeOptions']>['resourceMapper'],
+		},
 	},
 	{
 		displayName: 'Resume When',

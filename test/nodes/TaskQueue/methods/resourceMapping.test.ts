@@ -120,3 +120,36 @@ describe('resource mapper fields of the seeded queues', () => {
 		expect(await env.client.requests()).toEqual([]);
 	});
 });
+
+describe('Create and Wait: what it offers (issue 26)', () => {
+	function context(parameters: Record<string, unknown>) {
+		return loadOptionsContext({
+			types: { taskQueue: node },
+			node: { type: 'taskQueue', parameters: { resource: 'task', operation: 'sendAndWait', ...parameters } as never },
+			credentials: env.credentials(),
+		}) as unknown as ILoadOptionsFunctions;
+	}
+
+	test('Values to Send lists the inputs a person works from, never the fields people fill in nor the Resume Address Field', async () => {
+		const { fields } = await node.methods.resourceMapping.getWaitTaskFields.call(context({ queue: locator(104), resumeField: 'resume_url' }));
+		expect(fields.map((f) => f.id)).toEqual(['customer_message', 'order_total']);
+		const approvals = await node.methods.resourceMapping.getWaitTaskFields.call(context({ queue: locator(105), resumeField: 'resume_url' }));
+		expect(approvals.fields.map((f) => f.id)).toEqual(['request']);
+	});
+
+	test('Resume Address Field offers read-only text and link fields only, none mapped in Values to Send', async () => {
+		const options = async (taskData: unknown) =>
+			(await node.methods.loadOptions.getResumeFields.call(context({ queue: locator(104), taskData }))).map((o) => o.value);
+		// note is a text field people fill in: never offered
+		expect(await options({ mappingMode: 'defineBelow', value: null })).toEqual(['customer_message', 'resume_url']);
+		expect(await options({ mappingMode: 'defineBelow', value: { customer_message: '={{ $json.message }}', order_total: null } })).toEqual(['resume_url']);
+		const links = await env.client.createQueue({
+			name: 'Links',
+			blocks: [
+				{ id: 'callback', name: 'Callback', type: 'link', link: { read_only: true } },
+				{ id: 'related', name: 'Related', type: 'link', link: {} },
+			],
+		});
+		expect((await node.methods.loadOptions.getResumeFields.call(context({ queue: locator(links.id) }))).map((o) => o.value)).toEqual(['callback']);
+	});
+});

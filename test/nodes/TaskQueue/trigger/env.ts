@@ -272,7 +272,7 @@ export async function startWebhookServer(
 					.handle(`http://127.0.0.1${req.url ?? '/'}`, req.headers.authorization, body)
 					.then(({ status, body: answer }) => {
 						res.statusCode = status;
-						const html = typeof answer === 'string' && answer.startsWith('<html');
+						const html = typeof answer === 'string' && (answer.startsWith('<html') || answer.startsWith('<!DOCTYPE html'));
 						res.setHeader('content-type', html ? 'text/html; charset=utf-8' : 'application/json');
 						res.end(html ? answer : JSON.stringify(answer));
 					})

@@ -195,7 +195,7 @@ test('a completion that reaches a finished execution (its wait timed out) is log
 	await complete(waited.id);
 	await until('the log line', () => infoLines().some((line) => line.includes(`task ${waited.id} `)));
 	expect(infoLines().filter((line) => line.includes(`task ${waited.id} `))).toEqual([
-		`Task Queue: completion of task ${waited.id} not taken by execution 52: the execution has finished (it resumed, or its wait timed out)`,
+		`Task Queue: completion of task ${waited.id} not taken by execution 52: the execution has finished (it resumed, or its wait timed out; HTTP 200)`,
 	]);
 	expect(trigger.executions).toBe(0);
 });

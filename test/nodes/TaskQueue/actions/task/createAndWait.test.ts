@@ -139,10 +139,13 @@ describe('Task > Create and Wait', () => {
 		const [items] = done.result.workflowData as INodeExecutionData[][];
 		const stored = (await createdTasks()).sort((a, b) => String(a.data.resume_url).localeCompare(String(b.data.resume_url)));
 		const meta = { outcome: 'completed', node: 'Task Queue', completed: 2, of: 2 };
+		// the task as stored, without the signed address: later nodes get the person's values only
+		const withoutAddress = (task: (typeof stored)[number]) => ({ ...task, data: Object.fromEntries(Object.entries(task.data).filter(([field]) => field !== 'resume_url')) });
 		expect(items).toEqual([
-			{ json: { ...stored[0], wait: meta }, pairedItem: { item: 0 } },
-			{ json: { ...stored[1], wait: meta }, pairedItem: { item: 1 } },
+			{ json: { ...withoutAddress(stored[0]), wait: meta }, pairedItem: { item: 0 } },
+			{ json: { ...withoutAddress(stored[1]), wait: meta }, pairedItem: { item: 1 } },
 		]);
+		expect(JSON.stringify(items)).not.toContain('signature=');
 		expect(items.map((i) => [i.json.completed_by, i.json.status, (i.json.data as IDataObject).decision])).toEqual([
 			['alice@example.com', 'completed', 'approve'],
 			['alice@example.com', 'completed', 'reject'],
@@ -313,14 +316,28 @@ describe('Create and Wait refuses before creating anything', () => {
 			async () => {},
 			createAndWait({ queue: locator(103), taskData: defineBelow({}), resumeField: 'transcript' }),
 			'Queue 103 has no text or link field "transcript" to carry the resume address',
-			/Queue 103 \(Data Labeling\) has no text or link field\. Add one \(for example a read-only text field "resume_url"\)/,
+			/Queue 103 \(Data Labeling\) has no read-only text or link field left for it\. Add one \(for example a read-only text field "resume_url"\)/,
 		],
 		[
 			'the resume field is a number field',
 			async () => {},
 			createAndWait({ resumeField: 'order_total' }),
 			'Queue 104 has no text or link field "order_total" to carry the resume address',
-			/one of the queue's text or link fields that people do not fill in: customer_message, resume_url, note\./,
+			/a read-only text or link field of the queue that is not among the Values to Send: resume_url\./,
+		],
+		[
+			'the resume field is one people fill in (issue 26: a person typed their own link over the address)',
+			async () => {},
+			createAndWait({ resumeField: 'note' }),
+			'People fill in the field "note": it cannot carry the resume address',
+			/could type over it; the run would then never hear of their answer\. Set Resume Address Field to a read-only text or link field of the queue that is not among the Values to Send: resume_url\./,
+		],
+		[
+			'the resume field is also mapped in Values to Send (issue 26: the title was replaced by the address)',
+			async () => {},
+			createAndWait({ resumeField: 'customer_message' }),
+			'The field "customer_message" is both the Resume Address Field and one of the Values to Send',
+			/Remove "customer_message" from Values to Send, or set Resume Address Field to a read-only text or link field of the queue that is not among the Values to Send: resume_url\./,
 		],
 		[
 			'a wait limit of 0',
