@@ -15,6 +15,7 @@ import type { Credentials } from './workflows';
 
 /** The seed's API key (alice@example.com, admin of organization 1). */
 export const SANDBOX_API_KEY = loadDefaultSeed().apiKeys[0].key;
+const BENCH_ADMIN_SECRET = `bench-admin-${process.pid}-${Date.now()}`;
 export const ORG_ID = 1;
 export const QUEUE_ID = 101;
 export const PERSON = 'alice@example.com';
@@ -43,11 +44,16 @@ export async function startSandboxProcess(): Promise<SandboxProcess> {
 			String(port),
 			'--host',
 			'127.0.0.1',
+			// the command line makes both secrets per start unless given: the benchmark uses the seed's key
+			'--api-key',
+			SANDBOX_API_KEY,
+			'--admin-secret',
+			BENCH_ADMIN_SECRET,
 		],
 		{ cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
 	);
 	const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-	const client = new SandboxClient(baseUrl);
+	const client = new SandboxClient(baseUrl, BENCH_ADMIN_SECRET);
 	const started = Date.now();
 	for (;;) {
 		try {

@@ -252,7 +252,7 @@ async function measureWaiting(ctx: BenchContext, created: string[], rounds: numb
 		const [task] = await until(
 			`the floor's task of execution ${waiting.id}`,
 			async () => {
-				const found = (await client.tasks(QUEUE)).filter((t) => t.status !== 'completed' && String(t.data.resume_url).endsWith(`/webhook-waiting/${waiting.id}`));
+				const found = (await client.tasks(QUEUE)).filter((t) => t.status !== 'completed' && new RegExp(`/webhook-waiting/${waiting.id}(\\?|$)`).test(String(t.data.resume_url)));
 				return found.length === 1 ? found : undefined;
 			},
 			60_000,

@@ -14,7 +14,7 @@ class BenchFloorRoute {
 			defaults: { name: 'Bench Floor Route' },
 			inputs: [],
 			outputs: ['main'],
-			webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'bench-floor-route' }],
+			webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'bench-floor-route', isFullPath: true }],
 			properties: [],
 		};
 	}

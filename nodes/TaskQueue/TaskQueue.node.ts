@@ -25,7 +25,7 @@ export class TaskQueue implements INodeType {
 		group: ['transform'],
 		version: 1,
 		// "Create a task" rather than "create: task": each operation's action (test/nodes/TaskQueue/TaskQueue.node.test.ts)
-		subtitle: '={{ {"queue:flush":"Flush a queue","queue:get":"Get a queue","queue:getMany":"Get many queues","task:create":"Create a task","task:sendAndWait":"Create tasks and wait for completion","task:getCompleted":"Get completed tasks","webhook:get":"Get a webhook","webhook:remove":"Remove a webhook","webhook:set":"Set a webhook"}[$parameter["resource"] + ":" + $parameter["operation"]] }}',
+		subtitle: '={{ {"queue:flush":"Flush a queue","queue:get":"Get a queue","queue:getMany":"Get many queues","task:create":"Create a task","task:sendAndWait":"Create and wait for people to answer","task:getCompleted":"Get completed tasks","webhook:get":"Get a webhook","webhook:remove":"Remove a webhook","webhook:set":"Set a webhook"}[$parameter["resource"] + ":" + $parameter["operation"]] }}',
 		description:
 			'Hand work to people through the Task Queue Service: create tasks in a queue, read the tasks people completed, manage queues and their webhook',
 		defaults: { name: 'Task Queue' },

@@ -82,11 +82,15 @@ test('a 2-item run in a queue with 100,000 completed tasks: its answers cost a p
 		waiting.add('6000', action);
 		await env.client.clearRequests();
 		for (const item of action.items) await env.client.complete(QUEUE, item.json.id as number, { by: 'alice@example.com', data: { decision: 'approve' } });
+		const lastCompletion = Date.now();
 		const deadline = Date.now() + 30_000;
-		while (!waiting.resumed.has('6000') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+		while (!waiting.resumed.has('6000') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+		// printed, not asserted (timings belong in benchmarks): delivery, forward, confirming read, resume
+		const resumedAfterMs = Date.now() - lastCompletion;
 		expect(waiting.resumed.has('6000')).toBe(true);
 		const reads = (await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed')).map((r) => r.query);
-		recordFigures('waiting-reads-100000-completed', { completedBefore: 100_000, items: 2, reads: reads.length });
+		console.log(`waiting reads: a 2-item run among 100,000 completed tasks: ${reads.length} read(s), resumed ${resumedAfterMs} ms after its last completion`);
+		recordFigures('waiting-reads-100000-completed', { completedBefore: 100_000, items: 2, reads: reads.length, resumedAfterMs });
 		expect(reads.length).toBeLessThanOrEqual(2);
 		expect(reads.every((query) => JSON.stringify(query) === JSON.stringify({ limit: '102' }))).toBe(true);
 	} finally {

@@ -29,7 +29,7 @@ export const description: INodeProperties[] = [
 				value: 'sendAndWait',
 				description:
 					'Create a task per item and pause the execution until people complete them; resumes with their answers (who completed each task, when, and the values)',
-				action: 'Create tasks and wait for completion',
+				action: 'Create and wait for people to answer',
 			},
 			{
 				name: 'Get Completed',
