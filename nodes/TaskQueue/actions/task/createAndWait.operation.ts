@@ -6,6 +6,7 @@ import { getQueueId } from '../../helpers/queue';
 import { assertCanSign, requireSignedCalls, signResumeAddress, waitingBaseUrl } from '../../waiting/address';
 import { announceRun } from '../../waiting/announce';
 import { keepRunMemory, runToken, waitingItems } from '../../waiting/memory';
+import { limitWaitTimeOption } from '../../waiting/descriptions';
 import { readWaitSettings, type WaitSettings } from '../../waiting/settings';
 import { checkEngineCanResume, checkFields, checkResumeFieldTakesAddress, checkTriggerRoutesBack, reviewMessage, waitTill } from '../../waiting/setup';
 import type { ExecutionState } from '../node.type';
@@ -14,6 +15,13 @@ import * as create from './create.operation';
 
 const properties: INodeProperties[] = [
 	{ ...queueLocator, description: 'The queue to add the tasks to (one queue for all items of a run)' },
+	{
+		displayName:
+			'People\'s answers come back through the queue\'s Task Queue Trigger: activate a workflow with one on this queue first (this workflow is fine; the node checks it before creating anything). With the trigger in this workflow, "Execute workflow" listens for the trigger\'s test event: run this node with its own "Execute step", or call the workflow\'s production trigger.',
+		name: 'routeBackNotice',
+		type: 'notice',
+		default: '',
+	},
 	{
 		displayName: 'Resume Address Field Name or ID',
 		name: 'resumeField',
@@ -137,62 +145,7 @@ const properties: INodeProperties[] = [
 				],
 				default: 'trigger',
 			},
-			{
-				displayName: 'Limit Wait Time',
-				name: 'limitWaitTime',
-				type: 'fixedCollection',
-				default: { values: { limitType: 'afterTimeInterval', resumeAmount: 1, resumeUnit: 'hours' } },
-				description:
-					'Stop waiting after a time, or at a date. On a timeout n8n passes the node\'s input on unchanged: only items resumed by a completion of this node have wait.outcome "completed" and wait.node equal to its name (test both; the README has the expression).',
-				options: [
-					{
-						displayName: 'Values',
-						name: 'values',
-						values: [
-							{
-								displayName: 'Limit Type',
-								name: 'limitType',
-								type: 'options',
-								default: 'afterTimeInterval',
-								options: [
-									{ name: 'After Time Interval', value: 'afterTimeInterval', description: 'Waits for a certain amount of time' },
-									{ name: 'At Specified Time', value: 'atSpecifiedTime', description: 'Waits until a set date and time' },
-								],
-							},
-							{
-								displayName: 'Amount',
-								name: 'resumeAmount',
-								type: 'number',
-								default: 1,
-								typeOptions: { minValue: 0, numberPrecision: 2 },
-								displayOptions: { show: { limitType: ['afterTimeInterval'] } },
-								description: 'The time to wait',
-							},
-							{
-								displayName: 'Unit',
-								name: 'resumeUnit',
-								type: 'options',
-								default: 'hours',
-								displayOptions: { show: { limitType: ['afterTimeInterval'] } },
-								options: [
-									{ name: 'Minutes', value: 'minutes' },
-									{ name: 'Hours', value: 'hours' },
-									{ name: 'Days', value: 'days' },
-								],
-								description: 'Unit of the interval value',
-							},
-							{
-								displayName: 'Max Date and Time',
-								name: 'maxDateAndTime',
-								type: 'dateTime',
-								default: '',
-								displayOptions: { show: { limitType: ['atSpecifiedTime'] } },
-								description: 'Continue execution after the specified date and time',
-							},
-						],
-					},
-				],
-			},
+			limitWaitTimeOption,
 			create.maxConcurrencyOption,
 		],
 	},

@@ -1,0 +1,59 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+/** Create and Wait's Limit Wait Time option, as n8n's Wait and send-and-wait nodes offer it. */
+export const limitWaitTimeOption: INodeProperties = {
+	displayName: 'Limit Wait Time',
+	name: 'limitWaitTime',
+	type: 'fixedCollection',
+	default: { values: { limitType: 'afterTimeInterval', resumeAmount: 1, resumeUnit: 'hours' } },
+	description:
+		'Stop waiting after a time, or at a date. On a timeout n8n passes the node\'s input on unchanged: only items resumed by a completion of this node have wait.outcome "completed" and wait.node equal to its name (test both; the README has the expression).',
+	options: [
+		{
+			displayName: 'Values',
+			name: 'values',
+			values: [
+				{
+					displayName: 'Limit Type',
+					name: 'limitType',
+					type: 'options',
+					default: 'afterTimeInterval',
+					options: [
+						{ name: 'After Time Interval', value: 'afterTimeInterval', description: 'Waits for a certain amount of time' },
+						{ name: 'At Specified Time', value: 'atSpecifiedTime', description: 'Waits until a set date and time' },
+					],
+				},
+				{
+					displayName: 'Amount',
+					name: 'resumeAmount',
+					type: 'number',
+					default: 1,
+					typeOptions: { minValue: 0, numberPrecision: 2 },
+					displayOptions: { show: { limitType: ['afterTimeInterval'] } },
+					description: 'The time to wait',
+				},
+				{
+					displayName: 'Unit',
+					name: 'resumeUnit',
+					type: 'options',
+					default: 'hours',
+					displayOptions: { show: { limitType: ['afterTimeInterval'] } },
+					options: [
+						{ name: 'Minutes', value: 'minutes' },
+						{ name: 'Hours', value: 'hours' },
+						{ name: 'Days', value: 'days' },
+					],
+					description: 'Unit of the interval value',
+				},
+				{
+					displayName: 'Max Date and Time',
+					name: 'maxDateAndTime',
+					type: 'dateTime',
+					default: '',
+					displayOptions: { show: { limitType: ['atSpecifiedTime'] } },
+					description: 'Continue execution after the specified date and time',
+				},
+			],
+		},
+	],
+};
