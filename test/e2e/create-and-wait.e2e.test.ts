@@ -29,7 +29,7 @@ import {
 	type E2E,
 	type Execution,
 } from './helpers';
-import { startOpenAiMock, type OpenAiMock } from './openai-mock';
+import { startOpenAiMock, type OpenAiMock } from '../../tools/stand-in-model';
 
 const QUEUE = 104;
 const ALICE = 'alice@example.com';

@@ -27,7 +27,7 @@ import {
 	type E2E,
 	type Execution,
 } from './helpers';
-import { startOpenAiMock } from './openai-mock';
+import { startOpenAiMock } from '../../tools/stand-in-model';
 
 const ALICE = 'alice@example.com';
 const PREVIOUS_TARGET = 'https://hooks.example.com/set-by-a-person';

@@ -4,7 +4,8 @@
 //
 // Env: TQ_N8N_PORT (5678), TQ_N8N_BROKER_PORT (5690), TQ_SANDBOX_PORT (5680), TQ_N8N_VERSION (2|1),
 //      TQ_N8N_DEV_FOLDER (n8n's user folder; default <cache>/dev-n8n-<version>), TQ_DEV_FRESH=1 (start
-//      from an empty n8n database), TQ_N8N_ECHO=1 (print n8n's log).
+//      from an empty n8n database), TQ_N8N_ECHO=1 (print n8n's log), TQ_MODEL_PORT (5681: the
+//      scripted stand-in model the AI examples get when OPENAI_API_KEY is not set).
 // `npm run dev -- --queue-mode`: n8n 2.41.1 in queue mode instead (tools/n8n/queue-mode.ts: PostgreSQL,
 //      Redis, a main, 2 workers, 2 webhook processes behind nginx on TQ_N8N_PORT), in a fresh
 //      temporary database each time.
@@ -16,7 +17,8 @@ import { dirname, join } from 'path';
 
 import { cacheRoot, ensureN8n, majorFromEnv, N8N_SPECS } from './install';
 import { buildAndPack, extractInto, REPO_ROOT } from './package';
-import { provision } from './provision';
+import { startOpenAiMock, type OpenAiMock } from '../stand-in-model';
+import { ensureNamedCredential, provision } from './provision';
 import { startQueueMode, type QueueModeN8n } from './queue-mode';
 import { startN8n, type N8nHandle } from './start';
 
@@ -30,7 +32,11 @@ const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
 let sandboxChild: ChildProcess | undefined;
 let n8n: N8nHandle | undefined;
 let queueMode: QueueModeN8n | undefined;
+let model: OpenAiMock | undefined;
 let stopping = false;
+/** What the AI examples' chat model nodes get: an OpenAI credential with your key, or the stand-in's. */
+const STAND_IN_MODEL = 'OpenAI stand-in (scripted, not a real model)';
+const OPENAI_CREDENTIAL = 'OpenAI (OPENAI_API_KEY)';
 
 function killGroup(child: ChildProcess | undefined, signal: NodeJS.Signals) {
 	if (!child?.pid || child.exitCode !== null) return;
@@ -46,6 +52,7 @@ async function stopAll(code: number) {
 	stopping = true;
 	log('stopping ...');
 	const waits: Array<Promise<unknown>> = [];
+	if (model) waits.push(model.close().catch(() => undefined));
 	if (queueMode) waits.push(queueMode.stop().catch(() => undefined));
 	else if (n8n) waits.push(n8n.stop().catch(() => undefined));
 	if (sandboxChild && sandboxChild.exitCode === null) {
@@ -139,10 +146,19 @@ async function main() {
 		});
 	}
 	log(`n8n ready (${secs()}); provisioning`);
+	// the AI examples need a chat model: yours with OPENAI_API_KEY, else a scripted stand-in
+	let modelCredential: { id: string; name: string };
+	if (process.env.OPENAI_API_KEY) {
+		modelCredential = { name: OPENAI_CREDENTIAL, id: await ensureNamedCredential(n8n, OPENAI_CREDENTIAL, 'openAiApi', { apiKey: process.env.OPENAI_API_KEY }) };
+	} else {
+		model = await startOpenAiMock(undefined, { port: Number(process.env.TQ_MODEL_PORT ?? 5681) });
+		modelCredential = { name: STAND_IN_MODEL, id: await ensureNamedCredential(n8n, STAND_IN_MODEL, 'openAiApi', { apiKey: 'sk-stand-in', url: model.baseUrl }) };
+		log(`the AI examples use "${STAND_IN_MODEL}" at ${model.baseUrl}: it calls the first tool with what the request says, then quotes the tool's answer (set OPENAI_API_KEY for a real model)`);
+	}
 	const result = await provision(
 		n8n,
 		{ baseUrl: sandboxUrl, apiKey: SANDBOX_API_KEY, organizationId: SANDBOX_ORG_ID },
-		{ log: (s) => log(s) },
+		{ log: (s) => log(s), model: modelCredential },
 	);
 	const line = '-'.repeat(72);
 	console.log(
@@ -159,6 +175,10 @@ async function main() {
 			`       -d '{"message": "My kettle leaks", "order_total": 42}'`,
 			`  2. open ${sandboxUrl}/app/, pick who you are, open "Refund Decisions", "Take next task", choose a Decision, "Complete task"`,
 			`  3. the execution goes on: ${n8n.url}/home/executions`,
+			`an AI agent whose refund waits for a person's approval (model: ${modelCredential.name}):`,
+			`  curl -X POST ${n8n.webhookBase}/refund-agent-approval -H 'Content-Type: application/json' \\`,
+			`       -d '{"message": "My kettle leaks", "order": 4411, "order_total": 89.9}'`,
+			`  then approve or deny its task in "Agent Approvals" on the people's page`,
 			queueMode
 				? `n8n logs:       ${[queueMode.main, ...queueMode.webhooks, ...queueMode.workers].map((p) => p.logs.file).join('\n                ')}\nprocesses:      ${JSON.stringify(queueMode.processes())}`
 				: `n8n log:        ${n8n.logs.file}`,

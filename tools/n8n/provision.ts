@@ -62,23 +62,28 @@ async function fitToSchema(n8n: N8nHandle, data: Record<string, unknown>): Promi
 /** Creates (or updates, matched by name) the Task Queue credential; returns its id. */
 export async function ensureCredential(n8n: N8nHandle, data: CredentialData, name = CREDENTIAL_NAME): Promise<string> {
 	const full = await fitToSchema(n8n, { apiPaths: 'queues', allowUnauthorizedCerts: false, ...data });
+	return await ensureNamedCredential(n8n, name, 'taskQueueApi', full);
+}
+
+/** Creates (or updates, matched by name and type) a credential; returns its id. */
+export async function ensureNamedCredential(n8n: N8nHandle, name: string, type: string, data: Record<string, unknown>): Promise<string> {
 	let existing: string | undefined;
 	try {
 		const list = await n8n.rest.get('/credentials');
-		const found = (list.data?.data ?? []).find((c: { name: string; type: string }) => c.name === name && c.type === 'taskQueueApi');
+		const found = (list.data?.data ?? []).find((c: { name: string; type: string }) => c.name === name && c.type === type);
 		existing = found?.id;
 	} catch {
 		existing = undefined;
 	}
 	if (existing) {
 		try {
-			await n8n.rest.patch(`/credentials/${existing}`, { name, type: 'taskQueueApi', data: full });
+			await n8n.rest.patch(`/credentials/${existing}`, { name, type, data });
 			return existing;
 		} catch {
 			await n8n.api.delete(`/credentials/${existing}`).catch(() => undefined);
 		}
 	}
-	return await createCredential(n8n, name, 'taskQueueApi', full);
+	return await createCredential(n8n, name, type, data);
 }
 
 /** Public API first; the editor's own call when the public API's schema check refuses what the editor accepts (1.x). */
@@ -104,11 +109,18 @@ export function loadExamples(dir = EXAMPLES_DIR): Array<{ file: string; text: st
 }
 
 /** The example with the placeholder replaced, reduced to what the public API accepts. */
-export function prepareWorkflow(text: string, credentialId: string, credentialName = CREDENTIAL_NAME): WorkflowJson {
+export function prepareWorkflow(
+	text: string,
+	credentialId: string,
+	credentialName = CREDENTIAL_NAME,
+	/** An OpenAI credential for the examples' chat model nodes (they ship without one). */
+	model?: { id: string; name: string },
+): WorkflowJson {
 	const wf = JSON.parse(text.split(CREDENTIAL_ID_PLACEHOLDER).join(credentialId)) as WorkflowJson;
 	for (const node of wf.nodes) {
 		const creds = node.credentials as Record<string, { id: string; name: string }> | undefined;
 		if (creds?.taskQueueApi) creds.taskQueueApi = { id: credentialId, name: credentialName };
+		if (model && node.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi' && !creds?.openAiApi) node.credentials = { ...creds, openAiApi: model };
 	}
 	return { name: wf.name, nodes: wf.nodes, connections: wf.connections, settings: wf.settings ?? { executionOrder: 'v1' } };
 }
@@ -155,14 +167,14 @@ export async function activateWorkflow(n8n: N8nHandle, id: string): Promise<void
 export async function provision(
 	n8n: N8nHandle,
 	credential: CredentialData,
-	options: { activate?: boolean; log?: (s: string) => void; examplesDir?: string } = {},
+	options: { activate?: boolean; log?: (s: string) => void; examplesDir?: string; model?: { id: string; name: string } } = {},
 ): Promise<ProvisionResult> {
 	const log = options.log ?? (() => undefined);
 	const credentialId = await ensureCredential(n8n, credential);
 	log(`credential "${CREDENTIAL_NAME}" (taskQueueApi) id ${credentialId} -> ${credential.baseUrl}`);
 	const workflows: ProvisionResult['workflows'] = [];
 	for (const { file, text } of loadExamples(options.examplesDir)) {
-		const wf = prepareWorkflow(text, credentialId);
+		const wf = prepareWorkflow(text, credentialId, CREDENTIAL_NAME, options.model);
 		const id = await upsertWorkflow(n8n, wf);
 		const entry: ProvisionResult['workflows'][number] = { id, name: wf.name, file, active: false };
 		if (options.activate !== false && isActivatable(wf)) {

@@ -9,8 +9,10 @@ import type {
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { TaskQueueContext } from '../transport';
+import { QUEUE_URL_REGEX } from './descriptions';
 
-const URL_ID = /(?:queues|workflows)\/(\d+)/;
+/** The same pattern as the locator's By URL mode, so that both read a pasted URL alike. */
+const URL_ID = new RegExp(QUEUE_URL_REGEX);
 
 /**
  * The one parser of a queue locator's value: a number, its digits, the URL of the queue's page

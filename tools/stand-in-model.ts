@@ -1,7 +1,8 @@
 /* eslint-disable @n8n/community-nodes/no-restricted-imports */
-// A scripted stand-in for an OpenAI-compatible chat model, so the AI agent example runs without an
-// external model: the first answer calls the workflow's first tool with arguments built from the
-// user's message; once the tool has answered, the model replies with text that quotes the tool result.
+// A scripted stand-in for an OpenAI-compatible chat model (not a model: it follows a script), so the
+// AI agent examples run without an OpenAI key, in the tests and in `npm run dev`: the first answer
+// calls the workflow's first tool with arguments built from the user's message; once the tool has
+// answered, the model replies with text that quotes the tool result.
 import http from 'http';
 import type { AddressInfo } from 'net';
 
@@ -25,8 +26,22 @@ function textOf(content: unknown): string {
 	return '';
 }
 
+/**
+ * The arguments the examples' tools take, read from the prompts the examples write ("Customer
+ * message: …", "Order: …", "Order total: …", "Receipt: …"), shaped by the tool's parameter schema:
+ * a Task Queue tool's fields, or a human review's `toolParameters` for the gated refund tool.
+ */
+export function exampleToolArguments(userText: string, parameters?: unknown): Record<string, unknown> {
+	const field = (label: string) => new RegExp(`^${label}: (.*)$`, 'm').exec(userText)?.[1]?.trim() ?? '';
+	const number = (label: string) => Number(field(label)) || 0;
+	const properties = Object.keys((parameters as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
+	if (properties.includes('toolParameters')) return { toolParameters: { order: number('Order'), amount: number('Order total') }, hitlParameters: {} };
+	return { customer_message: field('Customer message') || userText, order_total: number('Order total'), receipt_url: field('Receipt') };
+}
+
 export async function startOpenAiMock(
-	toolArgs: (userText: string) => Record<string, unknown>,
+	toolArgs: (userText: string, parameters?: unknown) => Record<string, unknown> = exampleToolArguments,
+	options: { port?: number } = {},
 ): Promise<OpenAiMock> {
 	const requests: ChatRequest[] = [];
 	let n = 0;
@@ -44,6 +59,7 @@ export async function startOpenAiMock(
 			const toolMessage = [...request.messages].reverse().find((m) => m.role === 'tool');
 			const user = request.messages.find((m) => m.role === 'user');
 			const tool = request.tools?.[0]?.function.name;
+			const parameters = request.tools?.[0]?.function.parameters;
 			const id = `chatcmpl-${++n}`;
 			const message =
 				!toolMessage && tool
@@ -51,7 +67,7 @@ export async function startOpenAiMock(
 							role: 'assistant',
 							content: null,
 							tool_calls: [
-								{ id: `call_${n}`, type: 'function', function: { name: tool, arguments: JSON.stringify(toolArgs(textOf(user?.content))) } },
+								{ id: `call_${n}`, type: 'function', function: { name: tool, arguments: JSON.stringify(toolArgs(textOf(user?.content), parameters)) } },
 							],
 						}
 					: { role: 'assistant', content: `A person will review your request. Tool result: ${textOf(toolMessage?.content).slice(0, 2000)}` };
@@ -82,7 +98,10 @@ export async function startOpenAiMock(
 			);
 		});
 	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+	await new Promise<void>((resolve, reject) => {
+		server.once('error', reject);
+		server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+	});
 	const { port } = server.address() as AddressInfo;
 	return {
 		baseUrl: `http://127.0.0.1:${port}/v1`,
