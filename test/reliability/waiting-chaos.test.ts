@@ -124,7 +124,7 @@ test.each(SEEDS)(`chaos: ${RUNS} waiting runs under random faults, seed %i: each
 				counts.forged++;
 			}
 			if (rng() < 0.08) {
-				server.setDown(rng() < 0.5 ? '503' : 'reset');
+				server.setDown(pick(['503', 'reset', 'proxy'] as const), rng() < 0.3 ? 'waiting' : undefined);
 				counts.downPeriods++;
 				await sleep(150);
 				server.setDown(false);

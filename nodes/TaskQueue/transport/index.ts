@@ -49,9 +49,28 @@ interface RequestSetup {
 // (`getNode()` returns a deep copy), for every request.
 const setupCache = new WeakMap<object, Promise<RequestSetup>>();
 
-async function lookUp(this: TaskQueueContext): Promise<RequestSetup> {
+/**
+ * A webhook call runs outside an execution, where n8n 2.41 builds an expression isolate for each
+ * credential lookup (about a third of a waiting run's resume time): webhook calls reuse what one of
+ * the last minute looked up. An answer of 401 or 403 drops it, so a changed key is read again.
+ */
+const WEBHOOK_CREDENTIAL_TTL_MS = 60_000;
+const webhookCredentials = new Map<string, { data: ICredentialDataDecryptedObject; at: number }>();
+
+async function credentialData(this: TaskQueueContext, node: INode): Promise<ICredentialDataDecryptedObject> {
+	const id = node.credentials?.[CREDENTIAL_TYPE]?.id ?? '';
+	if (!id || !('getBodyData' in this)) return await this.getCredentials(CREDENTIAL_TYPE);
+	const cached = webhookCredentials.get(id);
+	if (cached && Date.now() - cached.at < WEBHOOK_CREDENTIAL_TTL_MS) return cached.data;
 	const data = await this.getCredentials(CREDENTIAL_TYPE);
+	webhookCredentials.set(id, { data, at: Date.now() });
+	if (webhookCredentials.size > 100) webhookCredentials.delete(webhookCredentials.keys().next().value as string);
+	return data;
+}
+
+async function lookUp(this: TaskQueueContext): Promise<RequestSetup> {
 	const node = this.getNode();
+	const data = await credentialData.call(this, node);
 	return {
 		node,
 		credentials: normalizeCredentials(data),
@@ -138,6 +157,7 @@ export async function taskQueueRequest(
 			throw networkError(node, request, credentials, code, attempt);
 		}
 
+		if (response.statusCode === 401 || response.statusCode === 403) webhookCredentials.delete(credentialsDecrypted.id);
 		const result: TaskQueueResponse = {
 			statusCode: response.statusCode,
 			headers: response.headers as TaskQueueResponse['headers'],

@@ -36,7 +36,7 @@ export const withoutTheKey = () => ({ credentialsDecrypted: { id: '', name: '', 
  * a passing reason (the service unreadable, n8n unreachable). Safe: the execution confirms with the
  * service and resumes once. The reconciliation does not wait: its next round calls again.
  */
-export const FORWARD_RETRY_DELAYS_MS = [1_000, 5_000, 15_000, 40_000];
+export const FORWARD_RETRY_DELAYS_MS = [1_000, 5_000, 15_000, 40_000, 90_000];
 
 interface Waiter {
 	task: CompletedTask;
@@ -105,8 +105,10 @@ function read(answer: Answer, tasks: CompletedTask[]): Reading {
 	// "Invalid Form Link" page, so this comes before the HTML test
 	if (status === 401) return 'refusedAddress';
 	// n8n (1.123 and 2.41) answers a call to a finished send-and-wait execution with its "No action
-	// required" page; 409: it ended with an error
-	if (html || status === 409) return all('finished', `the execution has finished (it resumed, or its wait timed out; HTTP ${status}${html ? '' : `: ${text}`})`);
+	// required" page (200); 409: it ended with an error
+	if ((html && status === 200) || status === 409) return all('finished', `the execution has finished (it resumed, or its wait timed out; HTTP ${status}${html ? '' : `: ${text}`})`);
+	// any other page is not n8n's answer for a waiting execution: a proxy, or n8n starting up
+	if (html) return 'retry';
 	// 404: the execution is gone (deleted): it may have taken the task before, so nothing is emitted
 	if (status === 404) return all('finished', `the execution no longer exists (HTTP 404: ${text})`);
 	if (status >= 400) return all('other', `n8n refused the call (HTTP ${status}: ${text})`);

@@ -239,19 +239,30 @@ export class WebhookTriggerUnderTest {
  * A local HTTP server standing in for n8n's webhook endpoint: the sandbox's POSTs go through
  * `deliver()` (so WebhookContext and webhook()) and get the status the node answered.
  */
+/** How the stand-in n8n is down: not ready (503), unreachable (connection reset), or behind a proxy's page. */
+type Down = false | '503' | 'reset' | 'proxy';
+
 export async function startWebhookServer(
 	trigger: WebhookTriggerUnderTest,
 	/** Serves this n8n's waiting-webhook addresses (`/webhook-waiting/...`) too, as n8n does. */
 	waiting?: WaitingEndpoint,
-): Promise<{ baseUrl: string; waitingBaseUrl: string; close(): Promise<void>; setDown(down: false | '503' | 'reset'): void }> {
-	let down: false | '503' | 'reset' = false;
+): Promise<{ baseUrl: string; waitingBaseUrl: string; close(): Promise<void>; setDown(down: Down, only?: 'waiting'): void }> {
+	let down: Down = false;
+	let onlyWaiting = false;
 	const server = http.createServer((req, res) => {
 		// n8n unreachable or not ready: what the service and the forwards then get
-		if (down === 'reset') {
+		if (onlyWaiting && !(req.url ?? '').startsWith('/webhook-waiting/')) {
+			// up for the trigger's webhook
+		} else if (down === 'proxy') {
+			// a proxy in front of n8n while it restarts (nginx's page for a process not there yet)
+			res.statusCode = 404;
+			res.setHeader('content-type', 'text/html');
+			res.end('<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>');
+			return;
+		} else if (down === 'reset') {
 			req.socket.destroy();
 			return;
-		}
-		if (down === '503') {
+		} else if (down === '503') {
 			res.statusCode = 503;
 			res.setHeader('content-type', 'application/json');
 			res.end(JSON.stringify({ code: 503, message: 'Database is not ready!' }));
@@ -311,7 +322,10 @@ export async function startWebhookServer(
 	return {
 		baseUrl,
 		waitingBaseUrl,
-		setDown: (value) => (down = value),
+		setDown: (value, only) => {
+			down = value;
+			onlyWaiting = only === 'waiting';
+		},
 		close: async () =>
 			await new Promise<void>((resolve) => {
 				server.close(() => resolve());

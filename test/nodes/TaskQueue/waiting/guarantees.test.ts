@@ -10,6 +10,7 @@ import { runActionNode, type ActionRun } from '../../../helpers/n8n';
 import { callWaitingNode, queryOf, resumeExecution, startWaitingRun, WaitingEndpoint } from '../../../helpers/waiting';
 import { node } from '../env';
 import { locator, startTriggerEnv, startWebhookServer, WebhookTriggerUnderTest, type TriggerTestEnv } from '../trigger/env';
+import { FORWARD_RETRY_DELAYS_MS } from '../../../../nodes/TaskQueue/waiting/forward';
 import { forgetRuns } from '../../../../nodes/TaskQueue/waiting/registry';
 
 const QUEUE = 104;
@@ -107,6 +108,24 @@ describe('2. a lost delivery does not leave the run waiting', () => {
 		const calls = waiting.calls.length;
 		expect(await trigger.reconcile()).toBeNull();
 		expect(waiting.calls.length).toBe(calls);
+		expect(trigger.executions).toBe(0);
+	});
+
+	test('a proxy answers the forward with its own page while n8n restarts (HTML 404): the run is not taken for finished, a later call resumes it', async () => {
+		const { executionId, tasks } = await createAndWait({}, [{ message: 'only' }]);
+		server.setDown('proxy', 'waiting');
+		const retries = FORWARD_RETRY_DELAYS_MS.splice(0, FORWARD_RETRY_DELAYS_MS.length, 50);
+		try {
+			await complete(tasks[0].id);
+			await env.client.waitForWebhookCalls(1);
+		} finally {
+			FORWARD_RETRY_DELAYS_MS.splice(0, FORWARD_RETRY_DELAYS_MS.length, ...retries);
+			server.setDown(false);
+		}
+		expect(waiting.resumed.has(executionId)).toBe(false);
+		// the next check passes it on: it was not settled as "finished"
+		expect(await trigger.reconcile()).toBeNull();
+		expect(resumedIds(executionId)).toEqual([tasks[0].id]);
 		expect(trigger.executions).toBe(0);
 	});
 
