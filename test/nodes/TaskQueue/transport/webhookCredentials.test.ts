@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals */
 // A webhook call runs outside an execution, where n8n 2.41 builds an expression isolate for each
 // credential lookup: the waiting node's webhook reuses a lookup of the last minute, and drops it when
 // the service answers 401 (the key was rotated), so the next call reads the credential again.
