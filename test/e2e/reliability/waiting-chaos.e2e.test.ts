@@ -180,6 +180,8 @@ function problemsOf(run: Run, x: Execution, completed: Map<number, { data: Recor
 test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} waiting runs under random faults, seed ${SEED}: each resumes once, with its own tasks, none stuck`, async () => {
 	const rng = mulberry32(SEED);
 	const pick = <T>(list: T[]): T => list[Math.floor(rng() * list.length)];
+	/** Copies of a genuine address: emitted only where the process that passes them on knows the run (README, "Not guaranteed"). */
+	const pastedGenuine = new Set<number>();
 	const counts = { dropped: 0, duplicated: 0, delayed: 0, readFaults: 0, restarts: 0, pasted: 0, altered: 0, overwritten: 0, forged: 0, replayed: 0, otherCompletions: 0 };
 	await e.client.createTasks(QUEUE, OTHER_WORK); // older than the runs' tasks: completeMany takes these first
 
@@ -240,6 +242,7 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 			const altered = rng() < 0.5;
 			const source = pick(runs).tasks[0].address;
 			const { ids } = await e.client.createTasks(QUEUE, [{ customer_message: 'pasted', resume_url: altered ? alter(source) : source }]);
+			if (!altered) pastedGenuine.add(ids[0]);
 			await e.client.complete(QUEUE, ids[0], { by: 'bob@example.com', data: { decision: 'approve' } });
 			counts[altered ? 'altered' : 'pasted']++;
 		}
@@ -322,10 +325,14 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 	const runTasksEmitted = emitted.filter((t) => takenIds.has(t.id)).map((t) => t.id);
 	const emittedIds = new Set(emitted.map((t) => t.id));
 	const received = new Set(calls.filter((c) => c.status === 200 && !runTaskIds.has(c.taskId)).map((c) => c.taskId));
-	const lost = [...received].filter((id) => !emittedIds.has(id));
+	const notEmitted = [...received].filter((id) => !emittedIds.has(id));
+	// In queue mode the check runs on the main process, which does not know a run that finished
+	// through a webhook process: a genuine copy reaching it then is logged, not emitted (documented).
+	const knownLimit = process.env.TQ_QUEUE_MODE ? notEmitted.filter((id) => pastedGenuine.has(id)) : [];
+	const lost = notEmitted.filter((id) => !knownLimit.includes(id));
 
 	const items = runs.reduce((sum, run) => sum + run.size, 0);
-	const figures = { seed: SEED, queueMode: !!process.env.TQ_QUEUE_MODE, runs: RUNS, items, faults: counts, resumedWithinSeconds: resumedWithin, stuck: stuck.length, wrong: wrong.length, double: double.length, emittedTwice: emittedTwice.length, runTasksEmitted: runTasksEmitted.length, lost: lost.length };
+	const figures = { seed: SEED, queueMode: !!process.env.TQ_QUEUE_MODE, runs: RUNS, items, faults: counts, resumedWithinSeconds: resumedWithin, stuck: stuck.length, wrong: wrong.length, double: double.length, emittedTwice: emittedTwice.length, runTasksEmitted: runTasksEmitted.length, lost: lost.length, pastedCopiesLoggedNotEmitted: knownLimit.length };
 	console.log(`waiting chaos in n8n: ${JSON.stringify(figures)}`);
 	recordFigures(`waiting-chaos-e2e-seed-${SEED}`, figures);
 	expect({ stuck, double, wrong, emittedTwice, runTasksEmitted, lost }).toEqual({ stuck: [], double: [], wrong: [], emittedTwice: [], runTasksEmitted: [], lost: [] });
