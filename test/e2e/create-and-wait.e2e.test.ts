@@ -555,7 +555,8 @@ test('a workflow that does not save successful executions ("Save successful prod
 		return found.length === 1 ? found : undefined;
 	});
 	const executionId = /\/webhook-waiting\/(\d+)\//.exec(String(task.data.resume_url))?.[1] as string;
-	expect((await byId(executionId)).status).toBe('waiting');
+	// the task exists a moment before n8n has put the execution to wait
+	await waitFor('the execution waiting', async () => (await byId(executionId)).status === 'waiting', 30_000);
 	await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'approve' } });
 	const reports = async () => (await e.client.tasks(101)).filter((t) => t.data.customer_message === `resumed with task ${task.id}: approve`);
 	await waitFor('the resumed run\'s report', async () => (await reports()).length === 1, 60_000);
