@@ -7,7 +7,7 @@
 //   --rounds N        rounds of the create and get scenarios (default 5)
 //   --short-rounds N  rounds of the trigger and poll scenarios (default 3)
 //   --only 1,2,5      run only these scenarios (1 create, 2 get completed, 3 trigger, 4 poll, 5 footprint,
-//                     6 Create and Wait)
+//                     6 Create and Wait, 7 the trigger in queue mode, 8 what waiting costs the service)
 //   --wait-items N    items waiting in one execution in scenario 6 (default 1000)
 //   --skip-build      use the dist/ already built
 //   --out FILE        where to write the results (default bench/RESULTS.md; "none" to only print)
@@ -28,6 +28,7 @@ import {
 import { startN8n, type N8nHandle } from '../tools/n8n/start';
 import { scenarioFootprint } from './footprint';
 import { scenarioWaiting } from './waiting';
+import { scenarioWaitingReads } from './waiting-reads';
 import { startQueueMode } from '../tools/n8n/queue-mode';
 import {
 	errorText,
@@ -91,7 +92,7 @@ async function main(): Promise<void> {
 	const secs = () => `${((Date.now() - t0) / 1000).toFixed(0)} s`;
 	const rounds = Number(option('rounds') || 5);
 	const shortRounds = Number(option('short-rounds') || 3);
-	const only = new Set((option('only') || '1,2,3,4,5,6,7').split(',').map((s) => s.trim()));
+	const only = new Set((option('only') || '1,2,3,4,5,6,7,8').split(',').map((s) => s.trim()));
 	const waitItems = Number(option('wait-items') || 1000);
 	const out = option('out') ?? join(REPO_ROOT, 'bench', 'RESULTS.md');
 	const n8nEnv = Object.fromEntries(
@@ -131,6 +132,11 @@ async function main(): Promise<void> {
 		if (only.has('5')) {
 			sections.push(await scenarioFootprint(inst, { tarball, installedDir, version }, 15));
 			log(`footprint done (${secs()})`);
+		}
+		if (only.has('8')) {
+			// before n8n starts: the jest file runs the nodes through n8n-core against its own sandbox
+			sections.push(scenarioWaitingReads());
+			log(`scenario 8 done (${secs()})`);
 		}
 		const needN8n = ['1', '2', '3', '4', '6'].some((s) => only.has(s));
 		if (needN8n) {
