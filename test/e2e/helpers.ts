@@ -168,9 +168,17 @@ export interface Execution {
 	};
 }
 
+/** Every finished execution of a workflow, with its data (n8n's list gives 100 a page). */
 export async function executions(e: E2E, workflowId: string): Promise<Execution[]> {
-	const res = await e.n8n.api.get('/executions', { params: { workflowId, includeData: true, limit: 100 } });
-	return (res.data.data as Execution[]).filter((x) => x.status !== 'running' && x.status !== 'new');
+	const all: Execution[] = [];
+	let cursor: string | undefined;
+	for (let page = 0; page < 100; page++) {
+		const res = await e.n8n.api.get('/executions', { params: { workflowId, includeData: true, limit: 100, ...(cursor ? { cursor } : {}) } });
+		all.push(...(res.data.data as Execution[]).filter((x) => x.status !== 'running' && x.status !== 'new'));
+		cursor = res.data.nextCursor ?? undefined;
+		if (!cursor) break;
+	}
+	return all;
 }
 
 /** Output items (json) of a node in an execution's last run of it, output `index`. */

@@ -27,6 +27,8 @@ export interface RunToConfirm {
 	queueId: number;
 	/** The input item a listed task answers, if it is one of the run's. */
 	itemOf: (task: CompletedTask) => number | undefined;
+	/** The run's task ids, when it keeps them: its completions are then looked up, not searched for. */
+	taskIds?: number[];
 	/** How many items the run waits for (the first page's size follows it). */
 	count: number;
 	/** The earliest completion that can be the run's (timeKey). */
@@ -105,9 +107,11 @@ async function read(this: IWebhookFunctions, index: QueueIndex, queueId: number,
 }
 
 /** The run's completed tasks by input item (the newest completion of each item) among what the index holds. */
-function completionsOf(index: QueueIndex | undefined, run: Pick<RunToConfirm, 'itemOf' | 'since'>): Map<number, CompletedTask> {
+function completionsOf(index: QueueIndex | undefined, run: Pick<RunToConfirm, 'itemOf' | 'since' | 'taskIds'>): Map<number, CompletedTask> {
 	const found = new Map<number, CompletedTask>();
-	for (const task of index?.tasks.values() ?? []) {
+	// by id when the run keeps its ids (a lookup per item); older runs, matched by address, search the index
+	const candidates = run.taskIds ? run.taskIds.flatMap((id) => index?.tasks.get(id) ?? []) : (index?.tasks.values() ?? []);
+	for (const task of candidates) {
 		const item = run.itemOf(task);
 		// a completion from before the run's tasks existed is not theirs (a service reset reuses ids)
 		if (item === undefined || timeKey(task.completed_at) < run.since) continue;

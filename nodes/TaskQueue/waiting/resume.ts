@@ -121,7 +121,7 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	const tasks = memory ? memory.tasks.flatMap((t) => (t.taskId === undefined ? [] : [t.taskId])) : undefined;
 	const run = tasks ? { tasks } : {};
 	if (named.length > 0 && taken.length === 0) return answer.call(this, 200, { taken: [], others, ...run });
-	const toConfirm = { queueId: wait.queueId, itemOf, count: wait.count, since: since(wait, memory) };
+	const toConfirm = { queueId: wait.queueId, itemOf, count: wait.count, since: since(wait, memory), taskIds: tasks };
 	const alreadyKnown = await knownCompletions.call(this, toConfirm);
 	const known = [...alreadyKnown.values()].map((t) => t.id);
 	const enough = (found: Map<number, CompletedTask>) => (settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0);

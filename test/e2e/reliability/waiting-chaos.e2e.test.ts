@@ -21,6 +21,7 @@ import {
 	createWorkflow,
 	credentialRef,
 	deleteWorkflow,
+	executions,
 	nodeOutput,
 	queueLocator,
 	setupE2E,
@@ -139,19 +140,6 @@ async function waitingWorkflow(mode: Mode): Promise<{ id: string; path: string }
 
 async function byId(executionId: string): Promise<Execution> {
 	return (await e.n8n.api.get(`/executions/${executionId}`, { params: { includeData: true } })).data as Execution;
-}
-
-/** Every finished execution of a workflow, with data (n8n's list gives 100 a page). */
-async function allExecutions(workflowId: string): Promise<Execution[]> {
-	const all: Execution[] = [];
-	let cursor: string | undefined;
-	for (let page = 0; page < 100; page++) {
-		const res = await e.n8n.api.get('/executions', { params: { workflowId, includeData: true, limit: 100, ...(cursor ? { cursor } : {}) } });
-		all.push(...(res.data.data as Execution[]).filter((x) => x.status !== 'running' && x.status !== 'new'));
-		cursor = res.data.nextCursor ?? undefined;
-		if (!cursor) break;
-	}
-	return all;
 }
 
 /** Whether n8n is running an execution of the waiting workflows now (one resumed, going on). */
@@ -327,12 +315,12 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 	// one execution per run
 	for (const [mode, { id }] of workflows) {
 		const started = runs.filter((run) => run.mode === mode).length;
-		const seen = (await allExecutions(id)).length;
+		const seen = (await executions(e, id)).length;
 		if (seen > started) double.push(`${mode.waitFor}/${mode.responseType}: ${seen} executions for ${started} runs`);
 	}
 
 	// per completion, what the trigger's workflow emitted
-	const emitted = (await allExecutions(triggerId)).flatMap((x) => nodeOutput(x, 'Trigger')).map((j) => ({ id: j.id as number, at: String(j.completed_at).slice(0, 23) }));
+	const emitted = (await executions(e, triggerId)).flatMap((x) => nodeOutput(x, 'Trigger')).map((j) => ({ id: j.id as number, at: String(j.completed_at).slice(0, 23) }));
 	const keys = emitted.map((t) => `${t.id}:${t.at}`);
 	const emittedTwice = keys.filter((key, i) => keys.indexOf(key) !== i);
 	const takenIds = new Set(
