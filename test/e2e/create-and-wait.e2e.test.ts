@@ -19,6 +19,7 @@ import {
 	executions,
 	nodeOutput,
 	queueLocator,
+	saved,
 	setupE2E,
 	sleep,
 	triggerWorkflow,
@@ -198,7 +199,7 @@ async function waitingExecution(workflowId: string, queueId = QUEUE): Promise<Ex
 async function resumed(executionId: string, status = 'success', timeoutMs = 60_000): Promise<Execution> {
 	return await waitFor(`execution ${executionId} ${status}`, async () => {
 		const x = await byId(executionId);
-		return x.status === status ? x : undefined;
+		return x.status === status && saved(x) ? x : undefined;
 	}, timeoutMs, 250);
 }
 

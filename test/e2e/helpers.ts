@@ -161,11 +161,25 @@ export interface Execution {
 	mode: string;
 	startedAt: string;
 	data?: {
+		waitTill?: string;
 		resultData: {
 			runData: Record<string, Array<{ data?: { main: Array<Array<{ json: Record<string, unknown> }> | null> }; error?: unknown }>>;
 			error?: { message: string };
+			lastNodeExecuted?: string;
 		};
 	};
+}
+
+/**
+ * Whether n8n has saved the execution as it is now. n8n 1.x on sqlite writes an execution's status
+ * and its data in two statements without a transaction: for a moment a resumed run reads "success"
+ * with the data it had while waiting (no output after the waiting node). A run that says it ended
+ * counts as ended once its data says so too.
+ */
+export function saved(x: Execution): boolean {
+	if (x.status === 'running' || x.status === 'new') return false;
+	if ((x.status !== 'success' && x.status !== 'error') || !x.data) return true;
+	return !x.data.waitTill && (x.data.resultData.lastNodeExecuted !== undefined || x.data.resultData.error !== undefined);
 }
 
 /** Every finished execution of a workflow, with its data (n8n's list gives 100 a page). */
@@ -174,7 +188,7 @@ export async function executions(e: E2E, workflowId: string): Promise<Execution[
 	let cursor: string | undefined;
 	for (let page = 0; page < 100; page++) {
 		const res = await e.n8n.api.get('/executions', { params: { workflowId, includeData: true, limit: 100, ...(cursor ? { cursor } : {}) } });
-		all.push(...(res.data.data as Execution[]).filter((x) => x.status !== 'running' && x.status !== 'new'));
+		all.push(...(res.data.data as Execution[]).filter(saved));
 		cursor = res.data.nextCursor ?? undefined;
 		if (!cursor) break;
 	}

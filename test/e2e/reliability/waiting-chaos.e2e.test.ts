@@ -24,6 +24,7 @@ import {
 	executions,
 	nodeOutput,
 	queueLocator,
+	saved,
 	setupE2E,
 	sleep,
 	triggerWorkflow,
@@ -279,7 +280,7 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 		for (const run of runs) {
 			if (finished.has(run.executionId)) continue;
 			const x = await byId(run.executionId);
-			if (x.status !== 'waiting' && x.status !== 'running' && x.status !== 'new') finished.set(run.executionId, x);
+			if (x.status !== 'waiting' && saved(x)) finished.set(run.executionId, x);
 		}
 		await sleep(2000);
 	}
