@@ -14,7 +14,7 @@ import * as task from './actions/task';
 import { resumeOnCompletion, resumeWebhooks } from './waiting/resume';
 import * as webhook from './actions/webhook';
 import { searchQueues } from './methods/listSearch';
-import { getApprovalChoices, getResumeFields, getSelectionFields, getTextFields } from './methods/loadOptions';
+import { getApprovalChoices, getResumeFields, getRouteBackState, getSelectionFields, getTextFields } from './methods/loadOptions';
 import { getTaskFields, getWaitTaskFields } from './methods/resourceMapping';
 
 export class TaskQueue implements INodeType {
@@ -59,7 +59,7 @@ export class TaskQueue implements INodeType {
 
 	methods = {
 		listSearch: { searchQueues },
-		loadOptions: { getApprovalChoices, getResumeFields, getSelectionFields, getTextFields },
+		loadOptions: { getApprovalChoices, getResumeFields, getRouteBackState, getSelectionFields, getTextFields },
 		resourceMapping: { getTaskFields, getWaitTaskFields },
 	};
 

@@ -139,12 +139,30 @@ export function checkEngineCanResume(this: IExecuteFunctions): void {
  * The route back: the queue's webhook must be an active Task Queue Trigger of this n8n. Returns its
  * target (with its secret: never shown, see maskSecret), which the run announces its tasks to.
  */
+/** Where a queue's completions go, told against this n8n's own addresses. */
+export type RouteBack = 'routed' | 'none' | 'test' | 'elsewhere';
+
+export function routeBackOf(target: string | null, waitingBase: string): RouteBack {
+	if (!target) return 'none';
+	if (isTriggerOfThisN8n(target, waitingBase, WEBHOOK_PATH)) return 'routed';
+	return target.includes('/webhook-test/') && target.includes(`/${WEBHOOK_PATH}`) ? 'test' : 'elsewhere';
+}
+
+/** The route's state in a sentence, with the fix when there is one (shown in the editor and in the error). */
+export function describeRouteBack(route: RouteBack, queueId: number, target: string | null): string {
+	const fix = `Activate a workflow with a Task Queue Trigger on queue ${queueId} (this workflow is fine)`;
+	if (route === 'routed') return `Routed back: queue ${queueId}'s webhook is an active Task Queue Trigger of this n8n`;
+	if (route === 'none') return `Not routed back: queue ${queueId} has no webhook. ${fix}`;
+	if (route === 'test') return `Not routed back: only a trigger's test listener receives queue ${queueId}, until its test event. ${fix}`;
+	return `Not routed back: queue ${queueId}'s webhook goes to ${maskSecret(target ?? '')}. ${fix}`;
+}
+
 export async function checkTriggerRoutesBack(this: IExecuteFunctions, queueId: number, waitingBase: string): Promise<string> {
 	const target = await getWebhookTarget.call(this, queueId, 0);
-	if (!target || !isTriggerOfThisN8n(target, waitingBase, WEBHOOK_PATH)) {
+	if (routeBackOf(target, waitingBase) !== 'routed') {
 		throw new NodeOperationError(this.getNode(), `No Task Queue Trigger of this n8n receives the completions of queue ${queueId}`, {
 			description: `${target ? `The queue's webhook goes to ${maskSecret(target)}. ` : 'The queue has no webhook. '}Activate a workflow with a Task Queue Trigger on queue ${queueId} (it forwards each completion to the execution waiting for it), then run this again. If the service cannot reach this n8n, activate a Task Queue Poll Trigger on the queue instead and set Options > Route Completions Back Through to it.`,
 		});
 	}
-	return target;
+	return target as string;
 }

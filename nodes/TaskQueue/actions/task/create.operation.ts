@@ -41,6 +41,8 @@ export const taskDataField: INodeProperties = {
 			addAllFields: true,
 			multiKeyMatch: false,
 			supportAutoMap: true,
+			// every empty list comes with its own notice ("Choose a queue first", ...): no red "No fields found" above it
+			hideNoDataError: true,
 		},
 	},
 };

@@ -23,6 +23,15 @@ const properties: INodeProperties[] = [
 		default: '',
 	},
 	{
+		displayName: 'Route Back Name or ID',
+		name: 'routeBackState',
+		type: 'options',
+		typeOptions: { loadOptionsMethod: 'getRouteBackState', loadOptionsDependsOn: ['queue.value', 'options.routeBack'] },
+		default: '',
+		description:
+			'Whether people\'s answers come back to this n8n, checked each time the node opens or its queue changes; informational, the node checks again before it creates anything. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+	},
+	{
 		displayName: 'Resume Address Field Name or ID',
 		name: 'resumeField',
 		type: 'options',

@@ -152,4 +152,24 @@ describe('Create and Wait: what it offers (issue 26)', () => {
 		});
 		expect((await node.methods.loadOptions.getResumeFields.call(context({ queue: locator(links.id) }))).map((o) => o.value)).toEqual(['callback']);
 	});
+
+	test('Route Back shows where the queue\'s completions go now, with the fix, as the one option of its list', async () => {
+		const state = async (parameters: Record<string, unknown>) =>
+			(await node.methods.loadOptions.getRouteBackState.call(context(parameters))).map((o) => [o.name, o.value]);
+		const queue = await env.client.createQueue({ name: 'Route back', blocks: [{ id: 'resume_url', name: 'Resume', type: 'text', text: { read_only: true } }] });
+		const fix = `Activate a workflow with a Task Queue Trigger on queue ${queue.id} (this workflow is fine)`;
+		expect(await state({})).toEqual([['Choose a queue first', '']]);
+		expect(await state({ queue: locator(queue.id) })).toEqual([[`Not routed back: queue ${queue.id} has no webhook. ${fix}`, '']]);
+		await env.client.setWebhook(queue.id, 'http://localhost:5678/webhook-test/abc/task-completed?secret=s3cr3t-value');
+		expect(await state({ queue: locator(queue.id) })).toEqual([[`Not routed back: only a trigger's test listener receives queue ${queue.id}, until its test event. ${fix}`, '']]);
+		await env.client.setWebhook(queue.id, 'https://hooks.example.com/other?secret=s3cr3t-value');
+		const [[elsewhere]] = await state({ queue: locator(queue.id) });
+		expect(elsewhere).toMatch(new RegExp(`^Not routed back: queue ${queue.id}'s webhook goes to https://hooks.example.com/other\\?secret=\\S+\\. Activate`));
+		expect(elsewhere).not.toContain('s3cr3t-value');
+		await env.client.setWebhook(queue.id, 'http://localhost:5678/webhook/abc/task-completed?secret=s3cr3t-value');
+		expect(await state({ queue: locator(queue.id) })).toEqual([[`Routed back: queue ${queue.id}'s webhook is an active Task Queue Trigger of this n8n`, '']]);
+		expect(await state({ queue: locator(queue.id), options: { routeBack: 'pollTrigger' } })).toEqual([
+			[`Through a Task Queue Poll Trigger on queue ${queue.id}: not checked, make sure one is active`, ''],
+		]);
+	});
 });
