@@ -1,6 +1,6 @@
 import type { ILoadOptionsFunctions, INodePropertyOptions } from 'n8n-workflow';
 
-import { mappedFields, RESUME_FIELD_KINDS } from '../waiting/settings';
+import { fieldsInValuesToSend, RESUME_FIELD_KINDS } from '../waiting/settings';
 import { isInputBlock, optionsOf } from '../helpers/blocks';
 import { parseQueueId } from '../helpers/queue';
 import { getQueue, getWebhookTarget } from '../transport/endpoints';
@@ -18,9 +18,13 @@ async function blocksOf(context: ILoadOptionsFunctions): Promise<Block[]> {
 const asOptions = (blocks: Block[]): INodePropertyOptions[] =>
 	blocks.map((block) => ({ name: `${block.name || block.id} (${block.type})`, value: block.id }));
 
-/** Read-only text and link blocks (people cannot change them), none mapped in Values to Send. */
+/**
+ * Read-only text and link blocks (people cannot change them), none of the Values to Send. The editor
+ * sends expressions resolved (null without input data), so every field listed in Values to Send
+ * counts, whatever its value; remove one there to offer it here.
+ */
 export async function getResumeFields(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
-	const mapped = mappedFields(this.getNodeParameter('taskData', null, { rawExpressions: true }));
+	const mapped = fieldsInValuesToSend(this.getNodeParameter('taskData', null));
 	return asOptions((await blocksOf(this)).filter((block) => RESUME_FIELD_KINDS.has(block.type) && isInputBlock(block) && !mapped.has(block.id)));
 }
 
@@ -44,19 +48,19 @@ export async function getApprovalChoices(this: ILoadOptionsFunctions): Promise<I
  * option's name is the state, so the editor shows it where the node is configured.
  */
 export async function getRouteBackState(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
-	const state = (name: string, description?: string): INodePropertyOptions[] => [{ name, value: '', ...(description ? { description } : {}) }];
+	const state = (name: string, description: string): INodePropertyOptions[] => [{ name, value: '', description }];
 	const queueId = parseQueueId(this.getNodeParameter('queue', undefined, { extractValue: true }));
-	if (queueId === undefined) return state('Choose a queue first');
+	if (queueId === undefined) return state('Choose a queue first', 'The route back is checked once a queue is chosen');
 	if (this.getNodeParameter('options.routeBack', 'trigger') === 'pollTrigger') {
-		return state(`Through a Task Queue Poll Trigger on queue ${queueId}: not checked, make sure one is active`);
+		return state('Through a Poll Trigger (not checked)', `Make sure a Task Queue Poll Trigger on queue ${queueId} is active: the node cannot check it`);
 	}
 	let target: string | null;
 	try {
 		target = await getWebhookTarget.call(this, queueId);
 	} catch (error) {
-		return state(`Not checked: could not read queue ${queueId}'s webhook (${(error as Error).message})`);
+		return state("Not checked: the queue's webhook cannot be read", (error as Error).message);
 	}
 	// the editor's address stands for the webhook address (they differ only where N8N_EDITOR_BASE_URL is set)
-	const route = routeBackOf(target, this.getInstanceBaseUrl());
-	return state(describeRouteBack(route, queueId, target), route === 'routed' ? 'The node checks this again before it creates anything' : 'The node refuses to run until this is fixed');
+	const { state: name, detail } = describeRouteBack(routeBackOf(target, this.getInstanceBaseUrl()), queueId, target);
+	return state(name, detail);
 }

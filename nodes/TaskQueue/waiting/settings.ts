@@ -3,11 +3,20 @@ import type { IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
 /** Field kinds that can carry a resume address: free text, or a link (n8n's address is a URL). */
 export const RESUME_FIELD_KINDS = new Set(['text', 'link']);
 
-/** The fields "Map Each Field Below" gives a value (none when the values are mapped from the input automatically). */
-export function mappedFields(taskData: unknown): Set<string> {
+/** Values to Send as "Map Each Field Below" holds them (none when mapped from the input automatically). */
+function valuesToSend(taskData: unknown): Record<string, unknown> {
 	const { mappingMode, value } = (taskData ?? {}) as { mappingMode?: unknown; value?: unknown };
-	if (mappingMode === 'autoMapInputData' || !value || typeof value !== 'object') return new Set();
-	return new Set(Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== null && v !== undefined && v !== '').map(([field]) => field));
+	return mappingMode === 'autoMapInputData' || !value || typeof value !== 'object' ? {} : (value as Record<string, unknown>);
+}
+
+/** The fields given a value in Values to Send. */
+export function mappedFields(taskData: unknown): Set<string> {
+	return new Set(Object.entries(valuesToSend(taskData)).filter(([, v]) => v !== null && v !== undefined && v !== '').map(([field]) => field));
+}
+
+/** Every field listed in Values to Send, mapped or left empty: what the editor shows there. */
+export function fieldsInValuesToSend(taskData: unknown): Set<string> {
+	return new Set(Object.keys(valuesToSend(taskData)));
 }
 
 /** The parameters of Create and Wait that its webhook reads again when a completion comes back. */

@@ -148,13 +148,17 @@ export function routeBackOf(target: string | null, waitingBase: string): RouteBa
 	return target.includes('/webhook-test/') && target.includes(`/${WEBHOOK_PATH}`) ? 'test' : 'elsewhere';
 }
 
-/** The route's state in a sentence, with the fix when there is one (shown in the editor and in the error). */
-export function describeRouteBack(route: RouteBack, queueId: number, target: string | null): string {
-	const fix = `Activate a workflow with a Task Queue Trigger on queue ${queueId} (this workflow is fine)`;
-	if (route === 'routed') return `Routed back: queue ${queueId}'s webhook is an active Task Queue Trigger of this n8n`;
-	if (route === 'none') return `Not routed back: queue ${queueId} has no webhook. ${fix}`;
-	if (route === 'test') return `Not routed back: only a trigger's test listener receives queue ${queueId}, until its test event. ${fix}`;
-	return `Not routed back: queue ${queueId}'s webhook goes to ${maskSecret(target ?? '')}. ${fix}`;
+/** The route's state: a short line for the editor's field, and the detail with its fix. */
+export function describeRouteBack(route: RouteBack, queueId: number, target: string | null): { state: string; detail: string } {
+	const fix = `Activate a workflow with a Task Queue Trigger on queue ${queueId} (this workflow is fine); the node refuses to run until then.`;
+	if (route === 'routed') {
+		return { state: "Routed back by this n8n's Task Queue Trigger", detail: `Queue ${queueId}'s webhook is an active Task Queue Trigger of this n8n. The node checks it again before it creates anything.` };
+	}
+	if (route === 'none') return { state: 'Not routed back: the queue has no webhook', detail: `Queue ${queueId} has no webhook. ${fix}` };
+	if (route === 'test') {
+		return { state: 'Not routed back: only a test listener', detail: `Only a trigger's test listener receives queue ${queueId}, until its test event. ${fix}` };
+	}
+	return { state: 'Not routed back: the webhook goes elsewhere', detail: `Queue ${queueId}'s webhook goes to ${maskSecret(target ?? '')}. ${fix}` };
 }
 
 export async function checkTriggerRoutesBack(this: IExecuteFunctions, queueId: number, waitingBase: string): Promise<string> {

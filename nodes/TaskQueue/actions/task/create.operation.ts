@@ -33,7 +33,8 @@ export const taskDataField: INodeProperties = {
 	description:
 		"The task's fields, loaded from the queue's configuration: the inputs a person works from come first, then the fields people fill in when they complete the task (optional here)",
 	typeOptions: {
-		loadOptionsDependsOn: ['queue.value'],
+		// resumeField: Create and Wait's fields leave it out (the editor may use this property for both operations)
+		loadOptionsDependsOn: ['queue.value', 'resumeField'],
 		resourceMapper: {
 			resourceMapperMethod: 'getTaskFields',
 			mode: 'add',

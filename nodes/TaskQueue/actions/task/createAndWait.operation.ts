@@ -17,7 +17,7 @@ const properties: INodeProperties[] = [
 	{ ...queueLocator, description: 'The queue to add the tasks to (one queue for all items of a run)' },
 	{
 		displayName:
-			'People\'s answers come back through the queue\'s Task Queue Trigger: activate a workflow with one on this queue first (this workflow is fine; the node checks it before creating anything). With the trigger in this workflow, "Execute workflow" listens for the trigger\'s test event: run this node with its own "Execute step", or call the workflow\'s production trigger. <a href="https://github.com/task-queue/n8n-nodes-task-queue?tab=readme-ov-file#waiting-for-a-person" target="_blank">How waiting works</a>',
+			'People\'s answers come back through the queue\'s Task Queue Trigger: Route Back below shows whether one is active (checked each time the node opens). With the trigger in this workflow, "Execute workflow" listens for the trigger\'s test event: run this node with its own "Execute step", or call the workflow\'s production URL. <a href="https://github.com/task-queue/n8n-nodes-task-queue?tab=readme-ov-file#waiting-for-a-person" target="_blank">How waiting works</a>',
 		name: 'routeBackNotice',
 		type: 'notice',
 		default: '',

@@ -135,14 +135,25 @@ describe('Create and Wait: what it offers (issue 26)', () => {
 		expect(fields.map((f) => f.id)).toEqual(['customer_message', 'order_total']);
 		const approvals = await node.methods.resourceMapping.getWaitTaskFields.call(context({ queue: locator(105), resumeField: 'resume_url' }));
 		expect(approvals.fields.map((f) => f.id)).toEqual(['request']);
+		// n8n 2.41's editor asks Create's method for Create and Wait's fields: the same answer
+		const asked = await node.methods.resourceMapping.getTaskFields.call(context({ queue: locator(104), resumeField: 'resume_url' }));
+		expect(asked.fields.map((f) => f.id)).toEqual(['customer_message', 'order_total']);
+		// the Resume Address Field comes first: until it is chosen, a notice and no fields
+		expect(await node.methods.resourceMapping.getWaitTaskFields.call(context({ queue: locator(104) }))).toEqual({
+			fields: [],
+			emptyFieldsNotice: 'Choose the Resume Address Field first: the inputs a person works from appear here.',
+		});
 	});
 
-	test('Resume Address Field offers read-only text and link fields only, none mapped in Values to Send', async () => {
+	test('Resume Address Field offers read-only text and link fields only, none listed in Values to Send', async () => {
 		const options = async (taskData: unknown) =>
 			(await node.methods.loadOptions.getResumeFields.call(context({ queue: locator(104), taskData }))).map((o) => o.value);
 		// note is a text field people fill in: never offered
 		expect(await options({ mappingMode: 'defineBelow', value: null })).toEqual(['customer_message', 'resume_url']);
-		expect(await options({ mappingMode: 'defineBelow', value: { customer_message: '={{ $json.message }}', order_total: null } })).toEqual(['resume_url']);
+		// as n8n's editor sends them: an expression resolved without input data is null, and still listed
+		expect(await options({ mappingMode: 'defineBelow', value: { customer_message: null, order_total: null } })).toEqual(['resume_url']);
+		expect(await options({ mappingMode: 'defineBelow', value: { customer_message: 'Hi', order_total: null } })).toEqual(['resume_url']);
+		expect(await options({ mappingMode: 'autoMapInputData', value: { customer_message: null } })).toEqual(['customer_message', 'resume_url']);
 		const links = await env.client.createQueue({
 			name: 'Links',
 			blocks: [
@@ -155,21 +166,29 @@ describe('Create and Wait: what it offers (issue 26)', () => {
 
 	test('Route Back shows where the queue\'s completions go now, with the fix, as the one option of its list', async () => {
 		const state = async (parameters: Record<string, unknown>) =>
-			(await node.methods.loadOptions.getRouteBackState.call(context(parameters))).map((o) => [o.name, o.value]);
+			(await node.methods.loadOptions.getRouteBackState.call(context(parameters))).map((o) => [o.name, o.value, o.description]);
 		const queue = await env.client.createQueue({ name: 'Route back', blocks: [{ id: 'resume_url', name: 'Resume', type: 'text', text: { read_only: true } }] });
-		const fix = `Activate a workflow with a Task Queue Trigger on queue ${queue.id} (this workflow is fine)`;
-		expect(await state({})).toEqual([['Choose a queue first', '']]);
-		expect(await state({ queue: locator(queue.id) })).toEqual([[`Not routed back: queue ${queue.id} has no webhook. ${fix}`, '']]);
-		await env.client.setWebhook(queue.id, 'http://localhost:5678/webhook-test/abc/task-completed?secret=s3cr3t-value');
-		expect(await state({ queue: locator(queue.id) })).toEqual([[`Not routed back: only a trigger's test listener receives queue ${queue.id}, until its test event. ${fix}`, '']]);
-		await env.client.setWebhook(queue.id, 'https://hooks.example.com/other?secret=s3cr3t-value');
-		const [[elsewhere]] = await state({ queue: locator(queue.id) });
-		expect(elsewhere).toMatch(new RegExp(`^Not routed back: queue ${queue.id}'s webhook goes to https://hooks.example.com/other\\?secret=\\S+\\. Activate`));
-		expect(elsewhere).not.toContain('s3cr3t-value');
-		await env.client.setWebhook(queue.id, 'http://localhost:5678/webhook/abc/task-completed?secret=s3cr3t-value');
-		expect(await state({ queue: locator(queue.id) })).toEqual([[`Routed back: queue ${queue.id}'s webhook is an active Task Queue Trigger of this n8n`, '']]);
-		expect(await state({ queue: locator(queue.id), options: { routeBack: 'pollTrigger' } })).toEqual([
-			[`Through a Task Queue Poll Trigger on queue ${queue.id}: not checked, make sure one is active`, ''],
+		const q = queue.id;
+		const fix = `Activate a workflow with a Task Queue Trigger on queue ${q} (this workflow is fine); the node refuses to run until then.`;
+		expect(await state({})).toEqual([['Choose a queue first', '', 'The route back is checked once a queue is chosen']]);
+		expect(await state({ queue: locator(q) })).toEqual([['Not routed back: the queue has no webhook', '', `Queue ${q} has no webhook. ${fix}`]]);
+		await env.client.setWebhook(q, 'http://localhost:5678/webhook-test/abc/task-completed?secret=s3cr3t-value');
+		expect(await state({ queue: locator(q) })).toEqual([
+			['Not routed back: only a test listener', '', `Only a trigger's test listener receives queue ${q}, until its test event. ${fix}`],
 		]);
+		await env.client.setWebhook(q, 'https://hooks.example.com/other?secret=s3cr3t-value');
+		const [[elsewhere, , detail]] = await state({ queue: locator(q) });
+		expect(elsewhere).toBe('Not routed back: the webhook goes elsewhere');
+		expect(detail).toMatch(new RegExp(`^Queue ${q}'s webhook goes to https://hooks.example.com/other\\?secret=\\S+\\. Activate`));
+		expect(detail).not.toContain('s3cr3t-value');
+		await env.client.setWebhook(q, 'http://localhost:5678/webhook/abc/task-completed?secret=s3cr3t-value');
+		expect(await state({ queue: locator(q) })).toEqual([
+			[
+				"Routed back by this n8n's Task Queue Trigger",
+				'',
+				`Queue ${q}'s webhook is an active Task Queue Trigger of this n8n. The node checks it again before it creates anything.`,
+			],
+		]);
+		expect((await state({ queue: locator(q), options: { routeBack: 'pollTrigger' } }))[0][0]).toBe('Through a Poll Trigger (not checked)');
 	});
 });

@@ -1,0 +1,173 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
+// Create and Wait in the real n8n editor, as a newcomer meets it (headless Chromium, logged in as the owner):
+//   npx tsx tools/n8n/editor-tour.ts               n8n 2.41.1 -> docs/images/editor-2-*.jpg
+//   TQ_N8N_VERSION=1 npx tsx tools/n8n/editor-tour.ts    n8n 1.123.81 -> docs/images/editor-1-*.jpg
+// Starts its own sandbox and n8n on free ports, installs the packed package, provisions the examples,
+// then checks what the editor shows and fails on the first difference:
+//   1. the Resume Address Field offers only read-only fields not mapped, Values to Send only the inputs;
+//   2. Route Back says whether the queue comes back to this n8n, before and after the trigger is deactivated;
+//   3. the run while it waits, in the executions list and the node's own view.
+import axios from 'axios';
+import { mkdirSync, mkdtempSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { chromium, type Page } from 'playwright-core';
+
+import { startSandbox } from '../../sandbox/index';
+import { buildAndPack, extractInto, REPO_ROOT } from './package';
+import { activateWorkflow, CREDENTIAL_NAME, provision, upsertWorkflow } from './provision';
+import { startN8n, type N8nHandle } from './start';
+
+const WORKFLOW_FILE = 'refund-decision-and-wait.json';
+const NODE = 'Ask a person and wait';
+
+function check(what: string, ok: boolean, seen: unknown): void {
+	if (!ok) throw new Error(`${what}: saw ${JSON.stringify(seen)}`);
+	console.log(`  ok  ${what}`);
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const value = await probe();
+		if (value !== undefined) return value;
+		if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+		await new Promise((r) => setTimeout(r, 500));
+	}
+}
+
+async function openWorkflow(page: Page, n8n: N8nHandle, id: string): Promise<void> {
+	await page.goto(`${n8n.url}/workflow/${id}`);
+	await page.locator('[data-test-id="canvas-node"]').first().waitFor({ timeout: 30_000 });
+	await page.waitForTimeout(1000);
+	await page.keyboard.press('Escape');
+}
+
+async function openNode(page: Page, name: string): Promise<void> {
+	await page.locator(`[data-test-id="canvas-node"][data-node-name="${name}"]`).first().dblclick();
+	await page.locator('[data-test-id="ndv"]').first().waitFor({ timeout: 15_000 });
+	await page.waitForTimeout(2500);
+}
+
+/** The text a parameter's select shows. */
+async function selectValue(page: Page, parameter: string): Promise<string> {
+	const input = page.locator(`[data-test-id="parameter-input-${parameter}"] input`).first();
+	return (await input.inputValue()).trim();
+}
+
+/** The option names of a parameter's dropdown (opened, read, closed). */
+async function dropdownOptions(page: Page, parameter: string): Promise<string[]> {
+	await page.locator(`[data-test-id="parameter-input-${parameter}"]`).first().click();
+	const items = page.locator('.el-select-dropdown:visible .el-select-dropdown__item');
+	await items.first().waitFor({ timeout: 10_000 });
+	return (await items.allInnerTexts()).map((t) => t.split('\n')[0].trim());
+}
+
+async function main() {
+	const out = join(REPO_ROOT, 'docs', 'images');
+	mkdirSync(out, { recursive: true });
+	const sandbox = await startSandbox({ port: 0 });
+	const userFolder = mkdtempSync(join(tmpdir(), 'tq-tour-'));
+	await extractInto(await buildAndPack({ skipBuild: !!process.env.TQ_SKIP_BUILD }), userFolder);
+	const n8n = await startN8n({ port: 0, brokerPort: 0, userFolder });
+	// JPEG, not PNG: n8n-node build copies every .png and .svg of the tree into dist/ (TQ_TOUR_PNG: a PNG copy there too)
+	const shot = async (page: Page, name: string) => {
+		await page.screenshot({ path: join(out, `editor-${n8n.major}-${name}.jpg`), type: 'jpeg', quality: 80 });
+		if (process.env.TQ_TOUR_PNG) await page.screenshot({ path: join(process.env.TQ_TOUR_PNG, `editor-${n8n.major}-${name}.png`) });
+	};
+	console.log(`n8n ${n8n.version} at ${n8n.url}, sandbox at ${sandbox.baseUrl}`);
+	const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+	try {
+		const result = await provision(n8n, { baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, organizationId: sandbox.organizationId }, { activate: true });
+		const example = result.workflows.find((w) => w.file === WORKFLOW_FILE);
+		if (!example?.active) throw new Error(`${WORKFLOW_FILE} is not active`);
+		const page = await browser.newPage({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
+		if (process.env.TQ_TOUR_DEBUG) page.on('request', (r) => r.url().includes('dynamic-node-parameters') && console.log(r.url(), r.postData()));
+		await page.goto(`${n8n.url}/signin`);
+		await page.locator('input[type=email], input[name=emailOrLdapLoginId], input[name=email]').first().fill(n8n.owner.email);
+		await page.locator('input[type=password]').first().fill(n8n.owner.password);
+		await page.keyboard.press('Enter');
+		await page.waitForURL((u) => !u.pathname.includes('signin'), { timeout: 30_000 });
+
+		const credentials = { taskQueueApi: { id: result.credentialId, name: CREDENTIAL_NAME } };
+		const waitingNode = (parameters: Record<string, unknown>) => ({
+			name: NODE,
+			type: 'n8n-nodes-task-queue.taskQueue',
+			typeVersion: 1,
+			position: [240, 0],
+			parameters: { resource: 'task', operation: 'sendAndWait', queue: { __rl: true, mode: 'list', value: '104', cachedResultName: 'Refund Decisions' }, ...parameters },
+			credentials,
+		});
+		const webhookStart = (path: string) => ({ name: 'Start', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: path, parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} } });
+		const connections = { Start: { main: [[{ node: NODE, type: 'main', index: 0 }]] } };
+
+		console.log('1. a new Create and Wait node, queue Refund Decisions chosen, as a newcomer meets it');
+		const fresh = await upsertWorkflow(n8n, { name: 'Tour: a new Create and Wait', nodes: [webhookStart('tour-fresh'), waitingNode({})], connections, settings: {} } as never);
+		await openWorkflow(page, n8n, fresh);
+		await openNode(page, NODE);
+		const mapper = page.locator('[data-test-id="resource-mapper-container"]').first();
+		const mapperText = await page.locator('[data-test-id="parameter-item"]', { has: mapper }).first().innerText().catch(() => '');
+		check('Values to Send: asks for the Resume Address Field first, no red "No fields found"', /Choose the Resume Address Field first/.test(mapperText) && !/No fields found/i.test(mapperText), mapperText);
+		const offered = await dropdownOptions(page, 'resumeField');
+		check('Resume Address Field offers the read-only fields only (Note and Decision are filled in by people)', JSON.stringify(offered) === JSON.stringify(['Customer message (text)', 'Resume address (n8n fills it) (text)']), offered);
+		await shot(page, 'resume-field');
+		await page.locator('.el-select-dropdown:visible .el-select-dropdown__item', { hasText: 'Resume address' }).first().click();
+		await page.waitForTimeout(2500);
+		const shown = await page.locator('[data-test-id^="remove-field-button-"]').evaluateAll((els) => els.map((el) => el.getAttribute('data-test-id')!.replace('remove-field-button-', '')));
+		check('Values to Send lists the inputs a person works from, not the Resume Address Field nor what people fill in', JSON.stringify(shown) === JSON.stringify(['customer_message', 'order_total']), shown);
+		check('Route Back: routed (the example\'s trigger is active on this queue)', (await selectValue(page, 'routeBackState')) === "Routed back by this n8n's Task Queue Trigger", await selectValue(page, 'routeBackState'));
+		await shot(page, 'new-node');
+
+		console.log('2. the example workflow, its trigger active');
+		await openWorkflow(page, n8n, example.id);
+		await openNode(page, NODE);
+		check('Route Back: routed', (await selectValue(page, 'routeBackState')) === "Routed back by this n8n's Task Queue Trigger", await selectValue(page, 'routeBackState'));
+		const offeredMapped = await dropdownOptions(page, 'resumeField');
+		check('Resume Address Field leaves out Customer message, listed in Values to Send', JSON.stringify(offeredMapped) === JSON.stringify(['Resume address (n8n fills it) (text)']), offeredMapped);
+		await page.keyboard.press('Escape');
+		await page.waitForTimeout(300);
+		await shot(page, 'setup');
+		await n8n.api.post(`/workflows/${example.id}/deactivate`, {});
+		await openWorkflow(page, n8n, example.id);
+		await openNode(page, NODE);
+		const unrouted = await selectValue(page, 'routeBackState');
+		check('Route Back once the trigger is deactivated: not routed back', unrouted === 'Not routed back: the queue has no webhook', unrouted);
+		await page.locator('[data-test-id="parameter-input-routeBackState"]').first().click();
+		await page.waitForTimeout(800);
+		await shot(page, 'not-routed');
+		await page.keyboard.press('Escape');
+		await activateWorkflow(n8n, example.id);
+
+		console.log('3. while it waits');
+		await until('the example\'s webhook registered again', async () => {
+			const res = await axios.post(`${n8n.webhookBase}/refund-decision`, { message: 'My kettle leaks', order_total: 42 }, { validateStatus: () => true });
+			return res.status === 200 ? true : undefined;
+		}, 30_000);
+		const waiting = await until('a waiting execution', async () => {
+			const list = await n8n.api.get('/executions', { params: { workflowId: example.id, status: 'waiting' } });
+			return (list.data.data as Array<{ id: string }>)[0];
+		});
+		await page.waitForTimeout(3000);
+		await page.goto(`${n8n.url}/workflow/${example.id}/executions/${waiting.id}`);
+		await page.waitForTimeout(6000);
+		await shot(page, 'waiting-execution');
+		const listed = await page.locator('body').innerText();
+		check('the executions list shows the run as Waiting', /Waiting/.test(listed), listed.slice(0, 300));
+		// what n8n shows of the waiting node itself (2.41.1: "No output data"; the run's items appear once it ends)
+		await openNode(page, NODE);
+		const output = await page.locator('[data-test-id="ndv"]').first().innerText();
+		console.log(`  (the waiting node's output pane: ${JSON.stringify(output.slice(output.lastIndexOf('OUTPUT')).replace(/\s+/g, ' ').slice(0, 160))})`);
+		await shot(page, 'waiting-node');
+	} finally {
+		await browser.close();
+		await n8n.stop();
+		await sandbox.close();
+	}
+	void activateWorkflow;
+	void upsertWorkflow;
+}
+
+main().catch((error) => {
+	console.error(error);
+	process.exit(1);
+});
