@@ -11,6 +11,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import * as queue from './actions/queue';
 import { router } from './actions/router';
 import * as task from './actions/task';
+import { WAITING_TOOLTIP } from './waiting/descriptions';
 import { resumeOnCompletion, resumeWebhooks } from './waiting/resume';
 import * as webhook from './actions/webhook';
 import { searchQueues } from './methods/listSearch';
@@ -34,6 +35,7 @@ export class TaskQueue implements INodeType {
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [{ name: 'taskQueueApi', required: true }],
 		webhooks: resumeWebhooks,
+		waitingNodeTooltip: WAITING_TOOLTIP,
 		properties: [
 			{
 				displayName: 'Resource',

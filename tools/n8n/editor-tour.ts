@@ -8,7 +8,7 @@
 //   2. Route Back says whether the queue comes back to this n8n, before and after the trigger is deactivated;
 //   3. the run while it waits, in the executions list and the node's own view.
 import axios from 'axios';
-import { mkdirSync, mkdtempSync } from 'fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { chromium, type Page } from 'playwright-core';
@@ -168,6 +168,14 @@ async function main() {
 		await shot(page, 'waiting-execution');
 		const listed = await page.locator('body').innerText();
 		check('the executions list shows the run as Waiting', /Waiting/.test(listed), listed.slice(0, 300));
+		await page.getByText('Logs', { exact: true }).first().click();
+		await page.waitForTimeout(1500);
+		await page.locator('[data-test-id="logs-panel"], [data-test-id="logs-overview"]').getByText(NODE).first().click().catch(() => undefined);
+		await page.waitForTimeout(1500);
+		const logs = await page.locator('body').innerText();
+		if (process.env.TQ_TOUR_PNG) writeFileSync(join(process.env.TQ_TOUR_PNG, 'waiting-logs.txt'), logs);
+		await shot(page, 'waiting-logs');
+		console.log(`  (logs: ${/Waiting for people[^\n]*/.exec(logs)?.[0] ?? 'no waiting tooltip'})`);
 		// what n8n shows of the waiting node itself (2.41.1: "No output data"; the run's items appear once it ends)
 		await openNode(page, NODE);
 		const output = await page.locator('[data-test-id="ndv"]').first().innerText();

@@ -57,3 +57,17 @@ export const limitWaitTimeOption: INodeProperties = {
 		},
 	],
 };
+
+/**
+ * What the editor shows under "Waiting for input" while a Create and Wait execution waits. n8n
+ * evaluates it with the node's parameters only, as its own send-and-wait nodes do ($parameter gives
+ * the queue's id, not its name); the run's task ids are in its data.
+ */
+export function waitingTooltip(parameters: { operation?: unknown; queue?: unknown; waitFor?: unknown } | undefined): string {
+	if (parameters?.operation !== 'sendAndWait') return '';
+	const queue = typeof parameters.queue === 'object' && parameters.queue !== null ? (parameters.queue as { value?: unknown }).value : parameters.queue;
+	const when = parameters.waitFor === 'first' ? 'the first of them is completed' : 'all of them are completed';
+	return `Waiting for people to complete this run's tasks in queue ${String(queue ?? '')}, in the service's own app. The execution goes on when ${when}.`;
+}
+
+export const WAITING_TOOLTIP = `={{ (${waitingTooltip.toString()})($parameter) }}`;
