@@ -6,7 +6,10 @@
 // then checks what the editor shows and fails on the first difference:
 //   1. the Resume Address Field offers only read-only fields not mapped, Values to Send only the inputs;
 //   2. Route Back says whether the queue comes back to this n8n, before and after the trigger is deactivated;
-//   3. the run while it waits, in the executions list and the node's own view.
+//   0. searching the node panel for "approval", "human", "wait" finds Task Queue;
+//   3. the run while it waits, in the executions list, and from the editor the node's "Waiting for input";
+//   4. after a timeout (Limit Wait Time 1 minute: about two minutes; TQ_TOUR_NO_TIMEOUT=1 skips it),
+//      the run went on to the "nobody answered" branch.
 import axios from 'axios';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
@@ -101,6 +104,23 @@ async function main() {
 		});
 		const webhookStart = (path: string) => ({ name: 'Start', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: path, parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} } });
 		const connections = { Start: { main: [[{ node: NODE, type: 'main', index: 0 }]] } };
+
+		console.log('0. the node panel: searching as a newcomer would');
+		await openWorkflow(page, n8n, example.id);
+		for (const term of ['approval', 'human', 'wait']) {
+			await page.locator('.vue-flow__pane').first().click({ position: { x: 20, y: 20 }, force: true });
+			await page.keyboard.press('Tab');
+			const search = page.locator('[data-test-id="node-creator-search-bar"]').first();
+			if (!(await search.isVisible().catch(() => false))) await page.locator('[data-test-id="node-creator-plus-button"], [data-test-id="canvas-plus-button"]').first().click();
+			await search.waitFor({ timeout: 10_000 });
+			await page.keyboard.type(term);
+			await page.waitForTimeout(1200);
+			const found = await page.locator('[data-test-id="node-creator"]').first().innerText();
+			check(`searching "${term}" finds Task Queue`, /Task Queue/.test(found), found.slice(0, 300));
+			if (term === 'approval') await shot(page, 'search-approval');
+			await page.keyboard.press('Escape');
+			await page.waitForTimeout(500);
+		}
 
 		console.log('1. a new Create and Wait node, queue Refund Decisions chosen, as a newcomer meets it');
 		const fresh = await upsertWorkflow(n8n, { name: 'Tour: a new Create and Wait', nodes: [webhookStart('tour-fresh'), waitingNode({})], connections, settings: {} } as never);
@@ -200,6 +220,31 @@ async function main() {
 		if (process.env.TQ_TOUR_PNG) writeFileSync(join(process.env.TQ_TOUR_PNG, 'live-ndv.txt'), live);
 		await shot(page, 'waiting-live');
 		check('the waiting node says where people complete the tasks and when the run goes on', /Waiting for people to complete this run's tasks in queue 104, in the service's own app/.test(live), live.slice(live.lastIndexOf('OUTPUT')));
+
+		if (!process.env.TQ_TOUR_NO_TIMEOUT) {
+			console.log('4. a timeout (Limit Wait Time: 1 minute; n8n looks for due waits once a minute)');
+			const saved = (await n8n.api.get(`/workflows/${example.id}`)).data as { nodes: Array<{ name: string; parameters: Record<string, unknown>; webhookId?: string }>; connections: unknown };
+			const nodes = saved.nodes.map((n) => {
+				if (n.name === NODE) return { ...n, parameters: { ...n.parameters, options: { limitWaitTime: { values: { limitType: 'afterTimeInterval', resumeAmount: 1, resumeUnit: 'minutes' } } } } };
+				if (n.name === 'Refund request received') return { ...n, webhookId: 'tour-timeout', parameters: { ...n.parameters, path: 'tour-timeout' } };
+				// the example's own trigger stays the queue's route back
+				return n;
+			}).filter((n) => n.name !== 'Completions come back here');
+			const timing = await upsertWorkflow(n8n, { name: 'Tour: nobody answers within a minute', nodes, connections: saved.connections, settings: {} } as never);
+			await activateWorkflow(n8n, timing);
+			await until('the timeout workflow\'s webhook', async () => {
+				const res = await axios.post(`${n8n.webhookBase}/tour-timeout`, { message: 'Nobody will answer', order_total: 7 }, { validateStatus: () => true });
+				return res.status === 200 ? true : undefined;
+			}, 30_000);
+			const ended = await until('the run ended by its timeout', async () => {
+				const list = await n8n.api.get('/executions', { params: { workflowId: timing, includeData: true } });
+				return (list.data.data as Array<{ id: string; status: string; data?: { resultData: { runData: Record<string, unknown> } } }>).find((x) => x.status === 'success' && x.data?.resultData.runData['Nobody answered: escalate']);
+			}, 180_000);
+			check('after the timeout the run went on to "Nobody answered: escalate", not to the decision', !ended.data?.resultData.runData['Route on the decision'], Object.keys(ended.data?.resultData.runData ?? {}));
+			await page.goto(`${n8n.url}/workflow/${timing}/executions/${ended.id}`);
+			await page.waitForTimeout(6000);
+			await shot(page, 'timeout-execution');
+		}
 	} finally {
 		await browser.close();
 		await n8n.stop();
