@@ -11,15 +11,14 @@
 //   4. after a timeout (Limit Wait Time 1 minute: about two minutes; TQ_TOUR_NO_TIMEOUT=1 skips it),
 //      the run went on to the "nobody answered" branch.
 import axios from 'axios';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'fs';
-import { tmpdir } from 'os';
+import { mkdirSync, writeFileSync } from 'fs';
 import { join } from 'path';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
-import { startSandbox } from '../../sandbox/index';
-import { buildAndPack, extractInto, REPO_ROOT } from './package';
-import { activateWorkflow, CREDENTIAL_NAME, provision, upsertWorkflow } from './provision';
-import { startN8n, type N8nHandle } from './start';
+import { signIn, startEditorSession } from './editor-session';
+import { REPO_ROOT } from './package';
+import { activateWorkflow, CREDENTIAL_NAME, upsertWorkflow } from './provision';
+import type { N8nHandle } from './start';
 
 const WORKFLOW_FILE = 'refund-decision-and-wait.json';
 const NODE = 'Ask a person and wait';
@@ -69,29 +68,20 @@ async function dropdownOptions(page: Page, parameter: string): Promise<string[]>
 async function main() {
 	const out = join(REPO_ROOT, 'docs', 'images');
 	mkdirSync(out, { recursive: true });
-	const sandbox = await startSandbox({ port: 0 });
-	const userFolder = mkdtempSync(join(tmpdir(), 'tq-tour-'));
-	await extractInto(await buildAndPack({ skipBuild: !!process.env.TQ_SKIP_BUILD }), userFolder);
-	const n8n = await startN8n({ port: 0, brokerPort: 0, userFolder });
+	const { sandbox, n8n, browser, provisioned: result, stop } = await startEditorSession({ activate: true });
 	// JPEG, not PNG: n8n-node build copies every .png and .svg of the tree into dist/ (TQ_TOUR_PNG: a PNG copy there too)
 	const shot = async (page: Page, name: string) => {
 		await page.screenshot({ path: join(out, `editor-${n8n.major}-${name}.jpg`), type: 'jpeg', quality: 80 });
 		if (process.env.TQ_TOUR_PNG) await page.screenshot({ path: join(process.env.TQ_TOUR_PNG, `editor-${n8n.major}-${name}.png`) });
 	};
 	console.log(`n8n ${n8n.version} at ${n8n.url}, sandbox at ${sandbox.baseUrl}`);
-	const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
 	try {
-		const result = await provision(n8n, { baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, organizationId: sandbox.organizationId }, { activate: true });
 		const example = result.workflows.find((w) => w.file === WORKFLOW_FILE);
 		if (!example?.active) throw new Error(`${WORKFLOW_FILE} is not active`);
 		const page = await browser.newPage({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
 		page.on('dialog', (dialog) => void dialog.accept());
 		if (process.env.TQ_TOUR_DEBUG) page.on('request', (r) => r.url().includes('dynamic-node-parameters') && console.log(r.url(), r.postData()));
-		await page.goto(`${n8n.url}/signin`);
-		await page.locator('input[type=email], input[name=emailOrLdapLoginId], input[name=email]').first().fill(n8n.owner.email);
-		await page.locator('input[type=password]').first().fill(n8n.owner.password);
-		await page.keyboard.press('Enter');
-		await page.waitForURL((u) => !u.pathname.includes('signin'), { timeout: 30_000 });
+		await signIn(page, n8n);
 
 		const credentials = { taskQueueApi: { id: result.credentialId, name: CREDENTIAL_NAME } };
 		const waitingNode = (parameters: Record<string, unknown>) => ({
@@ -246,12 +236,8 @@ async function main() {
 			await shot(page, 'timeout-execution');
 		}
 	} finally {
-		await browser.close();
-		await n8n.stop();
-		await sandbox.close();
+		await stop();
 	}
-	void activateWorkflow;
-	void upsertWorkflow;
 }
 
 main().catch((error) => {

@@ -135,10 +135,6 @@ export function checkEngineCanResume(this: IExecuteFunctions): void {
 	});
 }
 
-/**
- * The route back: the queue's webhook must be an active Task Queue Trigger of this n8n. Returns its
- * target (with its secret: never shown, see maskSecret), which the run announces its tasks to.
- */
 /** Where a queue's completions go, told against this n8n's own addresses. */
 export type RouteBack = 'routed' | 'none' | 'test' | 'elsewhere';
 
@@ -161,6 +157,10 @@ export function describeRouteBack(route: RouteBack, queueId: number, target: str
 	return { state: 'Not routed back: the webhook goes elsewhere', detail: `Queue ${queueId}'s webhook goes to ${maskSecret(target ?? '')}. ${fix}` };
 }
 
+/**
+ * The route back: the queue's webhook must be an active Task Queue Trigger of this n8n. Returns its
+ * target (with its secret: never shown, see maskSecret), which the run announces its tasks to.
+ */
 export async function checkTriggerRoutesBack(this: IExecuteFunctions, queueId: number, waitingBase: string): Promise<string> {
 	const target = await getWebhookTarget.call(this, queueId, 0);
 	if (routeBackOf(target, waitingBase) !== 'routed') {
