@@ -46,7 +46,9 @@ export class SandboxError extends Error {
 
 export class SandboxClient {
 	private readonly http: AxiosInstance;
-	private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+	// Idle sockets are closed here after 20 s, before the sandbox's keep-alive timeout (65 s) closes
+	// them: a request sent on a socket the server is closing at that moment fails with ECONNRESET.
+	private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 16, timeout: 20_000 });
 
 	constructor(
 		readonly baseUrl: string,
@@ -68,7 +70,12 @@ export class SandboxClient {
 		path: string,
 		data?: unknown,
 	): Promise<T> {
-		const res = await this.http.request({ method, url: path, data });
+		const request = async () => await this.http.request({ method, url: path, data });
+		const res = await request().catch(async (error: { code?: string; request?: { reusedSocket?: boolean } }) => {
+			// a kept-alive socket the server closed before it read the request: sent again, as Node advises
+			if (error.code === 'ECONNRESET' && error.request?.reusedSocket) return await request();
+			throw error;
+		});
 		if (res.status >= 400) {
 			const body = res.data as { errors?: Array<{ message?: string }> } | undefined;
 			const message = body?.errors?.[0]?.message ?? `HTTP ${res.status}`;

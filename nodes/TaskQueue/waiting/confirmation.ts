@@ -168,11 +168,6 @@ export async function confirmCompletions(this: IWebhookFunctions, run: RunToConf
 	return completionsOf(index, run);
 }
 
-/** What this process knows of a run's completions without reading (none after a restart). */
-export async function knownCompletions(this: IWebhookFunctions, run: RunToConfirm): Promise<Map<number, CompletedTask>> {
-	return completionsOf(indexes.get(await queueKey.call(this, run.queueId)), run);
-}
-
 /** Tests: every index forgotten, as after a restart. */
 export function forgetIndexes(): void {
 	indexes.clear();

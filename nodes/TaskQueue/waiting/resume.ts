@@ -9,7 +9,7 @@ import type {
 import { timeKey } from '../helpers/completions';
 import type { CompletedTask } from '../transport/schemas';
 import { itemOfThisWait, readParameters, type ResumeAddress } from './address';
-import { confirmCompletions, knownCompletions } from './confirmation';
+import { confirmCompletions } from './confirmation';
 import { readRunMemory, runToken, type RunMemory } from './memory';
 import { readWaitSettings, type WaitSettings } from './settings';
 
@@ -122,13 +122,12 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	const run = tasks ? { tasks } : {};
 	if (named.length > 0 && taken.length === 0) return answer.call(this, 200, { taken: [], others, ...run });
 	const toConfirm = { queueId: wait.queueId, itemOf, count: wait.count, since: since(wait, memory), taskIds: tasks };
-	const alreadyKnown = await knownCompletions.call(this, toConfirm);
-	const known = [...alreadyKnown.values()].map((t) => t.id);
 	const enough = (found: Map<number, CompletedTask>) => (settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0);
-	// a completion this process has confirmed already, named again (a replay), needs no read
-	if (taken.length > 0 && taken.every((id) => known.includes(id)) && !enough(alreadyKnown)) {
-		return answer.call(this, 202, { waiting: true, completed: alreadyKnown.size, of: wait.count, taken, others, ...run });
-	}
+	// Always a read that starts after the call arrived, even for a task this process has seen completed:
+	// a "still waiting" answer settles the completion for the caller, and one given from what this
+	// process read earlier misses the run's other tasks completed since, whose own calls may never come
+	// (an address a person replaced, in a process that does not know the run). Replays cost little:
+	// reads of a queue are shared by the calls that arrive meanwhile and start at least 250 ms apart.
 	let found: Map<number, CompletedTask>;
 	try {
 		found = await confirmCompletions.call(this, toConfirm);

@@ -228,12 +228,33 @@ describe('5. forwarding loses and swallows nothing', () => {
 		expect(await reads()).toBe(0);
 		await callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] });
 		expect(await reads()).toBe(1);
-		// the same completion named again: this process has confirmed it already
-		for (let i = 0; i < 20; i++) await callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] });
-		expect(await reads()).toBe(1);
-		// a pending task of the run named 20 times at once: one read in flight, the rest share the next
-		await Promise.all(Array.from({ length: 20 }, () => callWaitingNode(run, query, { tasks: [{ id: tasks[1].id }] })));
+		// the run's completed task named 20 times at once: one read in flight, the rest share the next
+		await Promise.all(Array.from({ length: 20 }, () => callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] })));
 		expect(await reads()).toBeLessThanOrEqual(3);
+		// and a pending task of the run, the same
+		await Promise.all(Array.from({ length: 20 }, () => callWaitingNode(run, query, { tasks: [{ id: tasks[1].id }] })));
+		expect(await reads()).toBeLessThanOrEqual(5);
+	});
+
+	test('a task this process saw completed, named again after the run\'s other task completed, is answered from a fresh read: the run resumes', async () => {
+		// Queue mode: the trigger's check on the main process passes on every completion the webhook
+		// processes took. Here the run's second task was completed with its address replaced by a
+		// person and reached no process that knows the run (a restarted webhook process): the check
+		// passing the first task on again is the run's only way back. Answered "still waiting" from
+		// this process's earlier read, it settled that completion and the run waited for good (seen
+		// once in the queue-mode chaos run, seed 11).
+		const { run, executionId, tasks } = await createAndWait();
+		const other = await createAndWait({}, [{ message: 'another run' }]);
+		await complete(tasks[0].id);
+		await until('the first forward', () => waiting.calls.length === 1);
+		const query = queryOf(String(tasks[0].data.resume_url));
+		expect((await callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] })).response.statusCode).toBe(202);
+		forgetRuns();
+		await complete(tasks[1].id, { decision: 'reject', resume_url: String(other.tasks[0].data.resume_url) });
+		await env.client.waitForWebhookCalls(2);
+		expect(waiting.resumed.has(executionId)).toBe(false);
+		const { result } = await callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] });
+		expect(((result.workflowData as INodeExecutionData[][])[0] ?? []).map((i) => i.json.id)).toEqual([tasks[0].id, tasks[1].id]);
 	});
 });
 
