@@ -167,19 +167,23 @@ export interface Execution {
 			error?: { message: string };
 			lastNodeExecuted?: string;
 		};
+		executionData?: { nodeExecutionStack?: Array<{ node: { name: string } }> };
 	};
 }
 
 /**
  * Whether n8n has saved the execution as it is now. n8n 1.x on sqlite writes an execution's status
  * and its data in two statements without a transaction: for a moment a resumed run reads "success"
- * with the data it had while waiting (no output after the waiting node). A run that says it ended
- * counts as ended once its data says so too.
+ * with the data written when it resumed (no `waitTill`, the waiting node still on the stack to run,
+ * no output after it). A run that says it ended counts as ended once its data says so too: an error,
+ * or nothing left on the stack.
  */
 export function saved(x: Execution): boolean {
 	if (x.status === 'running' || x.status === 'new') return false;
 	if ((x.status !== 'success' && x.status !== 'error') || !x.data) return true;
-	return !x.data.waitTill && (x.data.resultData.lastNodeExecuted !== undefined || x.data.resultData.error !== undefined);
+	if (x.data.waitTill) return false;
+	if (x.data.resultData.error !== undefined) return true;
+	return x.data.resultData.lastNodeExecuted !== undefined && (x.data.executionData?.nodeExecutionStack?.length ?? 0) === 0;
 }
 
 /** Every finished execution of a workflow, with its data (n8n's list gives 100 a page). */
