@@ -165,4 +165,5 @@ test(`${CYCLES} activate/deactivate cycles and ${RESTARTS} n8n restarts: one reg
 	expect(figures.distinctSecrets).toBe(CYCLES);
 	expect(sampled[0]).toBe(HAND_SET);
 	expect(sampled[sampled.length - 1]).toBe(HAND_SET);
-});
+	// in queue mode each restart stops and starts five n8n processes (about 50 s each on 2 cores)
+}, 900_000);
