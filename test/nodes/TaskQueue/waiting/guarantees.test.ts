@@ -253,8 +253,16 @@ describe('5. forwarding loses and swallows nothing', () => {
 		await complete(tasks[1].id, { decision: 'reject', resume_url: String(other.tasks[0].data.resume_url) });
 		await env.client.waitForWebhookCalls(2);
 		expect(waiting.resumed.has(executionId)).toBe(false);
+		// the completion went where its address points: that run denied it, the trigger emitted it
+		expect(waiting.resumed.has(other.executionId)).toBe(false);
+		expect(trigger.emitted.map((t) => t.id)).toEqual([tasks[1].id]);
+		await env.client.clearRequests();
 		const { result } = await callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] });
-		expect(((result.workflowData as INodeExecutionData[][])[0] ?? []).map((i) => i.json.id)).toEqual([tasks[0].id, tasks[1].id]);
+		expect(await reads()).toBe(1);
+		expect(((result.workflowData as INodeExecutionData[][])[0] ?? []).map((i) => [i.json.id, i.pairedItem])).toEqual([
+			[tasks[0].id, { item: 0 }],
+			[tasks[1].id, { item: 1 }],
+		]);
 	});
 });
 
