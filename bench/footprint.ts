@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // Scenario 5: what the package costs before it does anything: packed size, installed size, and the
 // time to `require` its node and credential files in a fresh node process (n8n's node 24, with
 // n8n's own n8n-workflow and zod, as n8n loads community packages), against two popular community

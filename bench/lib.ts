@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/require-node-api-error, no-console */
 // Shared parts of the benchmark runner: the sandbox in its own process, a raw keep-alive HTTP
 // client, n8n executions read through the public API, memory sampling of the n8n process, stats.
 import { spawn, type ChildProcess } from 'child_process';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // Where does the node's time go inside n8n? Starts the sandbox and a real n8n under `--cpu-prof`,
 // runs one scenario's workflow a few times, stops n8n (which writes the profile) and prints the
 // functions that took the most CPU while the workflow ran, grouped by file.

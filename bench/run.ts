@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions, no-console */
 // `npm run bench` (gulp bench): starts the sandbox and a real n8n 2.41.1 with this package installed
 // from its packed tarball, runs every scenario against its contenders in alternation, prints medians
 // and ratios and writes bench/RESULTS.md. No pass/fail: these machines are noisy.

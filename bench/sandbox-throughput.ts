@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions, no-console */
 // Create-task throughput of the sandbox with keep-alive, measured with autocannon.
 // Run: npx tsx bench/sandbox-throughput.ts [--duration 10] [--connections 20] [--pipelining 1] [--in-process]
 // By default the sandbox runs in its own process (as `npm run sandbox` does), so that the load

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // Scenario 8, what waiting costs the service: reads of the completed list per completion and per
 // run, in a quiet queue and with 10,000 other completions during the waits, and how soon a 2-item run
 // among 100,000 completed tasks resumes. Counted at the sandbox by the jest file that also asserts

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals */
 // Workflow JSON for every n8n contender, built as a user would in the editor (default options unless
 // the scenario needs one), created through n8n's public API.
 import type { WorkflowJson } from '../tools/n8n/provision';

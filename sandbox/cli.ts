@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // `npm run sandbox` (gulp sandbox -> tsx sandbox/cli.ts): starts the sandbox on port 5680.
 // Options: --port N, --host H, --data FILE, --admin-secret S, --api-key K
 // The admin secret and the API key differ per sandbox unless given: the sandbox runs on people's

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-restricted-globals */
 // SandboxClient: typed test control of a running sandbox (the /_sandbox/ endpoints).
 import axios, { type AxiosInstance } from 'axios';
 import http from 'http';

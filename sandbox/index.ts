@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // startSandbox(): a local stand-in for the Task Queue Service (see sandbox/README.md).
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'fs';
 import { writeFile, rename } from 'fs/promises';

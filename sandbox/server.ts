@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error */
 // The sandbox's HTTP server: the Task Queue Service API (both nouns), test control under
 // /_sandbox/, and the people's page under /app/.
 import { readFileSync } from 'fs';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/require-node-api-error */
 // In-memory state of the sandbox: organizations, users, API keys, queues, tasks, webhooks.
 import { randomBytes } from 'crypto';
 

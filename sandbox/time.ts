@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals */
 // Timestamps as real deployments write them. The REST answers carry microseconds
 // ("2026-11-21T09:51:19.070455Z", a Django datetime's isoformat); the webhook deliveries carry the
 // same instant truncated to milliseconds ("…19.070Z", Django's JSON encoder). An instant on a whole

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // Delivery of the completed-task webhook, as real deployments do it: one POST of the bare task,
 // Content-Type application/json, no signature, no retry, no timeout; failures only logged.
 import http from 'http';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // The links the nodes and the credential show in n8n ("Docs", "Open docs") point at headings the
 // README has, and the README links only files the repository has.
 import { existsSync, readdirSync, readFileSync } from 'fs';

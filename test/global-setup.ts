@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // Once per jest run: one n8n user folder for every test file (n8n-core writes its encryption key
 // there; outside the home folder), removed at the end; then the secret scan's set-up.
 import { mkdtempSync } from 'fs';

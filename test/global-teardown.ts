@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // Once per jest run, at the end: the secret scan, then the n8n user folder of global-setup.ts goes.
 import { rmSync } from 'fs';
 

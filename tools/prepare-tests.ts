@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions, no-console */
 // Runs first in `npm test` and `npm run test:long`: everything the tests need on this machine,
 // installed where it can be and explained once, before any test, where it cannot.
 //   - Linux x64 (n8n's native modules; Debian's chromium), node 20 or later;

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // Writes each example's Create fields (`taskData.schema`) from the sandbox's seed, as the node's
 // mapper gives them, so the examples open without n8n's "Fields are outdated" warning:
 //   npx tsx tools/refresh-example-fields.ts

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // A scripted stand-in for an OpenAI-compatible chat model (not a model: it follows a script), so the
 // AI agent examples run without an OpenAI key, in the tests and in `npm run dev`: the first answer
 // calls the workflow's first tool with arguments built from the user's message; once the tool has

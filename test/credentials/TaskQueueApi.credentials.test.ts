@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // The credential's own test request, run the way n8n's credential tester runs it: a temporary node
 // whose only property routes the request, executed by n8n-core's RoutingNode in an ExecuteContext,
 // then the credential's rules applied to the answer.

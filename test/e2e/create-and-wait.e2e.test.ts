@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error */
 // Create and Wait in a real n8n with the packed package: a workflow creates tasks and waits (n8n's
 // waiting execution, in its database), a Task Queue Trigger workflow on the same queue forwards each
 // completion to it, and the execution goes on with the people's answers. One item completed by a

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // The Task Queue node reads dragged field references (`{{ $json.… }}`) itself instead of asking
 // n8n's expression engine (nodes/TaskQueue/helpers/fieldMapping.ts). Jest compares it with n8n's
 // legacy engine; this compares it with the engine n8n 2.x runs by default, `vm` (isolated-vm), in

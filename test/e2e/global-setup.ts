@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, no-console */
 // Once per e2e run: install the pinned n8n into the cache if it is cold (minutes; ~0 s when warm),
 // then build and pack this package; the test files install that tarball into their n8n.
 import { ensureN8n, majorFromEnv } from '../../tools/n8n/install';

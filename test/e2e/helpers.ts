@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error, no-console */
 // Shared set-up of the end-to-end suite: the sandbox in-process, a real n8n (tools/n8n) with this
 // package installed from `npm pack`, a credential for the sandbox, and small workflow helpers.
 import axios, { type AxiosInstance } from 'axios';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // End-to-end: this package, installed from `npm pack` into a real n8n (2.41.1 on node 24 by default,
 // TQ_N8N_VERSION=1 for 1.123.81 on the system node), against the sandbox. One n8n for the whole file.
 import { createServer } from 'http';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // n8n 2.41.1 in queue mode (tools/n8n/queue-mode.ts): PostgreSQL, Redis, a main, 2 workers and 2
 // webhook processes behind nginx round-robin, the address the sandbox calls. What one process gives
 // (test/e2e/n8n.e2e.test.ts) must hold here: each completion runs once, none is lost, whichever

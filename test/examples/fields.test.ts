@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // The examples open clean in the editor: each Create node's saved fields (`taskData.schema`) are the
 // fields the mapper gives for its queue in the sandbox shipped with them. n8n 2.41's editor shows
 // "Fields are outdated. Refresh to see the changes." when the saved list differs from the fetched

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // The examples open clean in the editor: no node sits on the sticky note that explains it (issue 26).
 import { readdirSync, readFileSync } from 'fs';
 import { join } from 'path';

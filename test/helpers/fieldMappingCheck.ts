@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, no-console */
 // The node reads `{{ $json.… }}` field references itself (nodes/TaskQueue/helpers/fieldMapping.ts).
 // This check compares it with an n8n expression engine on generated items and references:
 // wherever the node reads a value, it must be the value n8n returns; wherever n8n returns a plain
@@ -220,7 +219,6 @@ async function main(): Promise<void> {
 		return i === -1 ? fallback : process.argv[i + 1];
 	};
 	const engine = arg('engine', 'vm') as 'vm' | 'legacy';
-	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	const n8nWorkflow = require(arg('workflow', 'n8n-workflow')) as N8nWorkflowModule;
 	if (engine !== 'legacy') {
 		await n8nWorkflow.Expression.initExpressionEngine({

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, @typescript-eslint/no-require-imports */
 // A call to a waiting Create and Wait, as n8n 2.41's waiting webhooks make it: the signature of the
 // address checked with the instance's HMAC secret (WaitingWebhooks.validateSignature), then the
 // node's webhook() run in a WebhookContext over the waiting execution's data.

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, no-console */
 // Reliability 1: 1,000 items through the real Task Queue node (n8n-core's WorkflowExecute) while
 // the sandbox answers a fifth of ALL requests (the queue read included) with 429 (with and without
 // Retry-After), 503 (with and without Retry-After), a connection reset, or a slow answer.

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // The measured outcomes of the reliability tests, one JSON file per test under .tmp/reliability/
 // (docs/reliability.md quotes them; `npx tsx test/reliability/figures.ts` prints them all).
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'fs';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/require-node-api-error */
 // Property-based tests (fast-check) of the shared zod schemas (transport/schemas.ts) and of the
 // validation of task data against a queue's blocks (helpers/blocks.ts), checked against the
 // sandbox's imitation of the real server (sandbox/validate.ts, over real HTTP for a share of runs).

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, no-console */
 // The chaos suite of Create and Wait (issue 25): many waiting runs at once (single items and
 // batches, "all" and "first", approval and values) on one queue shared with other work, while the
 // sandbox drops, duplicates, delays and reorders deliveries and answers the confirming reads with

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-dangerous-functions */
 // Test control through SandboxClient (bulk tasks, take/complete, queues, keys, reset), state kept
 // in a data file across restarts, and the CLI (`tsx sandbox/cli.ts`) start and clean stop.
 import { spawn } from 'child_process';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // Shared helpers of the sandbox tests: raw HTTP calls to the API, and a webhook listener.
 import http from 'http';
 import { connect, type AddressInfo } from 'net';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-restricted-globals */
 // Issue 27, 3: the sandbox runs on people's workstations next to their real n8n, so a web page they
 // visit must not drive it. In real headless Chromium: a page served from another origin posts to
 // the people's page API (a simple POST, no preflight) and cannot complete a task; the people's page

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // The people's page in real headless Chromium (Debian's chromium, driven by playwright-core):
 // a person picks who they are, takes the next task, fills the form and completes it; the
 // sandbox holds it completed and the queue's webhook receives it once.

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // Webhook delivery as real deployments do it: one POST of the bare task per completion, no
 // retry, no signature, the target called verbatim; failures only recorded; delivery faults.
 import http from 'http';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // What a user sees when the Task Queue Trigger cannot register, in the real editor (headless
 // Chromium), for each case of a failed activation:
 //   npx tsx tools/n8n/activation-probe.ts [--version 1|2] [--out DIR]

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // `npm run dev`: the sandbox with its seed, a pinned real n8n with this package installed from its
 // packed tarball, a ready credential and the example workflows. One Ctrl-C stops everything.
 //

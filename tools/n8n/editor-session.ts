@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error */
 // What the tools that drive n8n's editor in Chromium share: a sandbox, a fresh n8n with the packed
 // package, the examples provisioned, Chromium, and the owner's sign-in.
 import { mkdtempSync } from 'fs';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // Create and Wait in the real n8n editor, as a newcomer meets it (headless Chromium, logged in as the owner):
 //   npx tsx tools/n8n/editor-tour.ts               n8n 2.41.1 -> docs/images/editor-2-*.jpg
 //   TQ_N8N_VERSION=1 npx tsx tools/n8n/editor-tour.ts    n8n 1.123.81 -> docs/images/editor-1-*.jpg

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error, no-console */
 // Installs a pinned real n8n (and, for 2.x, node 24 from npm) into a cache outside the clone.
 // Idempotent: a marker file is written only after every step succeeded, so a warm cache costs ~0 s.
 //

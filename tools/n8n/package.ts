@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error, no-console */
 // Builds this package, packs it with `npm pack` and extracts the tarball where n8n looks for
 // community packages ($N8N_USER_FOLDER/.n8n/nodes/node_modules/<name>), as n8n's own installer does.
 import { execFile } from 'child_process';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error */
 // Provisions a running n8n for the sandbox: a Task Queue credential (public API) and every example
 // workflow from examples/*.json, with the credential placeholder replaced. Re-running updates in place.
 import { readdirSync, readFileSync } from 'fs';

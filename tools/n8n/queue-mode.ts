@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error, no-console */
 // Starts n8n 2.41.1 in queue mode, as teams that outgrow one process run it: PostgreSQL (database)
 // and Redis (queue) from Debian's packages, run as unprivileged processes in a temporary folder; a
 // main process (editor, API, triggers' activation, polls), 2 workers (executions), 2 webhook

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // Screenshots of the example workflows in the n8n editor (headless Chromium, logged in as the owner):
 //   npx tsx tools/n8n/screenshots.ts            -> docs/images/example-<file>.jpg
 // Starts its own sandbox and n8n on free ports, installs the packed package, provisions, shoots, stops.

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-hardcoded-secrets, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error, no-console */
 // Starts a real, headless n8n from the cache (tools/n8n/install.ts), with its owner, a login session
 // and a public-API key, and returns a typed handle. Used by `gulp dev`, the e2e suite and benchmarks.
 import axios, { type AxiosInstance } from 'axios';
@@ -103,7 +102,6 @@ const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
 function hashPassword(inst: N8nInstallation, password: string): string {
 	// n8n's own bcryptjs, so the hash is exactly what n8n compares against.
 	const bcryptPath = require.resolve('bcryptjs', { paths: [join(inst.dir, 'node_modules', 'n8n'), inst.dir] });
-	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	const bcrypt = require(bcryptPath) as { hashSync(s: string, rounds: number): string };
 	return bcrypt.hashSync(password, 10);
 }

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // Experiment: does what the Task Queue Trigger writes to its static data inside webhook() reach
 // n8n's database? Starts a real n8n (TQ_N8N_VERSION=1|2) with a probe preloaded (`--require`) that
 // logs (1) every `ObservableObject.create()` over static data whose `__dataChanged` flag was true

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/require-node-api-error, no-console */
 // Reliability 5: lifecycle churn in a real n8n. A person set the queue's webhook by hand; a
 // Task Queue Trigger with "Replace Existing Webhook" on is activated and deactivated 100 times,
 // with n8n restarts (while active) in between. Sampled throughout (the sandbox's webhook state

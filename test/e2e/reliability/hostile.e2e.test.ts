@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console */
 // Reliability 3: hostile calls against a REAL activated Task Queue Trigger in a real n8n.
 // At least 10,000 generated requests (missing or wrong secret, malformed JSON, wrong shapes, other
 // queues, huge bodies, wrong methods and content types, replays of a genuine delivery), sent with a

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, no-console */
 // Reliability 2: n8n is stopped while people complete 300 tasks in each of two queues. The
 // service's webhook deliveries during the downtime are lost (it never retries). After restart:
 //   - the Poll Trigger emits each of the 300 exactly once (its first poll after activation);

@@ -171,7 +171,6 @@ describe('a backlog of 2,500 completions read while more arrive', () => {
 		const duplicated = emittedKeys.length - new Set(emittedKeys).size;
 		const times = emitted.map((x) => Date.parse(String(x.completed_at)));
 		const outOfOrder = times.filter((time, i) => i > 0 && time < times[i - 1]).length;
-		// eslint-disable-next-line no-console
 		console.log(
 			`poll backlog: first poll ${first?.[0].length} items in ${requests.length} requests; ${arrived} completions/re-completions arrived during it; ` +
 				`${polls} polls in all; emitted ${emittedKeys.length}; lost ${lost.length}; duplicated ${duplicated}; out of order ${outOfOrder}`,

@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-require-imports, @n8n/community-nodes/no-restricted-imports */
 // Webhook lifecycle of the Task Queue Trigger (checkExists / create / delete) through n8n-core's
 // HookContext, against the sandbox over HTTP.
 import type { INodeParameters } from 'n8n-workflow';

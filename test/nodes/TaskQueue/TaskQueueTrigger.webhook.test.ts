@@ -303,7 +303,6 @@ describe('real deliveries from the sandbox', () => {
 			await env.client.waitForWebhookCalls(total + 1);
 
 			const result = await audit(t, before);
-			// eslint-disable-next-line no-console
 			console.log(`catch-up audit: ${JSON.stringify(result)}`);
 			expect(result).toEqual({ expected: 58, emitted: 58, lost: 0, duplicated: 0 });
 		});

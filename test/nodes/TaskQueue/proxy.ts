@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // A pass-through HTTP proxy in front of the sandbox, with a hook that runs before each request is
 // forwarded: tests use it to make things happen at an exact moment (completions between two
 // pages) or to alter what a request carries.

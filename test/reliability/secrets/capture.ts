@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error, no-console */
 // jest setupFilesAfterEnv: records, for the secret scan, everything the package produces in the
 // jest suites (what n8n would log, show or store), and every secret the tests use.
 //   - n8n-core's Logger (what `this.logger` of every node context writes) and n8n-workflow's LoggerProxy
@@ -52,7 +51,6 @@ function recordingLogger<T extends object>(inner: T): T {
 
 try {
 	const coreDir = dirname(require.resolve('n8n-core'));
-	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	const { Container } = require(require.resolve('@n8n/di', { paths: [coreDir] })) as {
 		Container: { get(type: unknown): unknown };
 	};
@@ -77,7 +75,6 @@ try {
 	// n8n-core not installed: nothing logs through it
 }
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { LoggerProxy } = require('n8n-workflow') as typeof import('n8n-workflow');
 const silent = { error() {}, warn() {}, info() {}, debug() {} };
 LoggerProxy.init(recordingLogger(silent) as never);
@@ -166,7 +163,6 @@ function wrapWebhookMethods(instance: {
 
 function load<T>(path: string): T | undefined {
 	try {
-		// eslint-disable-next-line @typescript-eslint/no-require-imports
 		return require(path) as T;
 	} catch {
 		return undefined;

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, no-console */
 // Self-test of the secret scan: it catches a planted secret in every form a log would hold it,
 // and the capture of this very run is live (so the final scan cannot pass by seeing nothing).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'fs';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // The secret scan: every test run records what the package produced (log lines, error messages,
 // execution output, webhook answers, n8n's own log and execution data) into an artifact folder,
 // and the secrets it used (API keys, webhook secrets) beside them; a final check greps every

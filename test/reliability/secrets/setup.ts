@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals */
 // jest globalSetup: names this run's folder of the secret scan (workers inherit the variable).
 import { RUN_ENV } from './scan';
 

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // jest globalTeardown of the e2e suite: the secret scan over n8n's logs and execution data, then the
 // tarball global-setup.ts packed is removed.
 import { rmSync } from 'fs';

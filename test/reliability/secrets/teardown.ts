@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, no-console */
 // jest globalTeardown: the secret scan over everything this run recorded (see capture.ts).
 // Fails the run on any hit, and on a full run that recorded too little to mean anything.
 import { existsSync, renameSync, rmSync } from 'fs';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals */
 import { runPool } from '../../../../nodes/TaskQueue/helpers/pool';
 
 const tick = async () => await new Promise((resolve) => setImmediate(resolve));

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // Each error class, as the node reports it after a real request to the sandbox.
 import http from 'http';
 import type { AddressInfo } from 'net';

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports */
 // Issue 27, 1: the API key never follows a redirect to another origin. A Base URL that answers 302 or
 // 307 with a Location elsewhere (an SSO page, a moved host, an open redirect): n8n's HTTP helper
 // would follow it and send `Authorization: Token …` again (and, on 307, the task's data). The node

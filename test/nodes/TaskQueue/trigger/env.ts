@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports */
 // Set-up of the trigger tests: an in-process sandbox over real HTTP, the triggers run through
 // n8n-core's HookContext / WebhookContext / PollContext, and static data handled as n8n does:
 // each activation, webhook call and poll gets its own copy loaded from a stored "database" value

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @typescript-eslint/no-require-imports */
 // A completion travels back to the Create and Wait waiting for it: the sandbox POSTs it to the Task
 // Queue Trigger (its webhook() in a WebhookContext), the trigger forwards it to n8n's waiting
 // address (a local stand-in that checks the signature as n8n 2.41 does and runs the waiting node's

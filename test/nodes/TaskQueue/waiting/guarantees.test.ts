@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals */
 // The waiting guarantees (issue 25), each under the fault that broke it: a run resumes once, with its
 // own tasks, paired with its own inputs, never stuck, whatever the queue's traffic. Completions travel
 // as in n8n: the sandbox POSTs them to the Task Queue Trigger (webhook() in a WebhookContext), which

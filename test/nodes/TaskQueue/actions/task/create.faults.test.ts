@@ -1,4 +1,3 @@
-/* eslint-disable no-console */
 import { locator, startEnv, type TestEnv } from '../../env';
 
 let env: TestEnv;

@@ -1,4 +1,3 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals */
 import { PAGES_IN_FLIGHT } from '../../../../../nodes/TaskQueue/actions/task/getCompleted.operation';
 import { startProxy, type TestProxy } from '../../proxy';
 import { locator, startEnv, type TestEnv } from '../../env';
