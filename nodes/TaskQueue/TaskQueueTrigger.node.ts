@@ -16,7 +16,8 @@ import { getTriggerQueueId } from './helpers/queue';
 import { takeTestEvent } from './trigger/testEvents';
 import { receiveDelivery } from './trigger/webhookDelivery';
 import { reconcile } from './waiting/reconcile';
-import { createWebhook, deleteWebhook, WEBHOOK_PATH, webhookExists } from './trigger/webhookRegistration';
+import { WEBHOOK_PATH } from './helpers/webhookTarget';
+import { createWebhook, deleteWebhook, webhookExists } from './trigger/webhookRegistration';
 
 export class TaskQueueTrigger implements INodeType {
 	description: INodeTypeDescription = {

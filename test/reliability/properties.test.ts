@@ -9,12 +9,9 @@ import http from 'http';
 import type { INode } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
-import {
-	compileQueue,
-	isValidDate,
-	isValidUrl,
-	validateTaskData,
-} from '../../nodes/TaskQueue/helpers/blocks';
+import { compileQueue } from '../../nodes/TaskQueue/helpers/blockModel';
+import { validateTaskData } from '../../nodes/TaskQueue/helpers/taskData';
+import { isValidDate, isValidUrl } from '../../nodes/TaskQueue/helpers/values';
 import { parseBody } from '../../nodes/TaskQueue/transport';
 import {
 	blockSchema,

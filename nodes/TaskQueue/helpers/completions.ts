@@ -1,6 +1,8 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
+import { completedPages, FIRST_PAGE_LIMIT, NEXT_PAGE_LIMIT } from '../transport/completedPages';
 import type { CompletedTask } from '../transport/schemas';
+import type { TaskQueueContext } from '../transport/types';
 
 /**
  * A completion is one (task, completion instant) pair: a forced re-completion keeps the id and gets
@@ -58,8 +60,7 @@ export function readCursor(value: unknown): Cursor | undefined {
 	if (typeof value !== 'object' || value === null) return undefined;
 	const { at, ids } = value as IDataObject;
 	if (typeof at !== 'string' || !Array.isArray(ids)) return undefined;
-	// cursors saved before 0.2 hold microseconds: `YYYY-MM-DDTHH:MM:SS.ffffff`
-	return { at: at.slice(0, 23), ids: ids.filter((id): id is number => typeof id === 'number') };
+	return { at, ids: ids.filter((id): id is number => typeof id === 'number') };
 }
 
 /** Whether the completion comes after the cursor (and so has not been emitted by this trigger). */
@@ -89,4 +90,45 @@ export function cursorAtNewest(newestFirst: CompletedTask[]): Cursor {
 /** A completed task as the item both triggers emit: the whole task, or its data only. */
 export function toItem(task: CompletedTask, dataOnly: boolean): INodeExecutionData {
 	return { json: dataOnly ? ((task.data ?? {}) as IDataObject) : (task as unknown as IDataObject) };
+}
+
+export interface Collected {
+	/** Completions after the cursor, oldest first, each once. */
+	tasks: CompletedTask[];
+	/** Requests sent. */
+	requests: number;
+	/** False when a time budget stopped the paging before it reached the cursor. */
+	complete: boolean;
+}
+
+/**
+ * Every completion after `cursor`, read newest first with limit/offset and only down to the
+ * cursor (transport/completedPages.ts: pages overlap, so a task repeated is dropped by its key). A
+ * forced re-completion leaves its old place and enters at the front, which moves nothing below
+ * its old place. Completions that
+ * arrive after the first page was read are left to the next call: they sort after everything
+ * returned here, so the cursor never passes them.
+ */
+export async function collectAfter(
+	this: TaskQueueContext,
+	queueId: number,
+	cursor: Cursor,
+	options: { deadline?: number; nextLimit?: number } = {},
+): Promise<Collected> {
+	const sizes = { first: FIRST_PAGE_LIMIT, next: options.nextLimit ?? NEXT_PAGE_LIMIT };
+	const found = new Map<string, CompletedTask>();
+	let requests = 0;
+	for await (const { page, last } of completedPages.call(this, queueId, sizes)) {
+		requests++;
+		let reachedOlder = false;
+		for (const task of page.tasks) {
+			if (isAfter(task, cursor)) found.set(completionKey(task), task);
+			else if (timeKey(task.completed_at) < cursor.at) reachedOlder = true;
+		}
+		if (reachedOlder || last) break;
+		if (options.deadline !== undefined && Date.now() > options.deadline) {
+			return { tasks: [], requests, complete: false };
+		}
+	}
+	return { tasks: [...found.values()].sort(compareCompletions), requests, complete: true };
 }

@@ -1,4 +1,4 @@
-import type { ConcurrencyFeedback } from '../transport';
+import type { ConcurrencyFeedback } from '../transport/types';
 
 /** Where a run of creates starts: polite to a small self-hosted server. */
 export const INITIAL_CONCURRENCY = 8;

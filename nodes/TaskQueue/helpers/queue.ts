@@ -8,7 +8,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import type { TaskQueueContext } from '../transport';
+import type { TaskQueueContext } from '../transport/types';
 import { QUEUE_URL_REGEX } from './descriptions';
 
 /** The same pattern as the locator's By URL mode, so that both read a pasted URL alike. */

@@ -1,8 +1,8 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { getQueue } from '../transport/endpoints';
-import type { CompiledQueue } from './blocks';
-import { compileQueue } from './blocks';
+import type { CompiledQueue } from './blockModel';
+import { compileQueue } from './blockModel';
 
 /**
  * Each queue's configuration is read once per execution, however many items use it: the cache

@@ -1,7 +1,7 @@
 // A task's data checked against its queue's blocks, value by value (texts, numbers, URLs and dates in
 // values.ts), before anything is sent.
-import type { CompiledBlock, CompiledQueue, Problem } from './blocks';
-import { emptyValueFor, STRING_KINDS, URL_KINDS } from './blocks';
+import type { CompiledBlock, CompiledQueue, Problem } from './blockModel';
+import { emptyValueFor, STRING_KINDS, URL_KINDS } from './blockModel';
 import type { Checked } from './values';
 import { EMAIL, bad, dateText, describe, isEmptyValue, isFraction, isPlainObject, isValidDate, isValidUrl, number, ok, parseJsonText, stringList, unknownKey, url } from './values';
 

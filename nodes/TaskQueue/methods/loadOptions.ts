@@ -1,7 +1,7 @@
 import type { ILoadOptionsFunctions, INodePropertyOptions } from 'n8n-workflow';
 
 import { fieldsInValuesToSend, RESUME_FIELD_KINDS } from '../waiting/settings';
-import { isInputBlock, optionsOf } from '../helpers/blocks';
+import { isInputBlock, optionsOf } from '../helpers/blockModel';
 import { parseQueueId } from '../helpers/queue';
 import { getQueue, getWebhookTarget } from '../transport/endpoints';
 import { describeRouteBack, routeBackOf } from '../waiting/setup';

@@ -1,6 +1,7 @@
 import type { ILoadOptionsFunctions, ResourceMapperFields } from 'n8n-workflow';
 
-import { blockToField, isInputBlock, orderBlocks } from '../helpers/blocks';
+import { isInputBlock } from '../helpers/blockModel';
+import { blockToField, orderBlocks } from '../helpers/blocks';
 import { parseQueueId } from '../helpers/queue';
 import { getQueue } from '../transport/endpoints';
 

@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { ConcurrencyFeedback, TaskQueueContext, TaskQueueResponse } from './index';
+import type { ConcurrencyFeedback, TaskQueueContext, TaskQueueResponse } from './types';
 import { parseBody, taskQueueRequest } from './index';
 import type { CompletedPage, Queue } from './schemas';
 import { completedPageSchema, isCompletedPage, queueListSchema, queueSchema, webhookSchema } from './schemas';

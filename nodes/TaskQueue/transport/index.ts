@@ -12,9 +12,6 @@ import { httpError, networkError, redirectError } from './errors';
 import type { TaskQueueContext, TaskQueueCredentials, TaskQueueRequest, TaskQueueResponse } from './types';
 import { CREDENTIAL_TYPE } from './types';
 
-export * from './types';
-export { isMalformedAnswer } from './errors';
-
 export const MAX_ATTEMPTS = 5;
 /** A service that never answers must not hang the workflow; a create cut off this way is not retried. */
 export const REQUEST_TIMEOUT_MS = 60_000;
@@ -92,6 +89,14 @@ async function requestSetup(this: TaskQueueContext): Promise<RequestSetup> {
 	}
 	return await cached;
 }
+
+/**
+ * For a call to this n8n (a waiting run's address, the trigger's own), never to the service: the
+ * credential is handed to n8n's helper without its data, so the API key cannot travel with it, and
+ * n8n does not look the credential up (outside a running execution n8n 2.41 builds an expression
+ * isolate for each lookup).
+ */
+export const withoutTheKey = () => ({ credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data: {} } });
 
 export function normalizeCredentials(data: ICredentialDataDecryptedObject): TaskQueueCredentials {
 	return {

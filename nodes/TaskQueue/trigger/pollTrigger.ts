@@ -2,9 +2,9 @@ import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workfl
 import { NodeOperationError } from 'n8n-workflow';
 
 import { getTriggerQueueId } from '../helpers/queue';
-import { collectAfter, fetchCompletedPage, FIRST_PAGE_LIMIT } from '../helpers/completedList';
 import type { Cursor } from '../helpers/completions';
-import { advanceCursor, completionKey, cursorAtNewest, readCursor, toItem } from '../helpers/completions';
+import { advanceCursor, collectAfter, completionKey, cursorAtNewest, readCursor, toItem } from '../helpers/completions';
+import { fetchCompletedPage, FIRST_PAGE_LIMIT } from '../transport/completedPages';
 import { isCompletedTask, type CompletedTask } from '../transport/schemas';
 import { forwardToWaiting } from '../waiting/forward';
 

@@ -1,7 +1,7 @@
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
-import { advanceCursor, compareCompletions, completionKey, readCursor, toItem } from '../helpers/completions';
+import { advanceCursor, collectAfter, compareCompletions, completionKey, readCursor, toItem } from '../helpers/completions';
 import {
 	checkDelivery,
 	deliveriesReachSeveralProcesses,
@@ -14,7 +14,6 @@ import { parseResumeAddress, waitingBaseUrl } from '../waiting/address';
 import { noteDelivered } from '../waiting/reconcile';
 import { readAnnouncement, rememberRun } from '../waiting/registry';
 import { handOverTestEvent } from './testEvents';
-import { collectAfter } from '../helpers/completedList';
 import { readRegistration } from './webhookRegistration';
 
 /** Answers the caller without starting an execution. */

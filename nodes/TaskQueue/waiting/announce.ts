@@ -1,7 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { CREDENTIAL_TYPE } from '../transport/types';
-import { withoutTheKey } from './forward';
+import { withoutTheKey } from '../transport';
 
 /**
  * Tells the queue's Task Queue Trigger (of this n8n, checked before any task was created) which tasks

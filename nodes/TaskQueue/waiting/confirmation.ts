@@ -3,7 +3,7 @@ import { sleep } from 'n8n-workflow';
 
 import { timeKey } from '../helpers/completions';
 import { getTaskQueueCredentials } from '../transport';
-import { getCompletedPage } from '../transport/endpoints';
+import { completedPages, MAX_PAGE } from '../transport/completedPages';
 import type { CompletedTask } from '../transport/schemas';
 
 // Confirmation: a call to a waiting address proves nothing, so the run asks the service which of its
@@ -16,7 +16,6 @@ import type { CompletedTask } from '../transport/schemas';
 /** The list is ordered by completion time, but a completion can be committed a little after a later
  * one was listed: each read goes this far below where the previous one began. */
 const REREAD_MS = 1_000;
-const MAX_PAGE = 1000;
 /** Reads of one queue start at least this far apart (a call replayed in a loop costs 4 reads a second). */
 const MIN_GAP_MS = 250;
 /** Completions kept per queue; the oldest go first, and the index then covers less far back. */
@@ -82,28 +81,24 @@ function forgetOldest(index: QueueIndex): void {
 /** Lists the queue from the top down to `since` or to the previous read, into the index. */
 async function read(this: IWebhookFunctions, index: QueueIndex, queueId: number, since: string, count: number): Promise<void> {
 	const stopBelow = stopBelowFor(index, since);
-	const firstLimit = index.deep ? MAX_PAGE : Math.min(MAX_PAGE, count + 100);
-	let readFrom = '';
-	for (let offset = 0; ; ) {
-		const limit = offset === 0 ? firstLimit : MAX_PAGE;
-		const { tasks, count: listed } = await getCompletedPage.call(this, queueId, offset > 0 ? { offset, limit } : { limit });
-		if (offset === 0) readFrom = tasks[0] ? timeKey(tasks[0].completed_at) : '';
-		const page = tasks.filter((task) => task.queue_id === undefined || task.queue_id === queueId);
+	const sizes = { first: index.deep ? MAX_PAGE : count + 100, next: MAX_PAGE };
+	let readFrom: string | undefined;
+	let pages = 0;
+	for await (const { page, last } of completedPages.call(this, queueId, sizes)) {
+		const { tasks } = page;
+		readFrom ??= tasks[0] ? timeKey(tasks[0].completed_at) : '';
+		pages++;
 		// newest first: a task listed twice on one read keeps its newer completion
-		for (const task of [...page].reverse()) index.tasks.set(task.id, task);
-		const last = tasks[tasks.length - 1];
-		const complete = tasks.length < limit || offset + tasks.length >= listed || !last || timeKey(last.completed_at) < stopBelow;
-		if (complete) {
-			const continuous = index.readFrom !== '' && stopBelow >= index.coveredFrom && stopBelow <= earlier(index.readFrom, REREAD_MS);
-			index.coveredFrom = continuous ? index.coveredFrom : stopBelow;
-			index.readFrom = readFrom || index.readFrom || stopBelow;
-			index.deep = offset > 0;
-			forgetOldest(index);
-			return;
-		}
-		// one item of overlap: completions sharing a timestamp may come back in another order
-		offset += tasks.length - 1;
+		const ofQueue = tasks.filter((task) => task.queue_id === undefined || task.queue_id === queueId);
+		for (const task of [...ofQueue].reverse()) index.tasks.set(task.id, task);
+		const oldest = tasks[tasks.length - 1];
+		if (last || !oldest || timeKey(oldest.completed_at) < stopBelow) break;
 	}
+	const continuous = index.readFrom !== '' && stopBelow >= index.coveredFrom && stopBelow <= earlier(index.readFrom, REREAD_MS);
+	index.coveredFrom = continuous ? index.coveredFrom : stopBelow;
+	index.readFrom = readFrom || index.readFrom || stopBelow;
+	index.deep = pages > 1;
+	forgetOldest(index);
 }
 
 /** The run's completed tasks by input item (the newest completion of each item) among what the index holds. */

@@ -2,6 +2,7 @@ import type { IDataObject, IPollFunctions, IWebhookFunctions } from 'n8n-workflo
 import { sleep } from 'n8n-workflow';
 
 import { completionKey } from '../helpers/completions';
+import { withoutTheKey } from '../transport';
 import { CREDENTIAL_TYPE } from '../transport/types';
 import type { CompletedTask } from '../transport/schemas';
 import { findResumeAddress, parseResumeAddress, waitingBaseUrl } from './address';
@@ -23,13 +24,6 @@ const mayCarryAddress = (task: CompletedTask) => {
 	const values = Object.values((task.data ?? {}) as IDataObject);
 	return values.some((value) => typeof value === 'string' && value.includes('tq=') && value.includes('signature='));
 };
-
-/**
- * The call goes to this n8n, never to the service, so the credential is handed to n8n's helper
- * without its data: the API key cannot travel with it, and n8n does not look the credential up
- * (outside a running execution n8n 2.41 builds an expression isolate for each lookup).
- */
-export const withoutTheKey = () => ({ credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data: {} } });
 
 /**
  * How long a delivery's forward waits before it calls again when the execution could not answer for

@@ -1,8 +1,7 @@
 import type { INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
-import { collectAfter } from '../helpers/completedList';
 import type { Cursor } from '../helpers/completions';
-import { advanceCursor, completionKey, timeKey, toItem } from '../helpers/completions';
+import { advanceCursor, collectAfter, completionKey, timeKey, toItem } from '../helpers/completions';
 import type { CompletedTask } from '../transport/schemas';
 import { forwardToWaiting, type Outcome } from './forward';
 

@@ -2,11 +2,11 @@ import { DateTime } from 'luxon';
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
 
-import type { CompiledQueue } from '../helpers/blocks';
-import { isInputBlock, optionsOf } from '../helpers/blocks';
+import type { CompiledQueue } from '../helpers/blockModel';
+import { isInputBlock, optionsOf } from '../helpers/blockModel';
 import { parseDateParameter } from '../helpers/dates';
 import { getWebhookTarget } from '../transport/endpoints';
-import { maskSecret, WEBHOOK_PATH } from '../trigger/webhookRegistration';
+import { maskSecret, WEBHOOK_PATH } from '../helpers/webhookTarget';
 import { isTriggerOfThisN8n } from './address';
 import { mappedFields, RESUME_FIELD_KINDS, type WaitSettings } from './settings';
 

@@ -7,8 +7,9 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import type { CompiledQueue } from '../../helpers/blocks';
-import { fieldSummary, validateTaskData } from '../../helpers/blocks';
+import type { CompiledQueue } from '../../helpers/blockModel';
+import { fieldSummary } from '../../helpers/blockModel';
+import { validateTaskData } from '../../helpers/taskData';
 import { AdaptiveConcurrency, INITIAL_CONCURRENCY } from '../../helpers/concurrency';
 import { asNodeError } from '../../helpers/errors';
 import { compileFieldMapping, readMappedFields } from '../../helpers/fieldMapping';

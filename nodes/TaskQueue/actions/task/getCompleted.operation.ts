@@ -4,9 +4,7 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import { parseDateParameter } from '../../helpers/dates';
 import { queueLocator, returnAllAndLimit } from '../../helpers/descriptions';
 import { getLimit, getQueueId } from '../../helpers/queue';
-import { readCompletedTasks } from '../../helpers/completedList';
-
-export { PAGES_IN_FLIGHT } from '../../helpers/completedList';
+import { readCompletedTasks } from '../../transport/completedPages';
 
 const properties: INodeProperties[] = [
 	{ ...queueLocator, description: 'The queue whose completed tasks to return' },

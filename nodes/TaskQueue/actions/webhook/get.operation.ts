@@ -4,7 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
 import { getQueue, getWebhookTarget } from '../../transport/endpoints';
-import { maskSecret } from '../../trigger/webhookRegistration';
+import { maskSecret } from '../../helpers/webhookTarget';
 
 const properties: INodeProperties[] = [{ ...queueLocator, description: 'The queue whose webhook to get' }];
 

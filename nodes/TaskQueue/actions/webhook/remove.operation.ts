@@ -4,7 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { queueLocator } from '../../helpers/descriptions';
 import { asNodeError } from '../../helpers/errors';
 import { getQueueId } from '../../helpers/queue';
-import { isMalformedAnswer } from '../../transport';
+import { isMalformedAnswer } from '../../transport/errors';
 import { getQueue, getWebhookTarget, setWebhookTarget } from '../../transport/endpoints';
 
 const properties: INodeProperties[] = [{ ...queueLocator, description: 'The queue whose webhook to remove' }];

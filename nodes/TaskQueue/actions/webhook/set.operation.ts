@@ -1,11 +1,11 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { isValidUrl } from '../../helpers/blocks';
+import { isValidUrl } from '../../helpers/values';
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
 import { getQueue, MAX_TARGET_LENGTH, setWebhookTarget } from '../../transport/endpoints';
-import { maskSecret } from '../../trigger/webhookRegistration';
+import { maskSecret } from '../../helpers/webhookTarget';
 
 const properties: INodeProperties[] = [
 	{ ...queueLocator, description: 'The queue whose webhook to set' },

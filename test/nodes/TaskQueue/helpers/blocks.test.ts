@@ -1,14 +1,8 @@
 import seed from '../../../../sandbox/seed.json';
-import {
-	blockToField,
-	compileQueue,
-	fieldTypeOf,
-	isInputBlock,
-	isValidDate,
-	isValidUrl,
-	orderBlocks,
-	validateTaskData,
-} from '../../../../nodes/TaskQueue/helpers/blocks';
+import { compileQueue, isInputBlock } from '../../../../nodes/TaskQueue/helpers/blockModel';
+import { blockToField, fieldTypeOf, orderBlocks } from '../../../../nodes/TaskQueue/helpers/blocks';
+import { validateTaskData } from '../../../../nodes/TaskQueue/helpers/taskData';
+import { isValidDate, isValidUrl } from '../../../../nodes/TaskQueue/helpers/values';
 import type { Block } from '../../../../nodes/TaskQueue/transport/schemas';
 
 const blocksOf = (id: number) => seed.queues.find((q) => q.id === id)!.blocks as unknown as Block[];

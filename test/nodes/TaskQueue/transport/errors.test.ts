@@ -3,7 +3,7 @@ import http from 'http';
 import type { AddressInfo } from 'net';
 
 import { TaskQueueTrigger } from '../../../../nodes/TaskQueue/TaskQueueTrigger.node';
-import { isMalformedAnswer } from '../../../../nodes/TaskQueue/transport';
+import { isMalformedAnswer } from '../../../../nodes/TaskQueue/transport/errors';
 import { setWebhookTarget } from '../../../../nodes/TaskQueue/transport/endpoints';
 import { hookContext, makeWebhookEnv } from '../../../helpers/n8n';
 import { startProxy } from '../proxy';

@@ -1,4 +1,4 @@
-import { PAGES_IN_FLIGHT } from '../../../../../nodes/TaskQueue/actions/task/getCompleted.operation';
+import { PAGES_IN_FLIGHT } from '../../../../../nodes/TaskQueue/transport/completedPages';
 import { startProxy, type TestProxy } from '../../proxy';
 import { locator, startEnv, type TestEnv } from '../../env';
 

@@ -1,29 +1,41 @@
-import type { IHookFunctions, IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
 import type { DateTime } from 'luxon';
 
-import type { TaskQueueContext } from '../transport';
-import { getCompletedPage } from '../transport/endpoints';
-import type { CompletedPage, CompletedTask } from '../transport/schemas';
-import type { Cursor } from './completions';
-import { compareCompletions, completionKey, isAfter, timeKey } from './completions';
+import { getCompletedPage } from './endpoints';
+import type { CompletedPage, CompletedTask } from './schemas';
+import type { TaskQueueContext } from './types';
 
-// Reading the completed-tasks list, the one place that reasons about a list that moves while it is
-// read (newest completion first; new completions shift every offset): the triggers read it down to
-// their cursor (collectAfter), Get Completed reads it to a limit (readCompletedTasks).
+// Paging the completed-tasks list, the one place that reasons about a list that moves while it is
+// read: newest completion first, and each new completion enters at the front and pushes every task
+// one place further. Three readers use it: the triggers read down to their cursor (collectAfter in
+// helpers/completions.ts), the confirming read of a waiting run down to its tasks' creation
+// (waiting/confirmation.ts), and Get Completed to a limit (readCompletedTasks, below).
 
-type TriggerContext = IPollFunctions | IWebhookFunctions | IHookFunctions;
-
+/** The service caps a page at 1,000 tasks. */
+export const MAX_PAGE = 1000;
 /**
  * Size of the first page of a poll. When nothing is new, this one page holds the cursor's
  * completion and older ones, so an idle poll costs one request; 20 also leaves room for a tie
  * group (completions sharing one timestamp) and a few new completions without a second request.
  */
 export const FIRST_PAGE_LIMIT = 20;
-/** Later pages, while draining a backlog (the service caps a page at 1,000). */
+/** Later pages, while draining a backlog. */
 export const NEXT_PAGE_LIMIT = 500;
+/** Pages requested at once after the first (Get Completed only). */
+export const PAGES_IN_FLIGHT = 4;
 
+/**
+ * Where the page after one read at `offset` starts: on that page's last task. A completion
+ * arriving between two requests then repeats a task (dropped by its key or id) rather than hiding
+ * one, and one task pulled back between two requests (tasks sharing a timestamp ordered differently
+ * by the server) is not skipped.
+ */
+export function overlapping(offset: number, pageLength: number): number {
+	return Math.max(0, offset + pageLength - 1);
+}
+
+/** One page; the first one without an offset (as the service's own first page). */
 export async function fetchCompletedPage(
-	this: TriggerContext,
+	this: TaskQueueContext,
 	queueId: number,
 	offset: number,
 	limit: number,
@@ -31,63 +43,34 @@ export async function fetchCompletedPage(
 	return await getCompletedPage.call(this, queueId, offset > 0 ? { offset, limit } : { limit });
 }
 
-export interface Collected {
-	/** Completions after the cursor, oldest first, each once. */
-	tasks: CompletedTask[];
-	/** Requests sent. */
-	requests: number;
-	/** False when a time budget stopped the paging before it reached the cursor. */
-	complete: boolean;
+export interface PageRead {
+	page: CompletedPage;
+	/** The limit the page was asked for with. */
+	limit: number;
+	/** A short page, or one that reaches the end of the list: nothing follows. */
+	last: boolean;
 }
 
 /**
- * Every completion after `cursor`, read newest first with limit/offset and only down to the
- * cursor. The list moves while it is read: a completion arriving mid-way enters at the front and
- * pushes everything one place further (the next page repeats an item, dropped by its key); a
- * forced re-completion leaves its old place and enters at the front, which moves nothing below
- * its old place. Pages overlap by one item anyway, so one item pulled back between two requests
- * (tasks sharing a timestamp ordered differently by the server) is not skipped. Completions that
- * arrive after the first page was read are left to the next call: they sort after everything
- * returned here, so the cursor never passes them.
+ * The list from the top, one page at a time, each page overlapping the one before by one task. The
+ * reader stops when it has read far enough (or at the last page).
  */
-export async function collectAfter(
-	this: TriggerContext,
+export async function* completedPages(
+	this: TaskQueueContext,
 	queueId: number,
-	cursor: Cursor,
-	options: { deadline?: number; firstLimit?: number; nextLimit?: number } = {},
-): Promise<Collected> {
-	const firstLimit = options.firstLimit ?? FIRST_PAGE_LIMIT;
-	const nextLimit = options.nextLimit ?? NEXT_PAGE_LIMIT;
-	const found = new Map<string, CompletedTask>();
-	let offset = 0;
-	let limit = firstLimit;
-	let requests = 0;
-	for (;;) {
-		if (requests > 0 && options.deadline !== undefined && Date.now() > options.deadline) {
-			return { tasks: [], requests, complete: false };
-		}
+	sizes: { first: number; next: number },
+): AsyncGenerator<PageRead> {
+	for (let offset = 0, limit = Math.min(MAX_PAGE, sizes.first); ; limit = Math.min(MAX_PAGE, sizes.next)) {
 		const page = await fetchCompletedPage.call(this, queueId, offset, limit);
-		requests++;
-		let reachedOlder = false;
-		for (const task of page.tasks) {
-			if (isAfter(task, cursor)) found.set(completionKey(task), task);
-			else if (timeKey(task.completed_at) < cursor.at) reachedOlder = true;
-		}
-		const end = page.tasks.length < limit || offset + page.tasks.length >= page.count;
-		if (reachedOlder || end) break;
-		// Overlap one item with the page just read (see above).
-		offset = Math.max(0, offset + page.tasks.length - 1);
-		limit = nextLimit;
+		const last = page.tasks.length < limit || offset + page.tasks.length >= page.count;
+		yield { page, limit, last };
+		if (last) return;
+		offset = overlapping(offset, page.tasks.length);
 	}
-	return { tasks: [...found.values()].sort(compareCompletions), requests, complete: true };
 }
 
-/** The service caps a page at 1000 tasks. */
-export const MAX_PAGE_SIZE = 1000;
 /** Page size while dates are also filtered here, so few matches do not mean many tiny pages. */
 const FILTERED_PAGE_SIZE = 100;
-/** Pages requested at once after the first (reads only). */
-export const PAGES_IN_FLIGHT = 4;
 
 /**
  * Get Completed's read: up to `limit` completed tasks, newest first, completed within [after,
@@ -135,14 +118,13 @@ export async function readCompletedTasks(
 		}
 		return true;
 	};
-	const fetchPage = async (offset: number, size: number): Promise<CompletedPage> => {
-		return await getCompletedPage.call(this, queueId, { ...qs, limit: size, offset }, itemIndex);
-	};
+	const fetchPage = async (offset: number, size: number): Promise<CompletedPage> =>
+		await getCompletedPage.call(this, queueId, { ...qs, limit: size, offset }, itemIndex);
 	// A short page is the last one; a longer one than asked for (a server ignoring the limit) is not.
 	const isLast = (page: CompletedPage, size: number, offset: number) =>
 		page.tasks.length < size || offset >= page.count;
 
-	let size = Math.min(MAX_PAGE_SIZE, Math.max(limit, filtering ? FILTERED_PAGE_SIZE : 1));
+	let size = Math.min(MAX_PAGE, Math.max(limit, filtering ? FILTERED_PAGE_SIZE : 1));
 	let page = await fetchPage(0, size);
 	let more = keep(page);
 	let offset = page.tasks.length;
@@ -152,7 +134,7 @@ export async function readCompletedTasks(
 		more &&= !isLast(page, size, offset);
 	}
 	while (more) {
-		size = Math.min(MAX_PAGE_SIZE, Math.max(limit - tasks.length, filtering ? FILTERED_PAGE_SIZE : 1));
+		size = Math.min(MAX_PAGE, Math.max(limit - tasks.length, filtering ? FILTERED_PAGE_SIZE : 1));
 		page = await fetchPage(offset, size);
 		more = keep(page);
 		offset += page.tasks.length;
@@ -164,7 +146,7 @@ export async function readCompletedTasks(
 	async function readAhead(first: CompletedPage, firstLength: number): Promise<{ more: boolean; offset: number }> {
 		const inFlight: Array<{ offset: number; size: number; page: Promise<CompletedPage> }> = [];
 		let count = first.count;
-		let nextOffset = firstLength - 1;
+		let nextOffset = overlapping(0, firstLength);
 		let planned = tasks.length; // tasks the pages asked for can bring, at most
 		let lastEnd = firstLength;
 		const settle = async () => {
@@ -173,12 +155,12 @@ export async function readCompletedTasks(
 		try {
 			for (;;) {
 				while (inFlight.length < PAGES_IN_FLIGHT && nextOffset < count && planned < limit) {
-					const pageSize = Math.min(MAX_PAGE_SIZE, limit - planned + 1);
+					const pageSize = Math.min(MAX_PAGE, limit - planned + 1);
 					const pending = fetchPage(nextOffset, pageSize);
 					pending.catch(() => undefined); // awaited in turn below; not an unhandled rejection meanwhile
 					inFlight.push({ offset: nextOffset, size: pageSize, page: pending });
 					planned += pageSize - 1;
-					nextOffset += pageSize - 1;
+					nextOffset = overlapping(nextOffset, pageSize);
 				}
 				const next = inFlight.shift();
 				// nothing left to ask for, yet the limit is not reached: repeated tasks took the room
