@@ -15,7 +15,7 @@ import { searchQueues } from './methods/listSearch';
 import { getTriggerQueueId } from './helpers/queue';
 import { takeTestEvent } from './trigger/testEvents';
 import { receiveDelivery } from './trigger/webhookDelivery';
-import { reconcile } from './waiting/reconcile';
+import { checkLostCompletions } from './trigger/relay/checkLostCompletions';
 import { WEBHOOK_PATH } from './helpers/webhookTarget';
 import { createWebhook, deleteWebhook, webhookExists } from './trigger/webhookRegistration';
 
@@ -70,7 +70,7 @@ export class TaskQueueTrigger implements INodeType {
 			},
 			queueLocator,
 			{
-				// n8n reads this name to schedule poll(): the reconciliation of waiting executions
+				// n8n reads this name to schedule poll(): Check for Lost Completions (trigger/relay/checkLostCompletions.ts)
 				displayName: 'Check for Lost Completions',
 				name: 'pollTimes',
 				type: 'fixedCollection',
@@ -153,7 +153,7 @@ export class TaskQueueTrigger implements INodeType {
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		if (this.getMode() === 'manual') return takeTestEvent(this) ?? null;
 		const options = this.getNodeParameter('options', {}) as IDataObject;
-		return await reconcile.call(this, getTriggerQueueId.call(this), options.dataOnly === true);
+		return await checkLostCompletions.call(this, getTriggerQueueId.call(this), options.dataOnly === true);
 	}
 
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {

@@ -14,12 +14,12 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { mulberry32 } from '../../sandbox/faults';
-import { FORWARD_RETRY_DELAYS_MS } from '../../nodes/TaskQueue/waiting/forward';
+import { FORWARD_RETRY_DELAYS_MS } from '../../nodes/TaskQueue/trigger/relay/forward';
 import type { ActionRun } from '../helpers/n8n';
 import { resumeExecution, startWaitingRun, WaitingEndpoint } from '../helpers/waiting';
 import { locator, startTriggerEnv, startWebhookServer, WebhookTriggerUnderTest, type TriggerTestEnv } from '../nodes/TaskQueue/trigger/env';
 import { recordFigures } from './figures';
-import { forgetRuns } from '../../nodes/TaskQueue/waiting/registry';
+import { forgetRuns } from '../../nodes/TaskQueue/trigger/relay/knownRuns';
 
 const SEEDS = (process.env.TQ_CHAOS_SEEDS ?? '25,1,2').split(',').map(Number);
 const RUNS = Number(process.env.TQ_CHAOS_RUNS ?? 40);

@@ -3,7 +3,7 @@
 // other work landing in the queue during the waits. Counts, not times, so they can be asserted.
 
 import { forgetIndexes } from '../../nodes/TaskQueue/waiting/confirmation';
-import { forgetRuns } from '../../nodes/TaskQueue/waiting/registry';
+import { forgetRuns } from '../../nodes/TaskQueue/trigger/relay/knownRuns';
 import { startWaitingRun, WaitingEndpoint } from '../helpers/waiting';
 import { locator, startTriggerEnv, startWebhookServer, WebhookTriggerUnderTest, type TriggerTestEnv } from '../nodes/TaskQueue/trigger/env';
 import { recordFigures } from './figures';

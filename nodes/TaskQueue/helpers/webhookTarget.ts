@@ -70,3 +70,17 @@ export function newSecret(url: string, node: () => INode): string {
 	}
 	return randomBytes(bytes).toString('hex');
 }
+
+/**
+ * Whether a queue's webhook target is a Task Queue Trigger of this n8n (its production address, on
+ * the same host as n8n's waiting addresses, ending in the trigger's path).
+ */
+export function isTriggerOfThisN8n(target: string | null, waitingBase: string): boolean {
+	if (!target) return false;
+	try {
+		const url = new URL(target);
+		return url.origin === new URL(waitingBase).origin && url.pathname.endsWith(`/${WEBHOOK_PATH}`) && !url.pathname.includes('/webhook-test/');
+	} catch {
+		return false;
+	}
+}

@@ -6,7 +6,8 @@ import type { Cursor } from '../helpers/completions';
 import { advanceCursor, collectAfter, completionKey, cursorAtNewest, readCursor, toItem } from '../helpers/completions';
 import { fetchCompletedPage, FIRST_PAGE_LIMIT } from '../transport/completedPages';
 import { isCompletedTask, type CompletedTask } from '../transport/schemas';
-import { forwardToWaiting } from '../waiting/forward';
+import { pollBudgetMs } from '../helpers/n8nInternals';
+import { forwardToWaiting } from './relay/forward';
 
 /** Share of n8n's poll budget spent paging before giving the tick back (2.x only). */
 const BUDGET_SHARE = 0.8;
@@ -47,7 +48,7 @@ export async function pollCompletions(this: IPollFunctions): Promise<INodeExecut
 	}
 
 	// n8n 2.x tells a poll how long it may take; 1.x has no budget.
-	const budgetMs = typeof this.getPollBudgetMs === 'function' ? this.getPollBudgetMs() : undefined;
+	const budgetMs = pollBudgetMs(this);
 	const deadline = budgetMs !== undefined && budgetMs > 0 ? Date.now() + budgetMs * BUDGET_SHARE : undefined;
 	const collected = await collectAfter.call(this, queueId, cursor, { deadline });
 	if (!collected.complete) {

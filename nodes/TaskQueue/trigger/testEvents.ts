@@ -1,6 +1,6 @@
 import type { INodeExecutionData, IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-// The Task Queue Trigger has a poll() for its reconciliation, and n8n runs a node that has one by
+// The Task Queue Trigger has a poll() for Check for Lost Completions, and n8n runs a node that has one by
 // calling poll() in a manual execution, also one started by a test delivery, instead of passing the
 // delivery's items on. So a test delivery's items are handed from webhook() to that poll() here
 // (both run in the main n8n process, one after the other).

@@ -9,10 +9,11 @@ import {
 	SeenCompletions,
 	secretMatches,
 } from './deliveryChecks';
-import { forwardToWaiting } from '../waiting/forward';
-import { parseResumeAddress, waitingBaseUrl } from '../waiting/address';
-import { noteDelivered } from '../waiting/reconcile';
-import { readAnnouncement, rememberRun } from '../waiting/registry';
+import { waitingBaseUrl } from '../helpers/n8nInternals';
+import { parseResumeAddress, readAnnouncement } from '../waiting/messages';
+import { noteDelivered } from './relay/checkLostCompletions';
+import { forwardToWaiting } from './relay/forward';
+import { rememberRun } from './relay/knownRuns';
 import { handOverTestEvent } from './testEvents';
 import { readRegistration } from './webhookRegistration';
 
@@ -28,6 +29,7 @@ function answer(this: IWebhookFunctions, status: number, body: IDataObject): IWe
  * completions oldest first.
  */
 export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	// --- authentication: the secret this node registered with the queue ---
 	const state = this.getWorkflowStaticData('node');
 	const registration = readRegistration(state);
 	const query = this.getQueryData() as IDataObject;
@@ -36,9 +38,10 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		return answer.call(this, 401, { message: 'Unauthorized' });
 	}
 
+	// --- routing: a waiting run's announcement, or a delivery of the service ---
 	const announced = readAnnouncement(this.getBodyData());
 	if (announced) {
-		// a Create and Wait of this n8n says which tasks it waits for (registry.ts)
+		// a Create and Wait of this n8n says which tasks it waits for (trigger/relay/knownRuns.ts)
 		const address = parseResumeAddress(announced.address, waitingBaseUrl(this));
 		if (!address || address.queueId !== registration.queueId) return answer.call(this, 400, { message: 'Not a waiting run of this n8n on this queue' });
 		rememberRun(address.url, `${address.executionId}/${address.nodeId}`, announced.tasks);
@@ -49,6 +52,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		this.logger.warn(`Task Queue Trigger: refused a delivery for queue ${registration.queueId}: ${check.reason}`);
 		return answer.call(this, 400, { message: check.reason });
 	}
+	// --- duplicates: a delivery may be repeated, late or reordered ---
 	const task = check.task;
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const emitRecompletions = options.emitRecompletions !== false;
@@ -83,6 +87,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		return started.call(this, { workflowData: [[toItem(task, dataOnly)]] });
 	}
 
+	// --- side effects: the catch-up and the cursor in static data ---
 	markDeliveryHandledHere(state);
 	const cursor = readCursor(state.cursor);
 	let emit: CompletedTask[] = [task];
@@ -112,6 +117,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	// Left to n8n's "onReceived" answer, n8n 2.x answers (and saves) only after building the
 	// execution's Workflow over the same static data object, which resets its "changed" flag:
 	// nothing is saved (docs/triggers.md, "Static data in webhook()").
+	// --- response: what a waiting run took is not emitted ---
 	emit = await notTaken.call(this, emit);
 	if (emit.length === 0) {
 		this.getResponseObject().status(200).json({ received: true, forwarded: true });
@@ -124,7 +130,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 /**
  * The completions to emit: those that carry no resume address, and those the execution an address
  * names says are not its own (a pasted or altered address). What an execution took, or may have
- * taken before it finished, is not emitted; what it could not answer is left to the reconciliation.
+ * taken before it finished, is not emitted; what it could not answer is left to Check for Lost Completions.
  */
 async function notTaken(this: IWebhookFunctions, tasks: CompletedTask[]): Promise<CompletedTask[]> {
 	const outcomes = await forwardToWaiting.call(this, tasks);

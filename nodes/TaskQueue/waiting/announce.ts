@@ -2,11 +2,12 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { CREDENTIAL_TYPE } from '../transport/types';
 import { withoutTheKey } from '../transport';
+import { announcement } from './messages';
 
 /**
  * Tells the queue's Task Queue Trigger (of this n8n, checked before any task was created) which tasks
  * the run waits for, so their completions reach the run by id even when a person replaced the address
- * in a task's fields (registry.ts). A hint: when it does not arrive, completions still travel by the
+ * in a task's fields (trigger/relay/knownRuns.ts). A hint: when it does not arrive, completions still travel by the
  * address they carry. The trigger's address holds its secret: it is never written to a log.
  */
 export async function announceRun(this: IExecuteFunctions, triggerUrl: string, queueId: number, address: string, tasks: number[]): Promise<void> {
@@ -14,7 +15,7 @@ export async function announceRun(this: IExecuteFunctions, triggerUrl: string, q
 		await this.helpers.httpRequestWithAuthentication.call(
 			this,
 			CREDENTIAL_TYPE,
-			{ method: 'POST', url: triggerUrl, body: { taskQueueWaitingRun: { address, tasks } }, json: true, timeout: 10_000 },
+			{ method: 'POST', url: triggerUrl, body: announcement(address, tasks), json: true, timeout: 10_000 },
 			withoutTheKey(),
 		);
 	} catch (error) {

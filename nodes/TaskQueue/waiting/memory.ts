@@ -1,4 +1,6 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, IRunExecutionData, IWebhookFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
+
+import { waitingNodeContext } from '../helpers/n8nInternals';
 
 // What a waiting run remembers: the task the service created for each of its input items, by the
 // id the service gave it in its answer to the create request. It is kept in the node's context of
@@ -60,12 +62,11 @@ export function keepRunMemory(context: IExecuteFunctions, run: string, items: IN
 
 /**
  * The run's memory in a call to its waiting address, from the execution's data n8n gives the node's
- * webhook (n8n-core keeps it on the context: `runExecutionData`); undefined for an execution put to
- * wait by a version of this node that did not keep it (before 0.3), or another wait of the node.
+ * webhook; undefined when n8n does not hand the webhook the execution's context data, or for
+ * another wait of the node.
  */
 export function readRunMemory(context: IWebhookFunctions, run: string, inputs: number): RunMemory | undefined {
-	const data = (context as unknown as { runExecutionData?: IRunExecutionData | null }).runExecutionData;
-	const stored = data?.executionData?.contextData?.[`node:${context.getNode().name}`]?.[KEY] as Partial<Stored> | undefined;
+	const stored = waitingNodeContext(context)?.[KEY] as Partial<Stored> | undefined;
 	if (!stored || stored.run !== run || !Array.isArray(stored.tasks) || stored.tasks.length !== inputs) return undefined;
 	const tasks: WaitingTask[] = [];
 	for (const [index, entry] of stored.tasks.entries()) {

@@ -8,7 +8,8 @@ import type {
 
 import { timeKey } from '../helpers/completions';
 import type { CompletedTask } from '../transport/schemas';
-import { itemOfThisWait, readParameters, type ResumeAddress } from './address';
+import type { ForwardAnswer, ResumeAddress } from './messages';
+import { forwardAnswer, itemOfThisWait, readAddressQuery, readForwardCall } from './messages';
 import { confirmCompletions } from './confirmation';
 import { readRunMemory, runToken, type RunMemory } from './memory';
 import { readWaitSettings, type WaitSettings } from './settings';
@@ -29,25 +30,21 @@ export const resumeWebhooks: IWebhookDescription[] = [
 	},
 ];
 
-/** Runs put to wait before the run kept its tasks' ids: completions looked for down to an hour before. */
+/** A run whose tasks' creation times are unknown: completions looked for down to an hour before it waited. */
 const CLOCK_SKEW_SECONDS = 3600;
 
 /** The waiting run a call names: its address without the URL. */
 type Wait = Omit<ResumeAddress, 'url'>;
 
-function answer(this: IWebhookFunctions, status: number, body: IDataObject): IWebhookResponseData {
+function answer(this: IWebhookFunctions, { status, body }: ForwardAnswer): IWebhookResponseData {
 	this.getResponseObject().status(status).json(body);
 	return { noWebhookResponse: true };
 }
 
-/** The task ids a forward names (`{tasks: [{id}]}`, or `{taskId}` from a trigger before 0.3). */
-function namedTasks(body: unknown): number[] {
-	const { tasks, taskId } = (typeof body === 'object' && body !== null ? body : {}) as IDataObject;
-	const ids = Array.isArray(tasks) ? tasks.map((t) => (t as IDataObject)?.id) : [taskId];
-	return ids.filter((id): id is number => Number.isSafeInteger(id)).slice(0, 1000);
-}
-
-/** How a listed task maps to an input item: by the ids the run remembers, or (older runs) by the address. */
+/**
+ * How a listed task maps to an input item: by the ids the run remembers, or, when n8n does not hand
+ * the webhook the execution's context data, by the resume address stored in the task.
+ */
 function itemMatcher(wait: Wait, memory: RunMemory | undefined, settings: WaitSettings): (task: CompletedTask) => number | undefined {
 	if (memory) {
 		const byId = new Map(memory.tasks.filter((t) => t.taskId !== undefined).map((t) => [t.taskId as number, t.item]));
@@ -102,43 +99,46 @@ function resumedItems(wait: Wait, memory: RunMemory | undefined, found: Map<numb
  * A call to the waiting execution's address (the Task Queue Trigger forwards each completion that
  * carries it, naming the task). A task that is not one of the run's is answered at once as not
  * taken, without a read. Otherwise the node confirms with the service and resumes only when the
- * run's own tasks are completed; the answer says which named tasks the run took.
+ * run's own tasks are completed; the answer says which named tasks the run took. n8n has checked
+ * the address's signature before this runs (it was signed for this execution and node).
  */
 export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-	const query = new URLSearchParams(this.getQueryData() as Record<string, string>);
-	const parts = readParameters(query);
-	if (!parts) return answer.call(this, 400, { message: 'Not a resume address of a Task Queue Create and Wait' });
+	// --- routing: which run, and which wait of it, the address names ---
+	const parts = readAddressQuery(new URLSearchParams(this.getQueryData() as Record<string, string>));
+	if (!parts) return answer.call(this, forwardAnswer.notAnAddress());
 	const settings = readWaitSettings(this);
 	const wait: Wait = { executionId: String(this.getExecutionId()), nodeId: this.getNode().id, ...parts };
 	const memory = readRunMemory(this, runToken(wait), wait.inputs);
-	const itemOf = itemMatcher(wait, memory, settings);
 
-	const named = namedTasks(this.getBodyData());
+	// --- authorization: only the run's own tasks count, whatever the call names ---
+	const named = readForwardCall(this.getBodyData());
 	const members = memory ? new Set(memory.tasks.map((t) => t.taskId)) : undefined;
 	const taken = members ? named.filter((id) => members.has(id)) : named;
 	const others = named.filter((id) => !taken.includes(id));
 	// the run's own tasks, so the trigger can route their completions here by id (a hint, no secret)
-	const tasks = memory ? memory.tasks.flatMap((t) => (t.taskId === undefined ? [] : [t.taskId])) : undefined;
-	const run = tasks ? { tasks } : {};
-	if (named.length > 0 && taken.length === 0) return answer.call(this, 200, { taken: [], others, ...run });
-	const toConfirm = { queueId: wait.queueId, itemOf, count: wait.count, since: since(wait, memory), taskIds: tasks };
-	const enough = (found: Map<number, CompletedTask>) => (settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0);
+	const runTasks = memory ? memory.tasks.flatMap((t) => (t.taskId === undefined ? [] : [t.taskId])) : undefined;
+	if (named.length > 0 && taken.length === 0) return answer.call(this, forwardAnswer.notTheRuns(others, runTasks));
+
+	// --- confirmation: a call proves nothing; the service says which of the run's tasks are done ---
 	// Always a read that starts after the call arrived, even for a task this process has seen completed:
 	// a "still waiting" answer settles the completion for the caller, and one given from what this
 	// process read earlier misses the run's other tasks completed since, whose own calls may never come
 	// (an address a person replaced, in a process that does not know the run). Replays cost little:
 	// reads of a queue are shared by the calls that arrive meanwhile and start at least 250 ms apart.
+	const itemOf = itemMatcher(wait, memory, settings);
+	const toConfirm = { queueId: wait.queueId, itemOf, count: wait.count, since: since(wait, memory), taskIds: runTasks };
 	let found: Map<number, CompletedTask>;
 	try {
 		found = await confirmCompletions.call(this, toConfirm);
 	} catch (error) {
-		// keeps waiting: the trigger calls again after a pause, and its reconciliation later still
+		// keeps waiting: the trigger calls again after a pause, and its check for lost completions later still
 		this.logger.warn(`Task Queue: could not confirm completions with the service (${(error as Error).message}); still waiting`);
-		return answer.call(this, 503, { message: 'Could not confirm the completion with the service; still waiting', taken, others });
+		return answer.call(this, forwardAnswer.couldNotConfirm(taken, others));
 	}
-	if (!enough(found)) {
-		return answer.call(this, 202, { waiting: true, completed: found.size, of: wait.count, taken, others, ...run });
-	}
+
+	// --- response: keep waiting, or resume with one item per input item ---
+	const enough = settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0;
+	if (!enough) return answer.call(this, forwardAnswer.stillWaiting({ completed: found.size, of: wait.count }, taken, others, runTasks));
 	const meta = { outcome: 'completed', node: this.getNode().name, completed: found.size, of: wait.count };
 	// n8n answers the caller ("Workflow was started", 200) once the resumed run has started
 	return { workflowData: [resumedItems(wait, memory, found, settings, meta)] };

@@ -6,12 +6,20 @@ import type { CompiledQueue } from '../helpers/blockModel';
 import { isInputBlock, optionsOf } from '../helpers/blockModel';
 import { parseDateParameter } from '../helpers/dates';
 import { getWebhookTarget } from '../transport/endpoints';
-import { maskSecret, WEBHOOK_PATH } from '../helpers/webhookTarget';
-import { isTriggerOfThisN8n } from './address';
+import { canSignResumeUrls, workflowSettings } from '../helpers/n8nInternals';
+import { isTriggerOfThisN8n, maskSecret, WEBHOOK_PATH } from '../helpers/webhookTarget';
 import { mappedFields, RESUME_FIELD_KINDS, type WaitSettings } from './settings';
 
 // The checks of a Create and Wait's set-up, all made before the first task is created: a set-up that
 // cannot come back fails here, with its fix, never as a run that waits forever.
+
+/** Whether this n8n can sign resume addresses (n8n 1.9x and later; checked before any task is created). */
+export function assertCanSign(context: IExecuteFunctions): void {
+	if (canSignResumeUrls(context)) return;
+	throw new NodeOperationError(context.getNode(), 'This n8n cannot sign the address of a waiting execution', {
+		description: 'Create and Wait needs n8n 1.100 or later (it uses signed resume addresses). Update n8n, or use Create and a Task Queue Trigger workflow.',
+	});
+}
 
 const LIMIT_UNITS = { minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
 
@@ -128,7 +136,7 @@ export function checkResumeFieldTakesAddress(this: IExecuteFunctions, queue: Com
 
 /** n8n 2.41's Engine 2.0 (a workflow setting) cannot resume a waiting execution: refused before any task. */
 export function checkEngineCanResume(this: IExecuteFunctions): void {
-	const settings = (typeof this.getWorkflowSettings === 'function' ? this.getWorkflowSettings() : {}) as IDataObject;
+	const settings = workflowSettings(this);
 	if (settings.engineType !== 'v2') return;
 	throw new NodeOperationError(this.getNode(), 'This workflow runs on n8n\'s Engine 2.0, which cannot resume a waiting execution', {
 		description: 'Open the workflow\'s settings and switch its execution engine back to the default (v1), then run it again. Create and Wait, like n8n\'s own Wait and send-and-wait nodes, needs an engine that resumes waiting executions.',
@@ -140,7 +148,7 @@ export type RouteBack = 'routed' | 'none' | 'test' | 'elsewhere';
 
 export function routeBackOf(target: string | null, waitingBase: string): RouteBack {
 	if (!target) return 'none';
-	if (isTriggerOfThisN8n(target, waitingBase, WEBHOOK_PATH)) return 'routed';
+	if (isTriggerOfThisN8n(target, waitingBase)) return 'routed';
 	return target.includes('/webhook-test/') && target.includes(`/${WEBHOOK_PATH}`) ? 'test' : 'elsewhere';
 }
 

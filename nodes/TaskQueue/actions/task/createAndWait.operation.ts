@@ -3,12 +3,13 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
-import { assertCanSign, requireSignedCalls, signResumeAddress, waitingBaseUrl } from '../../waiting/address';
+import { requireSignedCalls, signedResumeUrl, waitingBaseUrl } from '../../helpers/n8nInternals';
+import { resumeAddressQuery } from '../../waiting/messages';
 import { announceRun } from '../../waiting/announce';
 import { keepRunMemory, runToken, waitingItems } from '../../waiting/memory';
 import { limitWaitTimeOption } from '../../waiting/descriptions';
 import { readWaitSettings, type WaitSettings } from '../../waiting/settings';
-import { checkEngineCanResume, checkFields, checkResumeFieldTakesAddress, checkTriggerRoutesBack, reviewMessage, waitTill } from '../../waiting/setup';
+import { assertCanSign, checkEngineCanResume, checkFields, checkResumeFieldTakesAddress, checkTriggerRoutesBack, reviewMessage, waitTill } from '../../waiting/setup';
 import type { ExecutionState } from '../node.type';
 import type { Prepared, PreparedTask } from './create.operation';
 import * as create from './create.operation';
@@ -227,13 +228,13 @@ export async function execute(this: IExecuteFunctions, itemIndex: number, state:
 		const task = prepared as PreparedTask;
 		task.data = {
 			...task.data,
-			[wait.settings.resumeField]: signResumeAddress(this, {
+			[wait.settings.resumeField]: signedResumeUrl(this, resumeAddressQuery({
 				item: itemIndex,
 				count: wait.waitedFor,
 				inputs: this.getInputData().length,
 				queueId: wait.queueId,
 				createdAt: wait.createdAt,
-			}),
+			})),
 		};
 	}
 	return await create.execute.call(this, itemIndex, state);
@@ -264,7 +265,7 @@ export async function finish(
 	keepRunMemory(this, runToken({ createdAt: wait.createdAt, count: wait.waitedFor, inputs: items.length }), items);
 	const sent = items.findIndex((item) => item.json.wait && (item.json.wait as IDataObject).outcome === 'waiting');
 	if (wait.triggerUrl && sent >= 0) {
-		const address = signResumeAddress(this, { item: sent, count: wait.waitedFor, inputs: items.length, queueId: wait.queueId, createdAt: wait.createdAt });
+		const address = signedResumeUrl(this, resumeAddressQuery({ item: sent, count: wait.waitedFor, inputs: items.length, queueId: wait.queueId, createdAt: wait.createdAt }));
 		await announceRun.call(this, wait.triggerUrl, wait.queueId, address, items.flatMap((item) => (typeof item.json.id === 'number' ? [item.json.id] : [])));
 	}
 	return [items];

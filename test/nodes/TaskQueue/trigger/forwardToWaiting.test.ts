@@ -4,7 +4,7 @@
 // webhook()), and the waiting node confirms it with the service before it resumes.
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { FORWARD_RETRY_DELAYS_MS } from '../../../../nodes/TaskQueue/waiting/forward';
+import { FORWARD_RETRY_DELAYS_MS } from '../../../../nodes/TaskQueue/trigger/relay/forward';
 import { runActionNode } from '../../../helpers/n8n';
 import { NO_ACTION_REQUIRED, WaitingEndpoint } from '../../../helpers/waiting';
 import { node } from '../env';
@@ -16,7 +16,7 @@ import {
 	WebhookTriggerUnderTest,
 	type TriggerTestEnv,
 } from './env';
-import { forgetRuns } from '../../../../nodes/TaskQueue/waiting/registry';
+import { forgetRuns } from '../../../../nodes/TaskQueue/trigger/relay/knownRuns';
 
 const QUEUE = 104;
 let env: TriggerTestEnv;

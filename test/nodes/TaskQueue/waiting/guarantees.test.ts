@@ -9,8 +9,8 @@ import { runActionNode, type ActionRun } from '../../../helpers/n8n';
 import { callWaitingNode, queryOf, resumeExecution, startWaitingRun, WaitingEndpoint } from '../../../helpers/waiting';
 import { node } from '../env';
 import { locator, startTriggerEnv, startWebhookServer, WebhookTriggerUnderTest, type TriggerTestEnv } from '../trigger/env';
-import { FORWARD_RETRY_DELAYS_MS } from '../../../../nodes/TaskQueue/waiting/forward';
-import { forgetRuns } from '../../../../nodes/TaskQueue/waiting/registry';
+import { FORWARD_RETRY_DELAYS_MS } from '../../../../nodes/TaskQueue/trigger/relay/forward';
+import { forgetRuns } from '../../../../nodes/TaskQueue/trigger/relay/knownRuns';
 
 const QUEUE = 104;
 let env: TriggerTestEnv;

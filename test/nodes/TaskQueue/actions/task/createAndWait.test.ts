@@ -3,7 +3,7 @@ import { WAIT_INDEFINITELY, type IDataObject, type INodeExecutionData } from 'n8
 import { runActionNode } from '../../../../helpers/n8n';
 import { callWaitingNode, n8nAcceptsSignature, queryOf } from '../../../../helpers/waiting';
 import { locator, node, startEnv, type TestEnv } from '../../env';
-import { forgetRuns } from '../../../../../nodes/TaskQueue/waiting/registry';
+import { forgetRuns } from '../../../../../nodes/TaskQueue/trigger/relay/knownRuns';
 
 let env: TestEnv;
 beforeAll(async () => (env = await startEnv()));

@@ -46,19 +46,6 @@ export function afterTheRun(execution: string, taskId: number): 'other' | 'finis
 	return tasks.has(taskId) ? 'finished' : 'other';
 }
 
-/** The announcement Create and Wait sends the trigger: `{ taskQueueWaitingRun: { address, tasks } }`. */
-export interface Announcement {
-	address: string;
-	tasks: number[];
-}
-
-export function readAnnouncement(body: unknown): Announcement | undefined {
-	const run = (body as { taskQueueWaitingRun?: { address?: unknown; tasks?: unknown } } | undefined)?.taskQueueWaitingRun;
-	if (!run || typeof run.address !== 'string' || !Array.isArray(run.tasks)) return undefined;
-	const tasks = run.tasks.filter((id): id is number => Number.isSafeInteger(id));
-	return tasks.length === run.tasks.length && tasks.length <= 1000 ? { address: run.address, tasks } : undefined;
-}
-
 /** Forgets every run (the sandbox hands out task ids again after a reset; a service never does). */
 export function forgetRuns(): void {
 	runOfTask.clear();

@@ -1,34 +1,26 @@
-import type { IDataObject, IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type { IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { completionKey } from '../helpers/completions';
-import { withoutTheKey } from '../transport';
-import { CREDENTIAL_TYPE } from '../transport/types';
-import type { CompletedTask } from '../transport/schemas';
-import { findResumeAddress, parseResumeAddress, waitingBaseUrl } from './address';
-import { afterTheRun, forgetTask, rememberRun, runOf } from './registry';
+import { completionKey } from '../../helpers/completions';
+import { waitingBaseUrl } from '../../helpers/n8nInternals';
+import { withoutTheKey } from '../../transport';
+import { CREDENTIAL_TYPE } from '../../transport/types';
+import type { CompletedTask } from '../../transport/schemas';
+import type { Outcome, ReceivedAnswer } from '../../waiting/messages';
+import { findResumeAddress, forwardCall, mayCarryAddress, parseResumeAddress, readForwardAnswer, runTasksOf } from '../../waiting/messages';
+import { afterTheRun, forgetTask, rememberRun, runOf } from './knownRuns';
 
 // Forwarding: the triggers pass each completion that carries the resume address of an execution of
 // this n8n to that execution, which says whether the task is one of its own. What it does not take
 // is emitted as an ordinary completion; what it took, or what a finished execution may have taken,
-// is not; what could not be settled (n8n or the service unreachable) is left to the reconciliation.
+// is not; what could not be settled (n8n or the service unreachable) is left to Check for Lost Completions.
 
 type TriggerContext = IWebhookFunctions | IPollFunctions;
-
-/** taken: one of the run's tasks; other: not the run's (or refused by n8n); finished: the run no
- * longer waits; unsettled: n8n or the service could not be reached, even after the retries. */
-export type Outcome = 'taken' | 'other' | 'finished' | 'unsettled';
-
-/** A cheap test before the address is parsed: only a task carrying a resume address has both. */
-const mayCarryAddress = (task: CompletedTask) => {
-	const values = Object.values((task.data ?? {}) as IDataObject);
-	return values.some((value) => typeof value === 'string' && value.includes('tq=') && value.includes('signature='));
-};
 
 /**
  * How long a delivery's forward waits before it calls again when the execution could not answer for
  * a passing reason (the service unreadable, n8n unreachable). Safe: the execution confirms with the
- * service and resumes once. The reconciliation does not wait: its next round calls again.
+ * service and resumes once. Check for Lost Completions does not wait: its next round calls again.
  */
 export const FORWARD_RETRY_DELAYS_MS = [1_000, 5_000, 15_000, 40_000, 90_000];
 
@@ -57,22 +49,12 @@ interface Lane {
 
 const lanes = new Map<string, Lane>();
 
-type Answer = { status: number; body: unknown; html: boolean } | { error: string };
-
-async function call(this: TriggerContext, url: string, tasks: CompletedTask[]): Promise<Answer> {
+async function call(this: TriggerContext, url: string, tasks: CompletedTask[]): Promise<ReceivedAnswer> {
 	try {
 		const response = (await this.helpers.httpRequestWithAuthentication.call(
 			this,
 			CREDENTIAL_TYPE,
-			{
-				method: 'POST',
-				url,
-				body: { tasks: tasks.map((t) => ({ id: t.id, completed_at: t.completed_at })) },
-				json: true,
-				returnFullResponse: true,
-				ignoreHttpStatusErrors: true,
-				timeout: 60_000,
-			},
+			{ method: 'POST', url, body: forwardCall(tasks), json: true, returnFullResponse: true, ignoreHttpStatusErrors: true, timeout: 60_000 },
 			withoutTheKey(),
 		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
 		const html = String(response.headers?.['content-type'] ?? '').startsWith('text/html');
@@ -80,45 +62,6 @@ async function call(this: TriggerContext, url: string, tasks: CompletedTask[]): 
 	} catch (error) {
 		return { error: `n8n did not answer: ${(error as Error).message}` };
 	}
-}
-
-const RESUMED = 'resumed';
-
-type Reading = { outcomes: Map<number, Outcome>; why: string } | 'retry' | 'refusedAddress';
-
-/** What the answer says of each task. */
-function read(answer: Answer, tasks: CompletedTask[]): Reading {
-	if ('error' in answer) return 'retry';
-	const { status, body, html } = answer;
-	const all = (outcome: Outcome, why: string) => ({ outcomes: new Map(tasks.map((t) => [t.id, outcome])), why });
-	// 503: the execution could not read the service, or n8n's database was not ready; 502/504: a
-	// proxy; 409 "running": it is resuming right now; 500: n8n could not start it
-	const text = JSON.stringify(body ?? '').slice(0, 200);
-	if ([500, 502, 503, 504].includes(status) || (status === 409 && /running/i.test(text))) return 'retry';
-	// 401: a signature n8n did not make (an address altered by hand); n8n 2.41 answers it with its
-	// "Invalid Form Link" page, so this comes before the HTML test
-	if (status === 401) return 'refusedAddress';
-	// n8n (1.123 and 2.41) answers a call to a finished send-and-wait execution with its "No action
-	// required" page (200); 409: it ended with an error
-	if ((html && status === 200) || status === 409) return all('finished', `the execution has finished (it resumed, or its wait timed out; HTTP ${status}${html ? '' : `: ${text}`})`);
-	// any other page is not n8n's answer for a waiting execution: a proxy, or n8n starting up
-	if (html) return 'retry';
-	// 404: the execution is gone (deleted): it may have taken the task before, so nothing is emitted
-	if (status === 404) return all('finished', `the execution no longer exists (HTTP 404: ${text})`);
-	if (status >= 400) return all('other', `n8n refused the call (HTTP ${status}: ${text})`);
-	const { taken } = (typeof body === 'object' && body !== null ? body : {}) as { taken?: unknown };
-	// n8n's own answer when the call resumed the run ("Workflow was started"), or a run put to wait
-	// by an earlier version: it does not say which tasks the run took
-	if (!Array.isArray(taken)) return all('taken', RESUMED);
-	return { outcomes: new Map(tasks.map((t) => [t.id, taken.includes(t.id) ? 'taken' : 'other'])), why: 'not one of its tasks' };
-}
-
-const answerBody = (answer: Answer) => ('body' in answer && typeof answer.body === 'object' && answer.body !== null ? (answer.body as IDataObject) : {});
-
-/** What a run's answer teaches this process: its tasks. */
-function learn(execution: string, url: string, body: IDataObject): void {
-	if (!Array.isArray(body.tasks)) return;
-	rememberRun(url, execution, body.tasks.filter((id): id is number => Number.isSafeInteger(id)));
 }
 
 function settleAll(this: TriggerContext, lane: Lane, waiters: Waiter[], outcomes: Map<number, Outcome>, why: string): void {
@@ -146,7 +89,7 @@ async function drain(this: TriggerContext, key: string, lane: Lane): Promise<voi
 			}
 			const tasks = waiters.map((w) => w.task);
 			const answer = await call.call(this, url, tasks);
-			const reading = read(answer, tasks);
+			const reading = readForwardAnswer(answer, tasks);
 			if (reading === 'refusedAddress') {
 				lane.refused.add(url);
 				lane.accepted = undefined;
@@ -168,10 +111,12 @@ async function drain(this: TriggerContext, key: string, lane: Lane): Promise<voi
 			attempt = 0;
 			lane.accepted = url;
 			for (const waiter of waiters) lane.waiting.delete(completionKey(waiter.task));
-			learn(key, url, answerBody(answer));
+			// what the run's answer teaches this process: its tasks
+			const runTasks = runTasksOf(answer);
+			if (runTasks) rememberRun(url, key, runTasks);
 			for (const [id, outcome] of reading.outcomes) {
 				// a finished run this process knows: its own tasks are not emitted, others are
-				const known = outcome === 'finished' || (outcome === 'taken' && reading.why === RESUMED) ? afterTheRun(key, id) : undefined;
+				const known = outcome === 'finished' || (outcome === 'taken' && reading.resumed) ? afterTheRun(key, id) : undefined;
 				if (known === 'other' || (known !== undefined && outcome === 'finished')) reading.outcomes.set(id, known);
 			}
 			settleAll.call(this, lane, waiters, reading.outcomes, reading.why);
@@ -190,6 +135,7 @@ export async function forwardToWaiting(
 	tasks: CompletedTask[],
 	options: { retries: boolean; byAddressOnly?: boolean } = { retries: true },
 ): Promise<Map<string, Outcome>> {
+	// --- routing: each completion to the run this process knows it for, else to the address it carries ---
 	const outcomes = new Map<string, Outcome>();
 	const byId = (task: CompletedTask) => (options.byAddressOnly ? undefined : runOf(task.id));
 	if (!tasks.some((task) => mayCarryAddress(task) || byId(task))) return outcomes;
@@ -230,9 +176,10 @@ export async function forwardToWaiting(
 			}),
 		);
 	}
-	// started once every completion of this call has joined its lane: they go in one call
+	// --- calls: one lane per execution, started once every completion of this call has joined it ---
 	for (const [key, lane] of started) void drain.call(this, key, lane);
 	await Promise.all(pending);
+	// --- misrouted: what the run it was routed to by id denies goes where its own address points ---
 	// What the run it was routed to by id says is not its own (a false announcement, or one this
 	// process mixed up) still goes where the task's own address points, if that is another run.
 	const misrouted = [...routedById].filter(([key, { task, execution }]) => {

@@ -1,11 +1,13 @@
 import type { INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
-import type { Cursor } from '../helpers/completions';
-import { advanceCursor, collectAfter, completionKey, timeKey, toItem } from '../helpers/completions';
-import type { CompletedTask } from '../transport/schemas';
-import { forwardToWaiting, type Outcome } from './forward';
+import type { Cursor } from '../../helpers/completions';
+import { advanceCursor, collectAfter, completionKey, timeKey, toItem } from '../../helpers/completions';
+import { pollBudgetMs } from '../../helpers/n8nInternals';
+import type { CompletedTask } from '../../transport/schemas';
+import type { Outcome } from '../../waiting/messages';
+import { forwardToWaiting } from './forward';
 
-// Reconciliation: the service delivers each completion once and never again, so a delivery lost on
+// Check for Lost Completions (the Task Queue Trigger's poll()): the service delivers each completion once and never again, so a delivery lost on
 // its way (n8n restarting, a proxy error, "Database is not ready") would leave the execution waiting
 // for it forever. n8n calls the Task Queue Trigger's poll() on its Poll Times (every minute by
 // default, on the main process in queue mode): it reads the queue's completions since its last round
@@ -44,10 +46,10 @@ export function noteDelivered(task: CompletedTask, outcome: Outcome | undefined)
 }
 
 /** One round: returns the completions to emit (delivered here earlier, then taken by no execution). */
-export async function reconcile(this: IPollFunctions, queueId: number, dataOnly: boolean): Promise<INodeExecutionData[][] | null> {
+export async function checkLostCompletions(this: IPollFunctions, queueId: number, dataOnly: boolean): Promise<INodeExecutionData[][] | null> {
 	const scope = `${this.getWorkflow().id}:${this.getNode().id}:${queueId}`;
 	const cursor = cursors.get(scope) ?? { at: new Date(Date.now() - FIRST_ROUND_LOOKBACK_MS).toISOString().slice(0, 23), ids: [] };
-	const budget = typeof this.getPollBudgetMs === 'function' ? this.getPollBudgetMs() : undefined;
+	const budget = pollBudgetMs(this);
 	const deadline = Date.now() + Math.min(ROUND_BUDGET_MS, budget && budget > 0 ? budget * 0.8 : ROUND_BUDGET_MS);
 	let collected: Awaited<ReturnType<typeof collectAfter>>;
 	try {
@@ -58,7 +60,7 @@ export async function reconcile(this: IPollFunctions, queueId: number, dataOnly:
 		return null;
 	}
 	if (!collected.complete) {
-		this.logger.warn(`Task Queue Trigger: the reconciliation of queue ${queueId} could not read all completions since its last round (${collected.requests} pages); the next round goes on`);
+		this.logger.warn(`Task Queue Trigger: the check for lost completions of queue ${queueId} could not read all completions since its last round (${collected.requests} pages); the next round goes on`);
 		return null;
 	}
 	cursors.set(scope, advanceCursor(cursor, collected.tasks) ?? cursor);

@@ -1,0 +1,116 @@
+// The three wire messages of the waiting protocol: each builder's output read back by its parser.
+import type { CompletedTask } from '../../../../nodes/TaskQueue/transport/schemas';
+import {
+	announcement,
+	findResumeAddress,
+	forwardAnswer,
+	forwardCall,
+	itemOfThisWait,
+	mayCarryAddress,
+	parseResumeAddress,
+	readAddressQuery,
+	readAnnouncement,
+	readForwardAnswer,
+	readForwardCall,
+	resumeAddressQuery,
+	runTasksOf,
+	type AddressParts,
+} from '../../../../nodes/TaskQueue/waiting/messages';
+
+const BASE = 'https://n8n.example.com/webhook-waiting';
+const SIGNATURE = 'a'.repeat(64);
+const parts: AddressParts = { item: 2, count: 3, inputs: 4, queueId: 17, createdAt: 1_790_000_000 };
+
+/** What n8n's getSignedResumeUrl makes of the query: its waiting path, the query, then `signature`. */
+function signedByN8n(query: Record<string, string>, execution = '812', node = 'node-id_1'): string {
+	return `${BASE}/${execution}/${node}?${new URLSearchParams({ ...query, signature: SIGNATURE }).toString()}`;
+}
+
+const task = (id: number, data: Record<string, unknown> = {}): CompletedTask =>
+	({ id, queue_id: 17, completed_at: '2026-11-26T08:00:00.123456Z', data }) as unknown as CompletedTask;
+
+describe('the resume address', () => {
+	it('round-trips: the query Create and Wait has n8n sign is read back whole, rebuilt on this n8n', () => {
+		const address = signedByN8n(resumeAddressQuery(parts));
+		expect(parseResumeAddress(address, BASE)).toEqual({
+			url: `${BASE}/812/node-id_1?tq=2-3-4&q=17&t=1790000000&signature=${SIGNATURE}`,
+			executionId: '812',
+			nodeId: 'node-id_1',
+			...parts,
+		});
+		expect(readAddressQuery(new URL(address).searchParams)).toEqual({ ...parts, signature: SIGNATURE });
+		expect(itemOfThisWait(address, { executionId: '812', nodeId: 'node-id_1', count: 3, inputs: 4, queueId: 17, createdAt: parts.createdAt })).toBe(2);
+	});
+
+	it("is found among a task's values, and only a task carrying one is worth parsing", () => {
+		const address = signedByN8n(resumeAddressQuery(parts));
+		const carrying = task(1, { note: 'hello', resume_url: address });
+		expect(mayCarryAddress(carrying)).toBe(true);
+		expect(findResumeAddress(carrying.data, BASE)?.executionId).toBe('812');
+		expect(mayCarryAddress(task(2, { note: 'hello' }))).toBe(false);
+	});
+
+	it('refuses what this n8n did not write: another host, extra or missing parts, impossible counts', () => {
+		const query = resumeAddressQuery(parts);
+		expect(parseResumeAddress(signedByN8n(query).replace('n8n.example.com', 'evil.example.com'), BASE)).toBeUndefined();
+		expect(parseResumeAddress(`${signedByN8n(query)}&x=1`, BASE)).toBeUndefined();
+		expect(parseResumeAddress(signedByN8n(query).replace(SIGNATURE, 'b'.repeat(63)), BASE)).toBeUndefined();
+		expect(parseResumeAddress(signedByN8n({ ...query, tq: '4-3-4' }), BASE)).toBeUndefined();
+		expect(parseResumeAddress(signedByN8n({ ...query, tq: '0-5-4' }), BASE)).toBeUndefined();
+		expect(parseResumeAddress(signedByN8n(query, '1/2'), BASE)).toBeUndefined();
+		expect(parseResumeAddress(signedByN8n(query).replace('https://', 'https://user:pw@'), BASE)).toBeUndefined();
+		expect(itemOfThisWait(signedByN8n(query), { executionId: '812', nodeId: 'node-id_1', count: 3, inputs: 4, queueId: 17, createdAt: 1 })).toBeUndefined();
+	});
+});
+
+describe('the forward call and its answer', () => {
+	it('round-trips the tasks a call names, and nothing else', () => {
+		expect(forwardCall([task(5), task(9)])).toEqual({
+			tasks: [
+				{ id: 5, completed_at: '2026-11-26T08:00:00.123456Z' },
+				{ id: 9, completed_at: '2026-11-26T08:00:00.123456Z' },
+			],
+		});
+		expect(readForwardCall(forwardCall([task(5), task(9)]))).toEqual([5, 9]);
+		expect(readForwardCall({ taskId: 5 })).toEqual([]);
+		expect(readForwardCall({ tasks: [{ id: '5' }, { id: 1.5 }, null, { id: 7 }] })).toEqual([7]);
+		expect(readForwardCall({ tasks: Array.from({ length: 1500 }, (_, id) => ({ id })) })).toHaveLength(1000);
+	});
+
+	const received = (answer: { status: number; body: unknown }) => ({ ...answer, html: false });
+	const outcomes = (reading: ReturnType<typeof readForwardAnswer>) => (typeof reading === 'string' ? reading : Object.fromEntries(reading.outcomes));
+
+	it('round-trips each answer the waiting node builds into what the trigger does with each task', () => {
+		const tasks = [task(5), task(9)];
+		expect(outcomes(readForwardAnswer(received(forwardAnswer.notTheRuns([5, 9], [1, 2])), tasks))).toEqual({ 5: 'other', 9: 'other' });
+		expect(outcomes(readForwardAnswer(received(forwardAnswer.stillWaiting({ completed: 1, of: 2 }, [5], [9], [5, 6])), tasks))).toEqual({ 5: 'taken', 9: 'other' });
+		expect(readForwardAnswer(received(forwardAnswer.couldNotConfirm([5], [9])), tasks)).toBe('retry');
+		expect(outcomes(readForwardAnswer(received(forwardAnswer.notAnAddress()), tasks))).toEqual({ 5: 'other', 9: 'other' });
+		expect(runTasksOf(received(forwardAnswer.stillWaiting({ completed: 1, of: 2 }, [5], [9], [5, 6])))).toEqual([5, 6]);
+		expect(runTasksOf(received(forwardAnswer.notTheRuns([5])))).toBeUndefined();
+	});
+
+	it("reads n8n's own answers: resumed, finished, gone, a refused signature, a passing fault", () => {
+		const tasks = [task(5)];
+		const resumed = readForwardAnswer(received({ status: 200, body: { message: 'Workflow was started' } }), tasks);
+		expect(resumed).toEqual({ outcomes: new Map([[5, 'taken']]), why: 'resumed', resumed: true });
+		expect(outcomes(readForwardAnswer({ status: 200, body: '<html>', html: true }, tasks))).toEqual({ 5: 'finished' });
+		expect(outcomes(readForwardAnswer(received({ status: 404, body: {} }), tasks))).toEqual({ 5: 'finished' });
+		expect(readForwardAnswer({ status: 401, body: '<html>', html: true }, tasks)).toBe('refusedAddress');
+		expect(readForwardAnswer(received({ status: 409, body: { message: 'running' } }), tasks)).toBe('retry');
+		expect(readForwardAnswer({ error: 'ECONNREFUSED' }, tasks)).toBe('retry');
+		expect(readForwardAnswer({ status: 200, body: '<html>', html: false }, tasks)).not.toBe('retry');
+		expect(readForwardAnswer({ status: 502, body: '<html>', html: true }, tasks)).toBe('retry');
+	});
+});
+
+describe('the announcement', () => {
+	it('round-trips, and refuses anything but an address and a list of at most 1,000 task ids', () => {
+		const address = signedByN8n(resumeAddressQuery(parts));
+		expect(readAnnouncement(announcement(address, [3, 4]))).toEqual({ address, tasks: [3, 4] });
+		expect(readAnnouncement({ taskQueueWaitingRun: { address, tasks: [3, '4'] } })).toBeUndefined();
+		expect(readAnnouncement({ taskQueueWaitingRun: { address: 5, tasks: [] } })).toBeUndefined();
+		expect(readAnnouncement(announcement(address, Array.from({ length: 1001 }, (_, i) => i)))).toBeUndefined();
+		expect(readAnnouncement({ tasks: [1] })).toBeUndefined();
+	});
+});
