@@ -8,6 +8,7 @@ import type {
 import { NodeApiError, sleep } from 'n8n-workflow';
 import type { ZodType } from 'zod';
 
+import { rememberedMap } from '../runtime/processMemory';
 import { httpError, networkError, redirectError } from './errors';
 import type { TaskQueueContext, TaskQueueCredentials, TaskQueueRequest, TaskQueueResponse } from './types';
 import { CREDENTIAL_TYPE } from './types';
@@ -52,7 +53,7 @@ const setupCache = new WeakMap<object, Promise<RequestSetup>>();
  * the last minute looked up. An answer of 401 or 403 drops it, so a changed key is read again.
  */
 const WEBHOOK_CREDENTIAL_TTL_MS = 60_000;
-const webhookCredentials = new Map<string, { data: ICredentialDataDecryptedObject; at: number }>();
+const webhookCredentials = rememberedMap<string, { data: ICredentialDataDecryptedObject; at: number }>('webhookCredentials');
 
 async function credentialData(this: TaskQueueContext, node: INode): Promise<ICredentialDataDecryptedObject> {
 	const id = node.credentials?.[CREDENTIAL_TYPE]?.id ?? '';
@@ -61,7 +62,6 @@ async function credentialData(this: TaskQueueContext, node: INode): Promise<ICre
 	if (cached && Date.now() - cached.at < WEBHOOK_CREDENTIAL_TTL_MS) return cached.data;
 	const data = await this.getCredentials(CREDENTIAL_TYPE);
 	webhookCredentials.set(id, { data, at: Date.now() });
-	if (webhookCredentials.size > 100) webhookCredentials.delete(webhookCredentials.keys().next().value as string);
 	return data;
 }
 

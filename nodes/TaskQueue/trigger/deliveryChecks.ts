@@ -4,6 +4,7 @@ import type { IDataObject } from 'n8n-workflow';
 import type { CompletedTask } from '../transport/schemas';
 import { completedTaskSchema, isCompletedTask } from '../transport/schemas';
 import { completionKey } from '../helpers/completions';
+import { BoundedSet, rememberedMap, rememberedSet } from '../runtime/processMemory';
 
 /**
  * Whether the `secret` query parameter of a delivery is the registered one, in constant time.
@@ -58,21 +59,19 @@ export const SEEN_LIMIT = 1000;
  * call ends, so two copies arriving together both see the old list: across several webhook
  * processes (queue mode) only that record applies, with that race.
  */
-const memory = new Map<string, Set<string>>();
-const MEMORY_SCOPES = 200;
+const memory = rememberedMap<string, BoundedSet<string>>('seenDeliveryScopes');
 
-function remembered(scope: string): Set<string> {
+function remembered(scope: string): BoundedSet<string> {
 	let keys = memory.get(scope);
 	if (!keys) {
-		keys = new Set();
+		keys = new BoundedSet(SEEN_LIMIT);
 		memory.set(scope, keys);
-		while (memory.size > MEMORY_SCOPES) memory.delete(memory.keys().next().value as string);
 	}
 	return keys;
 }
 
 export class SeenCompletions {
-	private readonly memory: Set<string>;
+	private readonly memory: BoundedSet<string>;
 
 	private readonly stored: Set<string>;
 
@@ -104,14 +103,7 @@ export class SeenCompletions {
 	claim(tasks: CompletedTask[]): void {
 		if (tasks.length === 0) return;
 		const keys = tasks.map(completionKey);
-		for (const key of keys) {
-			this.memory.delete(key);
-			this.memory.add(key);
-		}
-		for (const key of this.memory) {
-			if (this.memory.size <= SEEN_LIMIT) break;
-			this.memory.delete(key);
-		}
+		for (const key of keys) this.memory.add(key);
 		if (!this.durable) return;
 		for (const key of keys) this.stored.add(key);
 		const stored = Array.isArray(this.state.seen) ? (this.state.seen as string[]) : [];
@@ -122,8 +114,8 @@ export class SeenCompletions {
 /** This n8n process, as static data names it (a new one at each start). */
 const PROCESS_ID = randomUUID();
 /** When this process first handled a delivery of a registration, by scope. */
-const firstHandledHere = new Map<string, number>();
-const warnedScopes = new Set<string>();
+const firstHandledHere = rememberedMap<string, number>('firstHandledHere');
+const warnedScopes = rememberedSet<string>('warnedScopes');
 const SEVERAL_PROCESSES_WINDOW_MS = 60_000;
 /** Slack for the clocks of processes on one host; a restarted n8n takes longer than this to come back. */
 const CLOCK_SLACK_MS = 2_000;
@@ -142,7 +134,6 @@ export function deliveriesReachSeveralProcesses(state: IDataObject, scope: strin
 	if (first === undefined) {
 		first = now;
 		firstHandledHere.set(scope, now);
-		while (firstHandledHere.size > MEMORY_SCOPES) firstHandledHere.delete(firstHandledHere.keys().next().value as string);
 	}
 	const another =
 		typeof previous?.process === 'string' &&

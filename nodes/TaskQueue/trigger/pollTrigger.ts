@@ -6,7 +6,7 @@ import type { Cursor } from '../helpers/completions';
 import { advanceCursor, collectAfter, completionKey, cursorAtNewest, readCursor, toItem } from '../helpers/completions';
 import { fetchCompletedPage, FIRST_PAGE_LIMIT } from '../transport/completedPages';
 import { isCompletedTask, type CompletedTask } from '../transport/schemas';
-import { pollBudgetMs } from '../helpers/n8nInternals';
+import { pollBudgetMs } from '../runtime/n8nInternals';
 import { forwardToWaiting } from './relay/forward';
 
 /** Share of n8n's poll budget spent paging before giving the tick back (2.x only). */

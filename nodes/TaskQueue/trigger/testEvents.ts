@@ -1,11 +1,13 @@
 import type { INodeExecutionData, IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
 
+import { rememberedMap } from '../runtime/processMemory';
+
 // The Task Queue Trigger has a poll() for Check for Lost Completions, and n8n runs a node that has one by
 // calling poll() in a manual execution, also one started by a test delivery, instead of passing the
 // delivery's items on. So a test delivery's items are handed from webhook() to that poll() here
 // (both run in the main n8n process, one after the other).
 
-const waiting = new Map<string, INodeExecutionData[][][]>();
+const waiting = rememberedMap<string, INodeExecutionData[][][]>('testEvents');
 
 const scope = (context: IWebhookFunctions | IPollFunctions) => `${context.getWorkflow().id}:${context.getNode().id}`;
 

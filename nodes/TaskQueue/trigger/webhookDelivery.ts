@@ -9,7 +9,7 @@ import {
 	SeenCompletions,
 	secretMatches,
 } from './deliveryChecks';
-import { waitingBaseUrl } from '../helpers/n8nInternals';
+import { waitingBaseUrl } from '../runtime/n8nInternals';
 import { parseResumeAddress, readAnnouncement } from '../waiting/messages';
 import { noteDelivered } from './relay/checkLostCompletions';
 import { forwardToWaiting } from './relay/forward';

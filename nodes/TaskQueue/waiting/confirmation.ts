@@ -3,6 +3,7 @@ import { sleep } from 'n8n-workflow';
 
 import { timeKey } from '../helpers/completions';
 import { getTaskQueueCredentials } from '../transport';
+import { rememberedMap } from '../runtime/processMemory';
 import { completedPages, MAX_PAGE } from '../transport/completedPages';
 import type { CompletedTask } from '../transport/schemas';
 
@@ -20,7 +21,6 @@ const REREAD_MS = 1_000;
 const MIN_GAP_MS = 250;
 /** Completions kept per queue; the oldest go first, and the index then covers less far back. */
 const MAX_INDEXED = 20_000;
-const REMEMBERED_QUEUES = 200;
 
 export interface RunToConfirm {
 	queueId: number;
@@ -49,14 +49,12 @@ interface QueueIndex {
 	lastStart: number;
 }
 
-const indexes = new Map<string, QueueIndex>();
+const indexes = rememberedMap<string, QueueIndex>('confirmationIndexes');
 
+/** The queue's index, now the most recently used one. */
 function indexOf(key: string): QueueIndex {
-	let index = indexes.get(key);
-	if (index) indexes.delete(key);
-	else index = { tasks: new Map(), readFrom: '', coveredFrom: '', deep: false, lastStart: 0 };
+	const index = indexes.get(key) ?? { tasks: new Map(), readFrom: '', coveredFrom: '', deep: false, lastStart: 0 };
 	indexes.set(key, index);
-	while (indexes.size > REMEMBERED_QUEUES) indexes.delete(indexes.keys().next().value as string);
 	return index;
 }
 

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
 
-import { waitingNodeContext } from '../helpers/n8nInternals';
+import { waitingNodeContext } from '../runtime/n8nInternals';
 
 // What a waiting run remembers: the task the service created for each of its input items, by the
 // id the service gave it in its answer to the create request. It is kept in the node's context of

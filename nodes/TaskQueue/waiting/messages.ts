@@ -44,7 +44,7 @@ export interface ResumeAddress {
 /** The parts of an address that the waiting node chooses (n8n adds the path and the signature). */
 export type AddressParts = Omit<ResumeAddress, 'url' | 'executionId' | 'nodeId'>;
 
-/** The query Create and Wait hands n8n to sign (helpers/n8nInternals.ts: signedResumeUrl). */
+/** The query Create and Wait hands n8n to sign (runtime/n8nInternals.ts: signedResumeUrl). */
 export function resumeAddressQuery(parts: AddressParts): Record<string, string> {
 	const { item, count, inputs, queueId, createdAt } = parts;
 	return { tq: `${item}-${count}-${inputs}`, q: String(queueId), t: String(createdAt) };

@@ -6,7 +6,7 @@ import type { CompiledQueue } from '../helpers/blockModel';
 import { isInputBlock, optionsOf } from '../helpers/blockModel';
 import { parseDateParameter } from '../helpers/dates';
 import { getWebhookTarget } from '../transport/endpoints';
-import { canSignResumeUrls, workflowSettings } from '../helpers/n8nInternals';
+import { canSignResumeUrls, workflowSettings } from '../runtime/n8nInternals';
 import { isTriggerOfThisN8n, maskSecret, WEBHOOK_PATH } from '../helpers/webhookTarget';
 import { mappedFields, RESUME_FIELD_KINDS, type WaitSettings } from './settings';
 

@@ -3,7 +3,7 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { queueLocator } from '../../helpers/descriptions';
 import { getQueueId } from '../../helpers/queue';
-import { requireSignedCalls, signedResumeUrl, waitingBaseUrl } from '../../helpers/n8nInternals';
+import { requireSignedCalls, signedResumeUrl, waitingBaseUrl } from '../../runtime/n8nInternals';
 import { resumeAddressQuery } from '../../waiting/messages';
 import { announceRun } from '../../waiting/announce';
 import { keepRunMemory, runToken, waitingItems } from '../../waiting/memory';

@@ -2,7 +2,8 @@ import type { INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
 import type { Cursor } from '../../helpers/completions';
 import { advanceCursor, collectAfter, completionKey, timeKey, toItem } from '../../helpers/completions';
-import { pollBudgetMs } from '../../helpers/n8nInternals';
+import { pollBudgetMs } from '../../runtime/n8nInternals';
+import { rememberedMap, rememberedSet } from '../../runtime/processMemory';
 import type { CompletedTask } from '../../transport/schemas';
 import type { Outcome } from '../../waiting/messages';
 import { forwardToWaiting } from './forward';
@@ -19,30 +20,21 @@ import { forwardToWaiting } from './forward';
 const FIRST_ROUND_LOOKBACK_MS = 24 * 3_600_000;
 /** A round reads for at most this long (n8n 2.x gives polls a budget; 1.x does not). */
 const ROUND_BUDGET_MS = 20_000;
-const REMEMBERED = 10_000;
 
 /** Completions this process has settled already (delivered and answered), by key. */
-const settledHere = new Set<string>();
+const settledHere = rememberedSet<string>('settledCompletions');
 /** Completions delivered here that no execution could take yet: emitted if none takes them. */
-const owedHere = new Map<string, CompletedTask>();
+const owedHere = rememberedMap<string, CompletedTask>('owedCompletions');
 /** Completions a round could not settle (the service or n8n unreachable): passed on again next round. */
-const retryHere = new Map<string, CompletedTask>();
+const retryHere = rememberedMap<string, CompletedTask>('retryCompletions');
 /** Where each trigger's rounds stand in this process. */
-const cursors = new Map<string, Cursor>();
-
-function remember(key: string): void {
-	settledHere.delete(key);
-	settledHere.add(key);
-	if (settledHere.size > REMEMBERED) settledHere.delete(settledHere.values().next().value as string);
-}
+const cursors = rememberedMap<string, Cursor>('lostCompletionCursors');
 
 /** Records what a delivery's forward came to, so the next round does not pass it on again for nothing. */
 export function noteDelivered(task: CompletedTask, outcome: Outcome | undefined): void {
 	const key = completionKey(task);
-	if (outcome === 'unsettled') {
-		owedHere.set(key, task);
-		if (owedHere.size > REMEMBERED) owedHere.delete(owedHere.keys().next().value as string);
-	} else remember(key);
+	if (outcome === 'unsettled') owedHere.set(key, task);
+	else settledHere.add(key);
 }
 
 /** One round: returns the completions to emit (delivered here earlier, then taken by no execution). */
@@ -75,13 +67,12 @@ export async function checkLostCompletions(this: IPollFunctions, queueId: number
 		const outcome = outcomes.get(key);
 		if (outcome === 'unsettled') {
 			if (!owedHere.has(key)) retryHere.set(key, task);
-			if (retryHere.size > REMEMBERED) retryHere.delete(retryHere.keys().next().value as string);
 			continue;
 		}
 		retryHere.delete(key);
 		if (outcome === undefined) continue;
 		if (owedHere.delete(key) && outcome === 'other') emit.push(task);
-		remember(key);
+		settledHere.add(key);
 	}
 	const passedOn = [...outcomes.values()].filter((o) => o === 'taken').length;
 	if (passedOn > 0) {

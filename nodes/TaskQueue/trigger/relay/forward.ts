@@ -2,7 +2,7 @@ import type { IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 import { completionKey } from '../../helpers/completions';
-import { waitingBaseUrl } from '../../helpers/n8nInternals';
+import { waitingBaseUrl } from '../../runtime/n8nInternals';
 import { withoutTheKey } from '../../transport';
 import { CREDENTIAL_TYPE } from '../../transport/types';
 import type { CompletedTask } from '../../transport/schemas';

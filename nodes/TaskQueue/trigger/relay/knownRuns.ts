@@ -6,24 +6,17 @@
 // the run itself decides by the ids it remembers. Per process: in queue mode, each webhook process
 // knows what reached it.
 
-const MAX_TASKS = 50_000;
-const MAX_RUNS = 5_000;
+import { rememberedMap } from '../../runtime/processMemory';
 
 /** Each remembered task's run: one of its addresses n8n accepts, and the execution it names. */
-const runOfTask = new Map<number, { url: string; execution: string }>();
+const runOfTask = rememberedMap<number, { url: string; execution: string }>('runOfTask');
 /** Each remembered run's tasks. */
-const runs = new Map<string, Set<number>>();
-
-function bounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
-	map.delete(key);
-	map.set(key, value);
-	while (map.size > max) map.delete(map.keys().next().value as K);
-}
+const runs = rememberedMap<string, Set<number>>('runTasks');
 
 export function rememberRun(url: string, execution: string, taskIds: number[]): void {
 	const tasks = taskIds.slice(0, 1000);
-	for (const id of tasks) bounded(runOfTask, id, { url, execution }, MAX_TASKS);
-	bounded(runs, execution, new Set(tasks), MAX_RUNS);
+	for (const id of tasks) runOfTask.set(id, { url, execution });
+	runs.set(execution, new Set(tasks));
 }
 
 export function runOf(taskId: number): { url: string; execution: string } | undefined {
