@@ -130,7 +130,7 @@ describe('TaskQueueApi credential test', () => {
 		expect(request.headers.authorization).toBe(`Token ${sandbox.apiKey}`);
 	});
 
-	it('a Base URL that redirects to another origin fails, and the key is not sent there (issue 27)', async () => {
+	it('a Base URL that redirects to another origin fails, and the key is not sent there', async () => {
 		const received: Array<string | undefined> = [];
 		const elsewhere = httpServer((req, res) => {
 			received.push(req.headers.authorization);

@@ -212,7 +212,7 @@ describe('every action operation in a workflow', () => {
 	});
 });
 
-describe('secrets stay where they belong (issue 27)', () => {
+describe('secrets stay where they belong', () => {
 	test('Webhook > Set and Get show the trigger\'s secret as hidden, in the output and in what n8n stores', async () => {
 		const secret = ['tq', 'e2e', 'trigger', 'secret', Date.now()].join('_');
 		const target = `https://hooks.example.com/webhook/abc/task-completed?secret=${secret}`;

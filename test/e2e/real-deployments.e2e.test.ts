@@ -1,4 +1,4 @@
-// What real deployments of the service do and the sandbox now imitates (issue 13), in a real n8n
+// What real deployments of the service do and the sandbox now imitates, in a real n8n
 // with the packed package:
 //   1. catch-up meets completions delivered at millisecond precision and listed at microseconds:
 //      each completion still starts one execution, once;

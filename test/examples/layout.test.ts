@@ -1,4 +1,4 @@
-// The examples open clean in the editor: no node sits on the sticky note that explains it (issue 26).
+// The examples open clean in the editor: no node sits on the sticky note that explains it.
 import { readdirSync, readFileSync } from 'fs';
 import { join } from 'path';
 

@@ -1,4 +1,4 @@
-// The chaos suite of Create and Wait (issue 25): many waiting runs at once (single items and
+// The chaos suite of Create and Wait: many waiting runs at once (single items and
 // batches, "all" and "first", approval and values) on one queue shared with other work, while the
 // sandbox drops, duplicates, delays and reorders deliveries and answers the confirming reads with
 // 5xx, n8n is unreachable or "not ready" for a while, other work completes hundreds of tasks in the

@@ -1,4 +1,4 @@
-// What Create and Wait costs the service (issue 25's goal: at most 2 reads of the completed list per
+// What Create and Wait costs the service (the goal: at most 2 reads of the completed list per
 // completion on average), counted at the sandbox, in a quiet queue and with 10,000 completions of
 // other work landing in the queue during the waits. Counts, not times, so they can be asserted.
 

@@ -216,7 +216,7 @@ describe('the CLI', () => {
 		expect(out).toMatch(
 			/101 {2}Refund Requests\n\s+102 {2}Content Review\n\s+103 {2}Data Labeling/,
 		);
-		// an API key of its own (issue 27: a key every copy of the sandbox shared would be no secret)
+		// an API key of its own (a key every copy of the sandbox shared would be no secret)
 		const key = /API key:\s+(tqs_sandbox_[0-9a-f]{24})\n/.exec(out)?.[1] as string;
 		expect(key).toBeDefined();
 		expect(key).not.toBe('tqs_sandbox_2f8a61c4e9d07b35');

@@ -21,7 +21,7 @@ import { ensureNamedCredential, provision } from './provision';
 import { startQueueMode, type QueueModeN8n } from './queue-mode';
 import { startN8n, type N8nHandle } from './start';
 
-/** Per run of `npm run dev`: a key every copy of the sandbox shared would be no secret (issue 27). */
+/** Per run of `npm run dev`: a key every copy of the sandbox shared would be no secret. */
 export const SANDBOX_API_KEY = `tqs_sandbox_${randomBytes(12).toString('hex')}`;
 export const SANDBOX_ORG_ID = 1;
 

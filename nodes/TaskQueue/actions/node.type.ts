@@ -3,7 +3,8 @@ import type { AllEntities, IDataObject, IExecuteFunctions, INodeExecutionData, I
 import type { AdaptiveConcurrency } from '../helpers/concurrency';
 import type { QueueConfigCache } from '../helpers/queueConfig';
 
-type NodeMap = {
+/** Each resource's operations, by the values the editor saves: the router and the maps below are checked against it. */
+export type NodeMap = {
 	task: 'create' | 'getCompleted' | 'sendAndWait';
 	queue: 'get' | 'getMany' | 'flush';
 	webhook: 'get' | 'set' | 'remove';
@@ -11,6 +12,9 @@ type NodeMap = {
 
 export type TaskQueueType = AllEntities<NodeMap>;
 export type TaskQueueResource = TaskQueueType['resource'];
+
+/** A resource's operation files, by operation value: every operation of NodeMap, and no other. */
+export type OperationsOf<R extends keyof NodeMap> = Record<NodeMap[R], TaskQueueOperation>;
 
 /** What one execution of the node shares between its items. */
 export interface ExecutionState {

@@ -7,9 +7,9 @@ import { QueueConfigCache } from '../helpers/queueConfig';
 import * as queue from './queue';
 import * as task from './task';
 import * as webhook from './webhook';
-import type { ExecutionState, TaskQueueOperation, TaskQueueType } from './node.type';
+import type { ExecutionState, NodeMap, OperationsOf, TaskQueueOperation, TaskQueueType } from './node.type';
 
-const resources: Record<TaskQueueType['resource'], Record<string, TaskQueueOperation>> = {
+const resources: { [R in keyof NodeMap]: OperationsOf<R> } = {
 	task: task.operations,
 	queue: queue.operations,
 	webhook: webhook.operations,
@@ -41,9 +41,8 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		);
 	}
 	const operationName = this.getNodeParameter('operation', 0) as string;
-	const operation = Object.prototype.hasOwnProperty.call(resources[resource], operationName)
-		? resources[resource][operationName]
-		: undefined;
+	const operations: Record<string, TaskQueueOperation> = resources[resource];
+	const operation = Object.prototype.hasOwnProperty.call(operations, operationName) ? operations[operationName] : undefined;
 	if (!operation) {
 		throw new NodeOperationError(
 			this.getNode(),

@@ -1,4 +1,4 @@
-// The chaos suite of Create and Wait in a real n8n with the packed package (issue 25), in n8n
+// The chaos suite of Create and Wait in a real n8n with the packed package, in n8n
 // 2.41.1 as one process (`npm run test:long`) and in queue mode (`npm run test:queue-mode`): waiting
 // runs of four workflows ("all" and "first", values and approval, 1 to 4 items) on one queue shared
 // with other work, while the sandbox drops, duplicates, delays and reorders deliveries and answers

@@ -303,7 +303,7 @@ describe('activation refuses what real deployments would get wrong, before writi
 	});
 });
 
-describe('after a refused activation (issue 27)', () => {
+describe('after a refused activation', () => {
 	it('on a self-hosted 1.0.x server with the standard path noun, the clean-up n8n runs (and retries) says once, at info, that nothing was registered', async () => {
 		const { Logger } = require(require.resolve('@n8n/backend-common', { paths: [require.resolve('n8n-core')] })) as typeof import('@n8n/backend-common');
 		const error = jest.spyOn(Logger.prototype, 'error');
@@ -329,7 +329,7 @@ describe('after a refused activation (issue 27)', () => {
 	});
 });
 
-describe("the trigger's parameters (n8n's non-required-fields-in-collection rule, issue 27)", () => {
+describe("the trigger's parameters (n8n's non-required-fields-in-collection rule)", () => {
 	it('every top-level field is required, a notice, or a collection of options', () => {
 		const { TaskQueueTrigger } = require('../../../nodes/TaskQueue/TaskQueueTrigger.node') as typeof import('../../../nodes/TaskQueue/TaskQueueTrigger.node');
 		const loose = new TaskQueueTrigger().description.properties

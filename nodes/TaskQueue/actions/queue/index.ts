@@ -1,13 +1,13 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import type { TaskQueueOperation } from '../node.type';
+import type { OperationsOf } from '../node.type';
 import * as flush from './flush.operation';
 import * as get from './get.operation';
 import * as getMany from './getMany.operation';
 
 export { flush, get, getMany };
 
-export const operations: Record<string, TaskQueueOperation> = { flush, get, getMany };
+export const operations = { flush, get, getMany } satisfies OperationsOf<'queue'>;
 
 export const description: INodeProperties[] = [
 	{

@@ -1,13 +1,16 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import type { TaskQueueOperation } from '../node.type';
+import type { OperationsOf } from '../node.type';
 import * as create from './create.operation';
 import * as createAndWait from './createAndWait.operation';
 import * as getCompleted from './getCompleted.operation';
 
 export { create, createAndWait, getCompleted };
 
-export const operations: Record<string, TaskQueueOperation> = { create, getCompleted, sendAndWait: createAndWait };
+// Create and Wait's value is n8n's SEND_AND_WAIT_OPERATION: n8n 2.x checks the signature of a resume
+// call by itself only for a node whose operation is sendAndWait, and generates the node's AI review
+// tool variant only for such an operation.
+export const operations = { create, getCompleted, sendAndWait: createAndWait } satisfies OperationsOf<'task'>;
 
 export const description: INodeProperties[] = [
 	{

@@ -1,13 +1,13 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import type { TaskQueueOperation } from '../node.type';
+import type { OperationsOf } from '../node.type';
 import * as get from './get.operation';
 import * as remove from './remove.operation';
 import * as set from './set.operation';
 
 export { get, remove, set };
 
-export const operations: Record<string, TaskQueueOperation> = { get, remove, set };
+export const operations = { get, remove, set } satisfies OperationsOf<'webhook'>;
 
 export const description: INodeProperties[] = [
 	{

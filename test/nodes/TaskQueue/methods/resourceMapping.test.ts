@@ -121,7 +121,7 @@ describe('resource mapper fields of the seeded queues', () => {
 	});
 });
 
-describe('Create and Wait: what it offers (issue 26)', () => {
+describe('Create and Wait: what it offers', () => {
 	function context(parameters: Record<string, unknown>) {
 		return loadOptionsContext({
 			types: { taskQueue: node },

@@ -1,4 +1,4 @@
-// The waiting guarantees (issue 25), each under the fault that broke it: a run resumes once, with its
+// The waiting guarantees, each under the fault that broke it: a run resumes once, with its
 // own tasks, paired with its own inputs, never stuck, whatever the queue's traffic. Completions travel
 // as in n8n: the sandbox POSTs them to the Task Queue Trigger (webhook() in a WebhookContext), which
 // forwards them to n8n's waiting address (a stand-in that checks signatures as n8n 2.41 does and runs

@@ -326,14 +326,14 @@ describe('Create and Wait refuses before creating anything', () => {
 			/a read-only text or link field of the queue that is not among the Values to Send: resume_url\./,
 		],
 		[
-			'the resume field is one people fill in (issue 26: a person typed their own link over the address)',
+			'the resume field is one people fill in (a person typed their own link over the address)',
 			async () => {},
 			createAndWait({ resumeField: 'note' }),
 			'People fill in the field "note": it cannot carry the resume address',
 			/could type over it; the run would then never hear of their answer\. Set Resume Address Field to a read-only text or link field of the queue that is not among the Values to Send: resume_url\./,
 		],
 		[
-			'the resume field is also mapped in Values to Send (issue 26: the title was replaced by the address)',
+			'the resume field is also mapped in Values to Send (the title was replaced by the address)',
 			async () => {},
 			createAndWait({ resumeField: 'customer_message' }),
 			'The field "customer_message" is both the Resume Address Field and one of the Values to Send',
@@ -370,7 +370,7 @@ describe('Create and Wait refuses before creating anything', () => {
 		expect(result.data.waitTill).toBeUndefined();
 	});
 
-	test('the error that names the queue\'s webhook hides the trigger\'s secret (issue 27)', async () => {
+	test('the error that names the queue\'s webhook hides the trigger\'s secret', async () => {
 		await env.client.setWebhook(104, 'http://localhost:5678/webhook-test/abc/task-completed?secret=tq_trigger_secret_4d1f');
 		const { error } = await run(createAndWait(), INPUT, { continueOnFail: true });
 		const description = (error as unknown as { description: string }).description;

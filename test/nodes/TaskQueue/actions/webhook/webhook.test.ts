@@ -56,7 +56,7 @@ describe('Webhook', () => {
 		expect((await env.run(webhook('get'))).items[0].json).toEqual({ queueId: 101, target: null, active: false });
 	});
 
-	test('the trigger\'s secret never shows in an output: Get and Set mask it (issue 27)', async () => {
+	test('the trigger\'s secret never shows in an output: Get and Set mask it', async () => {
 		const secret = ['tq', 'trigger', 'secret', Date.now()].join('');
 		const target = `http://localhost:5678/webhook/abc/task-completed?secret=${secret}`;
 		const set = await env.run(webhook('set', { url: target }));
