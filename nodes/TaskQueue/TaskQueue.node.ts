@@ -10,7 +10,6 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import * as queue from './actions/queue';
 import { router } from './actions/router';
-import { operationSubtitle } from './helpers/descriptions';
 import * as task from './actions/task';
 import { WAITING_TOOLTIP } from './waiting/descriptions';
 import { resumeOnCompletion, resumeWebhooks } from './waiting/resume';
@@ -26,8 +25,10 @@ export class TaskQueue implements INodeType {
 		icon: { light: 'file:../../icons/taskQueue.svg', dark: 'file:../../icons/taskQueue.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		// "Create a task" rather than "create: task": each operation's action, from the Operation pickers
-		subtitle: operationSubtitle({ task: task.description, queue: queue.description, webhook: webhook.description }),
+		// "Create a task" rather than "create: task": each operation's action. A literal, as n8n's lint
+		// rule (node-class-description-missing-subtitle) requires; test/nodes/TaskQueue/TaskQueue.node.test.ts
+		// checks it against the Operation pickers.
+		subtitle: '={{ {"queue:flush":"Flush a queue","queue:get":"Get a queue","queue:getMany":"Get many queues","task:create":"Create a task","task:sendAndWait":"Create and wait for people to answer","task:getCompleted":"Get completed tasks","webhook:get":"Get a webhook","webhook:remove":"Remove a webhook","webhook:set":"Set a webhook"}[$parameter["resource"] + ":" + $parameter["operation"]] }}',
 		description:
 			'Hand work to people through the Task Queue Service: create tasks in a queue, read the tasks people completed, manage queues and their webhook',
 		defaults: { name: 'Task Queue' },

@@ -1,4 +1,4 @@
-import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 /** Matches the queue's page in the service: `.../queues/101` or legacy `.../workflows/101`. */
 export const QUEUE_URL_REGEX = '(?:queues|workflows)\\/(\\d+)';
@@ -69,13 +69,3 @@ export const returnAllAndLimit: INodeProperties[] = [
 		displayOptions: { show: { returnAll: [false] } },
 	},
 ];
-
-/** The node's subtitle: the action of the chosen operation ("Create a task"), read from each resource's Operation picker. */
-export function operationSubtitle(resources: Record<string, INodeProperties[]>): string {
-	const actions: Record<string, string> = {};
-	for (const [resource, properties] of Object.entries(resources)) {
-		const picker = properties.find((property) => property.name === 'operation');
-		for (const option of (picker?.options ?? []) as INodePropertyOptions[]) actions[`${resource}:${String(option.value)}`] = String(option.action);
-	}
-	return `={{ ${JSON.stringify(actions)}[$parameter["resource"] + ":" + $parameter["operation"]] }}`;
-}
