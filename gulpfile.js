@@ -53,11 +53,16 @@ exports.unit = unit;
 
 /** `npm run dev`: the sandbox, a real n8n with this package, its credential and the examples. */
 function dev() {
-	const child = run(process.execPath, [require.resolve('tsx/cli'), 'tools/n8n/dev.ts', ...argsAfter('dev')]);
+	const child = run(process.execPath, [
+		require.resolve('tsx/cli'),
+		'tools/n8n/dev.ts',
+		...argsAfter('dev'),
+	]);
 	forwardStopSignals(child);
 	return child;
 }
-dev.description = 'Start the sandbox and a real n8n with this package, a credential and the examples';
+dev.description =
+	'Start the sandbox and a real n8n with this package, a credential and the examples';
 exports.dev = dev;
 
 /** Before any test: Chromium and the pinned n8n installed, or what to do said once (tools/prepare-tests.ts). */
@@ -68,7 +73,14 @@ prepare.description = 'Install what the tests need (Chromium, the pinned n8n), o
 exports.prepare = prepare;
 
 function jestE2e(extra) {
-	return run(process.execPath, [require.resolve('jest/bin/jest'), '-c', 'jest.e2e.config.js', '--ci', '--runInBand', ...extra]);
+	return run(process.execPath, [
+		require.resolve('jest/bin/jest'),
+		'-c',
+		'jest.e2e.config.js',
+		'--ci',
+		'--runInBand',
+		...extra,
+	]);
 }
 
 /** The end-to-end suite: real n8n (tools/n8n) + the sandbox, the package installed from npm pack. */
@@ -80,7 +92,13 @@ exports.e2e = e2e;
 
 /** The end-to-end files a developer runs on each change: everything but the long reliability suites. */
 function e2eQuick() {
-	return jestE2e(['--testPathIgnorePatterns', '/node_modules/', 'test/e2e/reliability/', 'queue-mode\\.e2e', ...argsAfter('test')]);
+	return jestE2e([
+		'--testPathIgnorePatterns',
+		'/node_modules/',
+		'test/e2e/reliability/',
+		'queue-mode\\.e2e',
+		...argsAfter('test'),
+	]);
 }
 
 /** The long reliability suites (10,000 hostile calls, n8n down, 100 activation cycles): minutes each. */
@@ -110,7 +128,15 @@ function e2eQueueMode() {
 	const choosesFiles = extra.some((arg) => arg.startsWith('--testPathPattern'));
 	return spawn(
 		process.execPath,
-		[require.resolve('jest/bin/jest'), '-c', 'jest.e2e.config.js', '--ci', '--runInBand', ...extra, ...(choosesFiles ? [] : QUEUE_MODE_FILES)],
+		[
+			require.resolve('jest/bin/jest'),
+			'-c',
+			'jest.e2e.config.js',
+			'--ci',
+			'--runInBand',
+			...extra,
+			...(choosesFiles ? [] : QUEUE_MODE_FILES),
+		],
 		{ stdio: 'inherit', cwd: __dirname, env: { ...process.env, TQ_QUEUE_MODE: '1' } },
 	);
 }
@@ -120,7 +146,8 @@ exports.queueMode = function queueMode(done) {
 	const { series } = require('gulp');
 	return series(prepare, e2eQueueMode)(done);
 };
-exports.queueMode.description = 'The end-to-end suite in n8n queue mode (PostgreSQL, Redis, 2 workers, 2 webhook processes behind nginx)';
+exports.queueMode.description =
+	'The end-to-end suite in n8n queue mode (PostgreSQL, Redis, 2 workers, 2 webhook processes behind nginx)';
 
 /** `npm run bench`: the benchmarks against a real n8n and the sandbox; writes bench/RESULTS.md. */
 function bench() {
@@ -134,7 +161,8 @@ exports.test = function test(done) {
 	const { series } = require('gulp');
 	return series(prepare, unit, e2eQuick)(done);
 };
-exports.test.description = 'The tests of each change: set-up, jest, the end-to-end suite (no long reliability suites)';
+exports.test.description =
+	'The tests of each change: set-up, jest, the end-to-end suite (no long reliability suites)';
 
 /** `npm run test:long`: the long reliability suites in a real n8n (CI runs them too). */
 exports.long = function long(done) {

@@ -5,7 +5,9 @@ module.exports = {
 	roots: ['<rootDir>/test/e2e'],
 	testMatch: ['**/*.e2e.test.ts'],
 	// queue-mode.e2e.test.ts needs n8n in queue mode: `npm run test:queue-mode` (TQ_QUEUE_MODE=1)
-	testPathIgnorePatterns: process.env.TQ_QUEUE_MODE ? ['/node_modules/'] : ['/node_modules/', 'queue-mode\\.e2e'],
+	testPathIgnorePatterns: process.env.TQ_QUEUE_MODE
+		? ['/node_modules/']
+		: ['/node_modules/', 'queue-mode\\.e2e'],
 	transform: {
 		'^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.dev.json' }],
 	},

@@ -379,7 +379,10 @@ export function errorText(error: unknown): string {
 }
 
 /** The Task Queue credential and the HTTP Request/Webhook contenders' header credential, in this n8n. */
-export async function benchCredentials(n8n: N8nHandle, sandbox: SandboxProcess): Promise<Credentials> {
+export async function benchCredentials(
+	n8n: N8nHandle,
+	sandbox: SandboxProcess,
+): Promise<Credentials> {
 	const taskQueueId = await ensureCredential(n8n, {
 		baseUrl: sandbox.baseUrl,
 		apiKey: SANDBOX_API_KEY,

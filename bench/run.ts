@@ -163,7 +163,10 @@ async function main(): Promise<void> {
 				['2', async () => await scenarioGetCompleted(ctx, 50)],
 				['3', async () => await scenarioTrigger(ctx)],
 				['4', async () => await scenarioPoll(ctx)],
-				['6', async () => await scenarioWaiting(ctx, Math.max(10, shortRounds * 4), waitItems, 200)],
+				[
+					'6',
+					async () => await scenarioWaiting(ctx, Math.max(10, shortRounds * 4), waitItems, 200),
+				],
 			];
 			const handle = n8n;
 			/** n8n answers and its database is up; otherwise restart it (same folder: same workflows). */
@@ -219,16 +222,28 @@ async function main(): Promise<void> {
 			n8n = undefined;
 			const queueFolder = mkdtempSync(join(os.tmpdir(), 'tq-bench-queue-mode-'));
 			await extractInto(tarball, queueFolder);
-			const queueMode = await startQueueMode({ userFolder: queueFolder, env: { N8N_LOG_LEVEL: process.env.TQ_N8N_LOG_LEVEL ?? 'warn', ...n8nEnv }, log: (s) => log(s) });
+			const queueMode = await startQueueMode({
+				userFolder: queueFolder,
+				env: { N8N_LOG_LEVEL: process.env.TQ_N8N_LOG_LEVEL ?? 'warn', ...n8nEnv },
+				log: (s) => log(s),
+			});
 			try {
 				const handle = queueMode.asOne();
 				log(`n8n in queue mode ready at ${handle.url} (${secs()})`);
 				const creds = await benchCredentials(handle, sandbox);
 				const describe = `${queueMode.webhooks.length} webhook processes behind nginx round-robin, ${queueMode.workers.length} workers, PostgreSQL, Redis`;
-				sections.push(await scenarioTrigger({ n8n: handle, sandbox, creds, rounds, shortRounds }, { describe }));
+				sections.push(
+					await scenarioTrigger({ n8n: handle, sandbox, creds, rounds, shortRounds }, { describe }),
+				);
 				log(`scenario 7 done (${secs()})`);
 			} catch (error) {
-				sections.push({ title: 'scenario 7', body: `failed: ${errorText(error)}`, goals: [], notes: [], summary: [`scenario 7 failed: ${errorText(error)}`] });
+				sections.push({
+					title: 'scenario 7',
+					body: `failed: ${errorText(error)}`,
+					goals: [],
+					notes: [],
+					summary: [`scenario 7 failed: ${errorText(error)}`],
+				});
 			} finally {
 				await queueMode.stop();
 				if (!process.env.TQ_BENCH_KEEP) rmSync(queueFolder, { recursive: true, force: true });

@@ -192,7 +192,11 @@ export async function scenarioCreate(ctx: BenchContext, latencyMs: number): Prom
 		raised: `Task Queue node (Map Automatically, Max Concurrency ${RAISED_CAP})`,
 	};
 	const workflows: Record<string, [id: string, path: string, work: string]> = {
-		[contenders.node]: [await ensureWorkflow(n8n, wf.createWithNode(ctx.creds), true), 'bench-create-node', wf.WORK.node],
+		[contenders.node]: [
+			await ensureWorkflow(n8n, wf.createWithNode(ctx.creds), true),
+			'bench-create-node',
+			wf.WORK.node,
+		],
 		[contenders.http]: [
 			await ensureWorkflow(n8n, wf.createWithHttp(ctx.creds, sandbox.baseUrl), true),
 			'bench-create-http',
@@ -534,7 +538,10 @@ async function waitForTarget(
 }
 
 /** `queueMode`: the same burst in n8n's queue mode (scenario 7), both contenders in that n8n. */
-export async function scenarioTrigger(ctx: BenchContext, queueMode?: { describe: string }): Promise<Section> {
+export async function scenarioTrigger(
+	ctx: BenchContext,
+	queueMode?: { describe: string },
+): Promise<Section> {
 	const { n8n, sandbox } = ctx;
 	const nodeWf = await ensureWorkflow(n8n, wf.triggerWithNode(ctx.creds), false);
 	const hookWf = await ensureWorkflow(n8n, wf.triggerWithWebhook(), false);
@@ -588,7 +595,8 @@ export async function scenarioTrigger(ctx: BenchContext, queueMode?: { describe:
 					seen.set(task.id, (seen.get(task.id) ?? 0) + 1);
 					if (task.completed_at) {
 						latencies.push(Date.parse(e.startedAt) - Date.parse(task.completed_at));
-						if (e.stoppedAt) doneLatencies.push(Date.parse(e.stoppedAt) - Date.parse(task.completed_at));
+						if (e.stoppedAt)
+							doneLatencies.push(Date.parse(e.stoppedAt) - Date.parse(task.completed_at));
 					}
 				}
 			}

@@ -29,13 +29,30 @@ function figures<T>(name: string): T | undefined {
 
 export function scenarioWaitingReads(): Section {
 	const started = Date.now();
-	const run = spawnSync(process.execPath, [require.resolve('jest/bin/jest'), 'test/reliability/waiting-reads', '--ci'], { cwd: REPO_ROOT, stdio: 'inherit' });
-	const fresh = <T extends { measuredAt?: string }>(value: T | undefined) => (value && Date.parse(value.measuredAt ?? '') >= started ? value : undefined);
-	const rows = ['20x5-0', '1x100-10000', '20x5-10000'].map((name) => fresh(figures<Reads & { measuredAt?: string }>(`waiting-reads-${name}`)));
-	const deep = fresh(figures<{ reads: number; resumedAfterMs: number; measuredAt?: string }>('waiting-reads-100000-completed'));
+	const run = spawnSync(
+		process.execPath,
+		[require.resolve('jest/bin/jest'), 'test/reliability/waiting-reads', '--ci'],
+		{ cwd: REPO_ROOT, stdio: 'inherit' },
+	);
+	const fresh = <T extends { measuredAt?: string }>(value: T | undefined) =>
+		value && Date.parse(value.measuredAt ?? '') >= started ? value : undefined;
+	const rows = ['20x5-0', '1x100-10000', '20x5-10000'].map((name) =>
+		fresh(figures<Reads & { measuredAt?: string }>(`waiting-reads-${name}`)),
+	);
+	const deep = fresh(
+		figures<{ reads: number; resumedAfterMs: number; measuredAt?: string }>(
+			'waiting-reads-100000-completed',
+		),
+	);
 	const title = '8. What waiting costs the service';
 	if (run.status !== 0 || rows.some((r) => !r) || !deep) {
-		return { title, body: `failed: the jest file exited ${String(run.status)}`, goals: [], notes: [], summary: [`${title}: failed`] };
+		return {
+			title,
+			body: `failed: the jest file exited ${String(run.status)}`,
+			goals: [],
+			notes: [],
+			summary: [`${title}: failed`],
+		};
 	}
 	const measured = rows as Reads[];
 	const quiet = measured[0];
@@ -44,11 +61,32 @@ export function scenarioWaitingReads(): Section {
 		title,
 		body: [
 			table(
-				['scenario', 'completions', 'other completions during the waits', 'reads', 'per completion', 'per run'],
-				measured.map((r) => [r.scenario, fmtNum(r.completions), fmtNum(r.otherCompletions), fmtNum(r.reads), fmtNum(r.readsPerCompletion, 2), fmtNum(r.readsPerRun, 2)]),
+				[
+					'scenario',
+					'completions',
+					'other completions during the waits',
+					'reads',
+					'per completion',
+					'per run',
+				],
+				measured.map((r) => [
+					r.scenario,
+					fmtNum(r.completions),
+					fmtNum(r.otherCompletions),
+					fmtNum(r.reads),
+					fmtNum(r.readsPerCompletion, 2),
+					fmtNum(r.readsPerRun, 2),
+				]),
 			),
 			'',
-			table(['a 2-item run among 100,000 completed tasks', 'reads', 'resumed after its last completion'], [['', fmtNum(deep.reads), `${fmtNum(deep.resumedAfterMs)} ms`]]),
+			table(
+				[
+					'a 2-item run among 100,000 completed tasks',
+					'reads',
+					'resumed after its last completion',
+				],
+				[['', fmtNum(deep.reads), `${fmtNum(deep.resumedAfterMs)} ms`]],
+			),
 		].join('\n'),
 		goals: [
 			{
@@ -63,8 +101,10 @@ export function scenarioWaitingReads(): Section {
 			},
 		],
 		notes: [
-			'Counted at the sandbox by `test/reliability/waiting-reads.test.ts` (n8n-core\'s contexts; the Task Queue Trigger forwards each delivery to the waiting node, which confirms with the service). Each n8n process keeps one index of recent completions per queue, shared by every run waiting on it.',
+			"Counted at the sandbox by `test/reliability/waiting-reads.test.ts` (n8n-core's contexts; the Task Queue Trigger forwards each delivery to the waiting node, which confirms with the service). Each n8n process keeps one index of recent completions per queue, shared by every run waiting on it.",
 		],
-		summary: [`${title}: ${measured.map((r) => fmtNum(r.readsPerCompletion, 2)).join(' / ')} reads per completion; 100,000 completed: resumed in ${fmtNum(deep.resumedAfterMs)} ms`],
+		summary: [
+			`${title}: ${measured.map((r) => fmtNum(r.readsPerCompletion, 2)).join(' / ')} reads per completion; 100,000 completed: resumed in ${fmtNum(deep.resumedAfterMs)} ms`,
+		],
 	};
 }

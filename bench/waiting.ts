@@ -45,13 +45,26 @@ const items = {
 	type: 'n8n-nodes-base.code',
 	typeVersion: 2,
 	position: [220, 0],
-	parameters: { jsCode: 'const n = $input.first().json.body.count ?? 1;\nreturn Array.from({ length: n }, (_, i) => ({ json: { message: `bench ${i}` } }));' },
+	parameters: {
+		jsCode:
+			'const n = $input.first().json.body.count ?? 1;\nreturn Array.from({ length: n }, (_, i) => ({ json: { message: `bench ${i}` } }));',
+	},
 };
 
-const done = { name: 'Done', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [660, 0], parameters: {} };
+const done = {
+	name: 'Done',
+	type: 'n8n-nodes-base.noOp',
+	typeVersion: 1,
+	position: [660, 0],
+	parameters: {},
+};
 
 function chain(names: string[]): WorkflowJson['connections'] {
-	return Object.fromEntries(names.slice(0, -1).map((name, i) => [name, { main: [[{ node: names[i + 1], type: 'main', index: 0 }]] }]));
+	return Object.fromEntries(
+		names
+			.slice(0, -1)
+			.map((name, i) => [name, { main: [[{ node: names[i + 1], type: 'main', index: 0 }]] }]),
+	);
 }
 
 function createAndWaitWorkflow(ctx: BenchContext): WorkflowJson {
@@ -69,7 +82,12 @@ function createAndWaitWorkflow(ctx: BenchContext): WorkflowJson {
 					resource: 'task',
 					operation: 'sendAndWait',
 					queue: { __rl: true, mode: 'id', value: String(QUEUE) },
-					taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ $json.message }}' }, matchingColumns: [], schema: [] },
+					taskData: {
+						mappingMode: 'defineBelow',
+						value: { customer_message: '={{ $json.message }}' },
+						matchingColumns: [],
+						schema: [],
+					},
 					resumeField: 'resume_url',
 					options: {},
 				},
@@ -108,7 +126,16 @@ function floorWaitWorkflow(ctx: BenchContext): WorkflowJson {
 function floorRouteWorkflow(): WorkflowJson {
 	return {
 		name: "bench: n8n's floor of routing a completion back",
-		nodes: [{ name: 'Floor route', type: 'n8n-nodes-bench-floor.benchFloorRoute', typeVersion: 1, position: [0, 0], webhookId: 'bench-floor-route', parameters: {} }],
+		nodes: [
+			{
+				name: 'Floor route',
+				type: 'n8n-nodes-bench-floor.benchFloorRoute',
+				typeVersion: 1,
+				position: [0, 0],
+				webhookId: 'bench-floor-route',
+				parameters: {},
+			},
+		],
 		connections: {},
 		settings: { executionOrder: 'v1' },
 	};
@@ -125,9 +152,22 @@ function waitNodeWorkflow(): WorkflowJson {
 				type: 'n8n-nodes-base.set',
 				typeVersion: 3.4,
 				position: [220, 0],
-				parameters: { assignments: { assignments: [{ id: 'r', name: 'resume', value: '={{ $execution.resumeUrl }}', type: 'string' }] }, options: {} },
+				parameters: {
+					assignments: {
+						assignments: [
+							{ id: 'r', name: 'resume', value: '={{ $execution.resumeUrl }}', type: 'string' },
+						],
+					},
+					options: {},
+				},
 			},
-			{ name: 'Wait', type: 'n8n-nodes-base.wait', typeVersion: 1.1, position: [440, 0], parameters: { resume: 'webhook', httpMethod: 'POST', options: {} } },
+			{
+				name: 'Wait',
+				type: 'n8n-nodes-base.wait',
+				typeVersion: 1.1,
+				position: [440, 0],
+				parameters: { resume: 'webhook', httpMethod: 'POST', options: {} },
+			},
 			done,
 		],
 		connections: chain(['Start', 'Address', 'Wait', 'Done']),
@@ -145,7 +185,11 @@ function routeBackWorkflow(ctx: BenchContext): WorkflowJson {
 				typeVersion: 1,
 				position: [0, 0],
 				webhookId: TRIGGER_WEBHOOK_ID,
-				parameters: { event: 'taskCompleted', queue: { __rl: true, mode: 'id', value: String(QUEUE) }, options: {} },
+				parameters: {
+					event: 'taskCompleted',
+					queue: { __rl: true, mode: 'id', value: String(QUEUE) },
+					options: {},
+				},
 				credentials: { taskQueueApi: ctx.creds.taskQueue },
 			},
 		],
@@ -155,11 +199,19 @@ function routeBackWorkflow(ctx: BenchContext): WorkflowJson {
 }
 
 async function post(n8n: N8nHandle, path: string, body: unknown): Promise<void> {
-	const res = await axios.post(`${n8n.webhookBase}/${path}`, body, { validateStatus: () => true, timeout: 60_000 });
+	const res = await axios.post(`${n8n.webhookBase}/${path}`, body, {
+		validateStatus: () => true,
+		timeout: 60_000,
+	});
 	if (res.status >= 400) throw new Error(`webhook ${path}: HTTP ${res.status}`);
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 50): Promise<T> {
+async function until<T>(
+	what: string,
+	probe: () => Promise<T | undefined>,
+	timeoutMs: number,
+	everyMs = 50,
+): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		const value = await probe();
@@ -169,11 +221,23 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 	}
 }
 
-async function executionIn(n8n: N8nHandle, workflowId: string, after: number, status: 'waiting' | 'stopped', timeoutMs = 120_000, keepJson: string[] = []): Promise<Execution> {
+async function executionIn(
+	n8n: N8nHandle,
+	workflowId: string,
+	after: number,
+	status: 'waiting' | 'stopped',
+	timeoutMs = 120_000,
+	keepJson: string[] = [],
+): Promise<Execution> {
 	return await until(
 		`an execution of ${workflowId} ${status}`,
 		async () =>
-			(await executionsAfter(n8n, workflowId, after, { includeData: keepJson.length > 0, keepJson })).find((x) =>
+			(
+				await executionsAfter(n8n, workflowId, after, {
+					includeData: keepJson.length > 0,
+					keepJson,
+				})
+			).find((x) =>
 				// a resumed execution keeps the stoppedAt of its wait while it runs again: only an end status counts
 				status === 'waiting' ? x.status === 'waiting' : x.stoppedAt !== null && ENDED.has(x.status),
 			),
@@ -181,17 +245,29 @@ async function executionIn(n8n: N8nHandle, workflowId: string, after: number, st
 	);
 }
 
-export async function scenarioWaiting(ctx: BenchContext, rounds: number, bulk: number, concurrentWaits: number): Promise<Section> {
+export async function scenarioWaiting(
+	ctx: BenchContext,
+	rounds: number,
+	bulk: number,
+	concurrentWaits: number,
+): Promise<Section> {
 	const created: string[] = [];
 	try {
 		return await measureWaiting(ctx, created, rounds, bulk, concurrentWaits);
 	} finally {
 		// also after a failure: a retry activates workflows with the same webhook paths
-		for (const id of created) await ctx.n8n.api.post(`/workflows/${id}/deactivate`, {}).catch(() => undefined);
+		for (const id of created)
+			await ctx.n8n.api.post(`/workflows/${id}/deactivate`, {}).catch(() => undefined);
 	}
 }
 
-async function measureWaiting(ctx: BenchContext, created: string[], rounds: number, bulk: number, concurrentWaits: number): Promise<Section> {
+async function measureWaiting(
+	ctx: BenchContext,
+	created: string[],
+	rounds: number,
+	bulk: number,
+	concurrentWaits: number,
+): Promise<Section> {
 	const { n8n, sandbox } = ctx;
 	const client = sandbox.client;
 	const create = async (json: WorkflowJson, activate: boolean) => {
@@ -201,7 +277,14 @@ async function measureWaiting(ctx: BenchContext, created: string[], rounds: numb
 		return id;
 	};
 	await create(routeBackWorkflow(ctx), true);
-	await until('the route back registered', async () => ((await client.getQueue(QUEUE)).webhook?.target?.includes(TRIGGER_WEBHOOK_ID) ? true : undefined), 30_000);
+	await until(
+		'the route back registered',
+		async () =>
+			(await client.getQueue(QUEUE)).webhook?.target?.includes(TRIGGER_WEBHOOK_ID)
+				? true
+				: undefined,
+		30_000,
+	);
 	const ours = await create(createAndWaitWorkflow(ctx), true);
 	const theirs = await create(waitNodeWorkflow(), true);
 	const floor = await create(floorWaitWorkflow(ctx), true);
@@ -213,7 +296,11 @@ async function measureWaiting(ctx: BenchContext, created: string[], rounds: numb
 		await until(
 			`${count} tasks of execution ${executionId}`,
 			async () => {
-				const found = (await client.tasks(QUEUE)).filter((t) => t.status !== 'completed' && String(t.data.resume_url).includes(`/webhook-waiting/${executionId}/`));
+				const found = (await client.tasks(QUEUE)).filter(
+					(t) =>
+						t.status !== 'completed' &&
+						String(t.data.resume_url).includes(`/webhook-waiting/${executionId}/`),
+				);
 				return found.length === count ? found : undefined;
 			},
 			300_000,
@@ -231,9 +318,12 @@ async function measureWaiting(ctx: BenchContext, created: string[], rounds: numb
 		const t0 = Date.now();
 		await client.complete(QUEUE, task.id, { by: PERSON, data: { decision: 'approve' } });
 		const end = await executionIn(n8n, ours, after, 'stopped', 60_000, ['Ask a person']);
-		if (end.status !== 'success') throw new Error(`Create and Wait execution ${end.id} ended ${end.status}`);
+		if (end.status !== 'success')
+			throw new Error(`Create and Wait execution ${end.id} ended ${end.status}`);
 		const delivery = (await client.webhookCalls()).find((c) => c.taskId === task.id);
-		const read = (await client.requests()).filter((r) => r.path.endsWith('/tasks/completed')).at(-1);
+		const read = (await client.requests())
+			.filter((r) => r.path.endsWith('/tasks/completed'))
+			.at(-1);
 		breakdown.push({
 			sent: Date.parse(String(delivery?.sentAt)) - t0,
 			read: read ? Date.parse(read.timestamp) - t0 : NaN,
@@ -252,7 +342,11 @@ async function measureWaiting(ctx: BenchContext, created: string[], rounds: numb
 		const [task] = await until(
 			`the floor's task of execution ${waiting.id}`,
 			async () => {
-				const found = (await client.tasks(QUEUE)).filter((t) => t.status !== 'completed' && new RegExp(`/webhook-waiting/${waiting.id}(\\?|$)`).test(String(t.data.resume_url)));
+				const found = (await client.tasks(QUEUE)).filter(
+					(t) =>
+						t.status !== 'completed' &&
+						new RegExp(`/webhook-waiting/${waiting.id}(\\?|$)`).test(String(t.data.resume_url)),
+				);
 				return found.length === 1 ? found : undefined;
 			},
 			60_000,
@@ -264,7 +358,8 @@ async function measureWaiting(ctx: BenchContext, created: string[], rounds: numb
 			const t0 = Date.now();
 			await client.complete(QUEUE, task.id, { by: PERSON, data: { decision: 'approve' } });
 			const end = await executionIn(n8n, floor, after, 'stopped', 60_000);
-			if (end.status !== 'success') throw new Error(`floor execution ${end.id} ended ${end.status}`);
+			if (end.status !== 'success')
+				throw new Error(`floor execution ${end.id} ended ${end.status}`);
 			return Date.parse(String(end.stoppedAt)) - t0;
 		} finally {
 			await client.setWebhook(QUEUE, ourTarget);
@@ -294,7 +389,9 @@ async function measureWaiting(ctx: BenchContext, created: string[], rounds: numb
 	const step = (key: string) => fmtMs(median(breakdown.map((b) => b[key]).filter(Number.isFinite)));
 	const steps = `delivery sent ${step('sent')}, the waiting node's read of the service ${step('read')}, node resumed ${step('resumed')}, delivery answered ${step('delivered')}, execution end ${step('end')}`;
 	log(`create and wait, medians after the completion: ${steps}`);
-	log(`create and wait latency: ours ${latency.ours.map((ms) => fmtMs(ms)).join(' ')}; Wait node ${latency.theirs.map((ms) => fmtMs(ms)).join(' ')}; floor ${latency.floor.map((ms) => fmtMs(ms)).join(' ')}`);
+	log(
+		`create and wait latency: ours ${latency.ours.map((ms) => fmtMs(ms)).join(' ')}; Wait node ${latency.theirs.map((ms) => fmtMs(ms)).join(' ')}; floor ${latency.floor.map((ms) => fmtMs(ms)).join(' ')}`,
+	);
 	const p = (values: number[], q: number) => (q === 50 ? median(values) : percentile(values, q));
 	const r50 = p(latency.ours, 50) / p(latency.theirs, 50);
 	const r95 = p(latency.ours, 95) / p(latency.theirs, 95);
@@ -331,8 +428,13 @@ async function measureWaiting(ctx: BenchContext, created: string[], rounds: numb
 	const resumedAfterFirstDelivery = Date.parse(String(end.stoppedAt)) - firstSent;
 	const executions = (await executionsAfter(n8n, ours, after, { includeData: false })).length;
 	const outItems = end.nodes['Ask a person']?.json ?? [];
-	const paired = outItems.every((json, i) => (json.data as { customer_message?: string } | undefined)?.customer_message === `bench ${i}`);
-	log(`${bulk} items: created and waiting in ${fmtMs(createdIn)}, ${executions} execution(s), resumed ${fmtMs(resumeAfterLast)} after the last completion, ${requests} service requests for ${bulk} completions`);
+	const paired = outItems.every(
+		(json, i) =>
+			(json.data as { customer_message?: string } | undefined)?.customer_message === `bench ${i}`,
+	);
+	log(
+		`${bulk} items: created and waiting in ${fmtMs(createdIn)}, ${executions} execution(s), resumed ${fmtMs(resumeAfterLast)} after the last completion, ${requests} service requests for ${bulk} completions`,
+	);
 
 	// (c) memory with many waiting executions of each (n8n keeps them in its database; the RSS moves by
 	// tens of MB with garbage collection alone, and often falls)
@@ -352,16 +454,22 @@ async function measureWaiting(ctx: BenchContext, created: string[], rounds: numb
 		for (let i = 0; i < concurrentWaits; i++) await post(n8n, path, body);
 		await until(
 			`${concurrentWaits} waiting executions of ${name}`,
-			async () => ((await executionsAfter(n8n, workflowId, mark, { includeData: false })).filter((x) => x.status === 'waiting').length >= concurrentWaits ? true : undefined),
+			async () =>
+				(await executionsAfter(n8n, workflowId, mark, { includeData: false })).filter(
+					(x) => x.status === 'waiting',
+				).length >= concurrentWaits
+					? true
+					: undefined,
 			300_000,
 			500,
 		);
 		memory[name] = { before, after: await settle() };
-		log(`${concurrentWaits} waiting ${name}: n8n RSS ${fmtNum(memory[name].before)} -> ${fmtNum(memory[name].after)} MB`);
+		log(
+			`${concurrentWaits} waiting ${name}: n8n RSS ${fmtNum(memory[name].before)} -> ${fmtNum(memory[name].after)} MB`,
+		);
 	}
 	// let them all go: the people answer every Create and Wait
 	await client.completeMany(QUEUE, concurrentWaits, { by: PERSON });
-
 
 	const growth = (name: string) => memory[name].after - memory[name].before;
 	const title = '6. Create and Wait';
@@ -369,22 +477,79 @@ async function measureWaiting(ctx: BenchContext, created: string[], rounds: numb
 		title,
 		body: [
 			table(
-				['contender', 'completion to execution end p50', 'p95', 'rounds', 'vs floor p50', 'p95', 'vs Wait node p50', 'p95'],
 				[
-					['Create and Wait (Task Queue Trigger forwards the completion)', fmtMs(p(latency.ours, 50)), fmtMs(p(latency.ours, 95)), String(rounds), `${fmtNum(f50, 2)}x`, `${fmtNum(f95, 2)}x`, `${fmtNum(r50, 2)}x`, `${fmtNum(r95, 2)}x`],
-					["n8n's floor (bench/floor: a do-nothing trigger forwards the delivery to a do-nothing waiting node)", fmtMs(p(latency.floor, 50)), fmtMs(p(latency.floor, 95)), String(rounds), '1.00x', '1.00x', `${fmtNum(p(latency.floor, 50) / p(latency.theirs, 50), 2)}x`, `${fmtNum(p(latency.floor, 95) / p(latency.theirs, 95), 2)}x`],
-					["n8n's Wait node, POST to its resume address (no service, no trigger)", fmtMs(p(latency.theirs, 50)), fmtMs(p(latency.theirs, 95)), String(rounds), '', '', '1.00x', '1.00x'],
+					'contender',
+					'completion to execution end p50',
+					'p95',
+					'rounds',
+					'vs floor p50',
+					'p95',
+					'vs Wait node p50',
+					'p95',
+				],
+				[
+					[
+						'Create and Wait (Task Queue Trigger forwards the completion)',
+						fmtMs(p(latency.ours, 50)),
+						fmtMs(p(latency.ours, 95)),
+						String(rounds),
+						`${fmtNum(f50, 2)}x`,
+						`${fmtNum(f95, 2)}x`,
+						`${fmtNum(r50, 2)}x`,
+						`${fmtNum(r95, 2)}x`,
+					],
+					[
+						"n8n's floor (bench/floor: a do-nothing trigger forwards the delivery to a do-nothing waiting node)",
+						fmtMs(p(latency.floor, 50)),
+						fmtMs(p(latency.floor, 95)),
+						String(rounds),
+						'1.00x',
+						'1.00x',
+						`${fmtNum(p(latency.floor, 50) / p(latency.theirs, 50), 2)}x`,
+						`${fmtNum(p(latency.floor, 95) / p(latency.theirs, 95), 2)}x`,
+					],
+					[
+						"n8n's Wait node, POST to its resume address (no service, no trigger)",
+						fmtMs(p(latency.theirs, 50)),
+						fmtMs(p(latency.theirs, 95)),
+						String(rounds),
+						'',
+						'',
+						'1.00x',
+						'1.00x',
+					],
 				],
 			),
 			'',
 			table(
-				['items waiting in one execution', 'created and waiting in', 'executions', 'resumed after the last completion', 'service requests per completion', 'output paired in input order'],
-				[[fmtNum(bulk), fmtMs(createdIn), String(executions), fmtMs(resumeAfterLast), fmtNum(requests / bulk, 3), paired && outItems.length === bulk ? 'yes' : `no (${outItems.length} items)`]],
+				[
+					'items waiting in one execution',
+					'created and waiting in',
+					'executions',
+					'resumed after the last completion',
+					'service requests per completion',
+					'output paired in input order',
+				],
+				[
+					[
+						fmtNum(bulk),
+						fmtMs(createdIn),
+						String(executions),
+						fmtMs(resumeAfterLast),
+						fmtNum(requests / bulk, 3),
+						paired && outItems.length === bulk ? 'yes' : `no (${outItems.length} items)`,
+					],
+				],
 			),
 			'',
 			table(
 				['waiting executions', 'n8n RSS before', 'after', 'growth'],
-				Object.entries(memory).map(([name, m]) => [`${concurrentWaits} x ${name}`, `${fmtNum(m.before)} MB`, `${fmtNum(m.after)} MB`, `${fmtNum(m.after - m.before)} MB`]),
+				Object.entries(memory).map(([name, m]) => [
+					`${concurrentWaits} x ${name}`,
+					`${fmtNum(m.before)} MB`,
+					`${fmtNum(m.after)} MB`,
+					`${fmtNum(m.after - m.before)} MB`,
+				]),
 			),
 		].join('\n'),
 		goals: [
@@ -401,7 +566,11 @@ async function measureWaiting(ctx: BenchContext, created: string[], rounds: numb
 			{
 				goal: `${fmtNum(bulk)} items in one execution: resumes once, within 2 s of the last completion, at most 2 service requests per completion`,
 				measured: `${executions} execution, ${fmtMs(resumeAfterLast)} (the execution ended ${fmtMs(resumedAfterFirstDelivery)} after the first delivery reached n8n; n8n took ${fmtMs(deliveriesSpan)} to answer all ${fmtNum(bulk)} deliveries), ${fmtNum(requests / bulk, 3)} requests per completion`,
-				met: executions === 1 && end.status === 'success' && resumeAfterLast <= 2000 && requests / bulk <= 2,
+				met:
+					executions === 1 &&
+					end.status === 'success' &&
+					resumeAfterLast <= 2000 &&
+					requests / bulk <= 2,
 			},
 			{
 				goal: `${concurrentWaits} waiting executions: n8n's memory grows no more than with as many waiting Wait-node executions (a fall counts as none; ${MEMORY_NOISE_MB} MB of noise allowed)`,
@@ -415,6 +584,8 @@ async function measureWaiting(ctx: BenchContext, created: string[], rounds: numb
 			`Where Create and Wait's time goes (medians, from the completion): ${steps}.`,
 			'Memory: n8n keeps waiting executions in its database, not in memory; the figure is the RSS of the n8n process 3 s after the last execution started waiting, against the RSS before.',
 		],
-		summary: [`${title}: ${fmtNum(f50, 2)}x / ${fmtNum(f95, 2)}x of n8n's floor, ${fmtNum(r50, 2)}x / ${fmtNum(r95, 2)}x of the Wait node; ${fmtNum(bulk)} items resumed ${fmtMs(resumeAfterLast)} after the last completion with ${fmtNum(requests / bulk, 2)} requests each`],
+		summary: [
+			`${title}: ${fmtNum(f50, 2)}x / ${fmtNum(f95, 2)}x of n8n's floor, ${fmtNum(r50, 2)}x / ${fmtNum(r95, 2)}x of the Wait node; ${fmtNum(bulk)} items resumed ${fmtMs(resumeAfterLast)} after the last completion with ${fmtNum(requests / bulk, 2)} requests each`,
+		],
 	};
 }

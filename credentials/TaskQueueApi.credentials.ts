@@ -23,7 +23,8 @@ export class TaskQueueApi implements ICredentialType {
 
 	icon: Icon = { light: 'file:../icons/taskQueue.svg', dark: 'file:../icons/taskQueue.dark.svg' };
 
-	documentationUrl = 'https://github.com/task-queue/n8n-nodes-task-queue?tab=readme-ov-file#credentials';
+	documentationUrl =
+		'https://github.com/task-queue/n8n-nodes-task-queue?tab=readme-ov-file#credentials';
 
 	properties: INodeProperties[] = [
 		{
@@ -43,7 +44,8 @@ export class TaskQueueApi implements ICredentialType {
 			typeOptions: { password: true },
 			required: true,
 			default: '',
-			description: 'The API key from the service\'s organization settings, sent as "Authorization: Token …"',
+			description:
+				'The API key from the service\'s organization settings, sent as "Authorization: Token …"',
 		},
 		{
 			displayName: 'Organization ID',
@@ -120,7 +122,8 @@ export class TaskQueueApi implements ICredentialType {
 				type: 'responseCode',
 				properties: {
 					value: 401,
-					message: 'The API key was refused (401): copy it again from the service\'s organization settings',
+					message:
+						"The API key was refused (401): copy it again from the service's organization settings",
 				},
 			},
 			{
@@ -136,7 +139,7 @@ export class TaskQueueApi implements ICredentialType {
 				properties: {
 					value: 404,
 					message:
-						'Nothing answers at this Base URL (404): use the service\'s root address, without /orgs or a trailing path',
+						"Nothing answers at this Base URL (404): use the service's root address, without /orgs or a trailing path",
 				},
 			},
 		],

@@ -70,11 +70,13 @@ export class SandboxClient {
 		data?: unknown,
 	): Promise<T> {
 		const request = async () => await this.http.request({ method, url: path, data });
-		const res = await request().catch(async (error: { code?: string; request?: { reusedSocket?: boolean } }) => {
-			// a kept-alive socket the server closed before it read the request: sent again, as Node advises
-			if (error.code === 'ECONNRESET' && error.request?.reusedSocket) return await request();
-			throw error;
-		});
+		const res = await request().catch(
+			async (error: { code?: string; request?: { reusedSocket?: boolean } }) => {
+				// a kept-alive socket the server closed before it read the request: sent again, as Node advises
+				if (error.code === 'ECONNRESET' && error.request?.reusedSocket) return await request();
+				throw error;
+			},
+		);
 		if (res.status >= 400) {
 			const body = res.data as { errors?: Array<{ message?: string }> } | undefined;
 			const message = body?.errors?.[0]?.message ?? `HTTP ${res.status}`;

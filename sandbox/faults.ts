@@ -134,7 +134,12 @@ export class Faults {
 		return this.pick(this.webhookRules, () => true);
 	}
 
-	describe(): { rules: FaultRule[]; latencyMs: number; capacity: number | null; legacyDefect: boolean } {
+	describe(): {
+		rules: FaultRule[];
+		latencyMs: number;
+		capacity: number | null;
+		legacyDefect: boolean;
+	} {
 		return {
 			rules: [
 				...this.routeRules.map((e) => ({

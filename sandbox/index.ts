@@ -108,7 +108,15 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 	const faults = new Faults();
 	const webhooks = new WebhookDeliverer(faults);
 	const loopback = ['127.0.0.1', 'localhost', '::1'].includes(host) || host.startsWith('127.');
-	const ctx: ServerContext = { store, faults, webhooks, adminSecret, seed, log: new RequestLog(), loopback };
+	const ctx: ServerContext = {
+		store,
+		faults,
+		webhooks,
+		adminSecret,
+		seed,
+		log: new RequestLog(),
+		loopback,
+	};
 	store.onCompleted = (queue, task) => {
 		if (queue.webhook) webhooks.deliver(queue.id, queue.webhook.target, task);
 	};

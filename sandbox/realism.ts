@@ -10,18 +10,25 @@ export interface Realism {
 	deliveryThreads: number | null;
 }
 
-export const DEFAULT_REALISM: Realism = { urlValuesNeedDottedHost: true, nullFormSequenceCrashes: true, deliveryThreads: 4 };
+export const DEFAULT_REALISM: Realism = {
+	urlValuesNeedDottedHost: true,
+	nullFormSequenceCrashes: true,
+	deliveryThreads: 4,
+};
 
 /** The sandbox process's current realism (one sandbox per process in practice). */
 export const realism: Realism = { ...DEFAULT_REALISM };
 
 export function setRealism(input: Partial<Realism>): Realism {
-	if (typeof input.urlValuesNeedDottedHost === 'boolean') realism.urlValuesNeedDottedHost = input.urlValuesNeedDottedHost;
-	if (typeof input.nullFormSequenceCrashes === 'boolean') realism.nullFormSequenceCrashes = input.nullFormSequenceCrashes;
+	if (typeof input.urlValuesNeedDottedHost === 'boolean')
+		realism.urlValuesNeedDottedHost = input.urlValuesNeedDottedHost;
+	if (typeof input.nullFormSequenceCrashes === 'boolean')
+		realism.nullFormSequenceCrashes = input.nullFormSequenceCrashes;
 	if (input.deliveryThreads === null) realism.deliveryThreads = null;
 	else if (input.deliveryThreads !== undefined) {
 		const threads = Number(input.deliveryThreads);
-		if (!Number.isInteger(threads) || threads < 1) throw new Error('deliveryThreads must be a whole number of at least 1, or null');
+		if (!Number.isInteger(threads) || threads < 1)
+			throw new Error('deliveryThreads must be a whole number of at least 1, or null');
 		realism.deliveryThreads = threads;
 	}
 	return { ...realism };

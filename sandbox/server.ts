@@ -31,7 +31,12 @@ const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
  * Host is DNS rebinding (another site's name resolving to 127.0.0.1); a write from another origin
  * is a cross-site request (a simple POST needs no preflight: it would complete tasks as anyone).
  */
-function browserRefusal(ctx: ServerContext, req: IncomingMessage, method: string, path: string): string | undefined {
+function browserRefusal(
+	ctx: ServerContext,
+	req: IncomingMessage,
+	method: string,
+	path: string,
+): string | undefined {
 	const host = String(req.headers.host ?? '');
 	const name = host.replace(/:\d+$/, '').toLowerCase();
 	if (ctx.loopback && !LOOPBACK_NAMES.has(name) && !/^127\.\d+\.\d+\.\d+$/.test(name)) {
@@ -40,11 +45,14 @@ function browserRefusal(ctx: ServerContext, req: IncomingMessage, method: string
 	if (!path.startsWith('/app/api/') || method === 'GET' || method === 'HEAD') return undefined;
 	const origin = req.headers.origin;
 	const site = req.headers['sec-fetch-site'];
-	if ((origin !== undefined && origin !== `http://${host}`) || (site !== undefined && site !== 'same-origin' && site !== 'none')) {
+	if (
+		(origin !== undefined && origin !== `http://${host}`) ||
+		(site !== undefined && site !== 'same-origin' && site !== 'none')
+	) {
 		return `The page's API takes writes from the page itself only (origin ${String(origin ?? site)} refused)`;
 	}
 	if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) {
-		return 'The page\'s API takes JSON only (Content-Type: application/json)';
+		return "The page's API takes JSON only (Content-Type: application/json)";
 	}
 	return undefined;
 }
@@ -65,7 +73,12 @@ export class RequestLog {
 	}
 
 	add(entry: Omit<RequestLogEntry, 'seq' | 'timestamp' | 'answeredAt'>): void {
-		this.entries.push({ seq: ++this.seq, timestamp: new Date().toISOString(), answeredAt: ++this.events, ...entry });
+		this.entries.push({
+			seq: ++this.seq,
+			timestamp: new Date().toISOString(),
+			answeredAt: ++this.events,
+			...entry,
+		});
 		if (this.entries.length > MAX_LOG * 1.5) this.entries = this.entries.slice(-MAX_LOG);
 	}
 
@@ -203,7 +216,11 @@ function matchApi(method: string, path: string): Match | 'notFound' | 'method' {
 	return { route, noun, org, queueId };
 }
 
-const ANY_ORGANIZATION: ReadonlySet<RouteName> = new Set(['createTask', 'getWebhook', 'setWebhook']);
+const ANY_ORGANIZATION: ReadonlySet<RouteName> = new Set([
+	'createTask',
+	'getWebhook',
+	'setWebhook',
+]);
 
 const LEGACY_BROKEN: ReadonlySet<RouteName> = new Set([
 	'getQueue',
@@ -385,7 +402,8 @@ function setWebhook(store: Store, queue: QueueState, user: UserState, rawBody: s
 	const had = queue.webhook !== null;
 	const status = store.setWebhook(queue, target, user.id);
 	// With no webhook set, the server's 204 carries a body anyway (see send()).
-	if (status === 204) return { status: 204, body: had ? '' : '{"status_code":204}', contentType: JSON_TYPE };
+	if (status === 204)
+		return { status: 204, body: had ? '' : '{"status_code":204}', contentType: JSON_TYPE };
 	return json(status, store.webhookObject(queue));
 }
 
@@ -479,7 +497,14 @@ async function serveApi(
 ): Promise<void> {
 	const query = parseQuery(rawQuery);
 	const match = matchApi(method, path);
-	const base = { method, path, query, headers: req.headers, inFlight: ctx.log.inFlight, arrivedAt: ctx.log.arrive() };
+	const base = {
+		method,
+		path,
+		query,
+		headers: req.headers,
+		inFlight: ctx.log.inFlight,
+		arrivedAt: ctx.log.arrive(),
+	};
 	if (match === 'notFound' || match === 'method') {
 		const rawBody = await readBody(req);
 		const parsed = parseJson(rawBody);
@@ -792,7 +817,12 @@ class PageServer {
 			case 'POST /queues/:id/take': {
 				const q = store.queue(ids[0]);
 				const taskId = Number(body.taskId);
-				return { task: Number.isInteger(taskId) && taskId > 0 ? store.take(q, email, taskId) : store.takeNext(q, email) };
+				return {
+					task:
+						Number.isInteger(taskId) && taskId > 0
+							? store.take(q, email, taskId)
+							: store.takeNext(q, email),
+				};
 			}
 			case 'POST /queues/:id/tasks/:id/release': {
 				const q = store.queue(ids[0]);

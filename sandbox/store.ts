@@ -372,7 +372,8 @@ export class Store {
 	createTask(queue: QueueState, input: Record<string, unknown>, source = 'api'): Task {
 		const data = buildTaskData(queue.blocks, input);
 		const crash = missingValueCrash(queue.blocks, data);
-		if (crash && !crash.stored) throw new CrashError(`${crash.block.type} block ${crash.block.id} has no value`);
+		if (crash && !crash.stored)
+			throw new CrashError(`${crash.block.type} block ${crash.block.id} has no value`);
 		const task: Task = {
 			id: this.nextTaskId++,
 			status: 'new',
@@ -389,7 +390,10 @@ export class Store {
 		this.tasks.set(task.id, state);
 		queue.pending.set(task.id, state);
 		this.onChange();
-		if (crash) throw new CrashError(`${crash.block.type} block ${crash.block.id} has no value (task ${task.id} stored)`);
+		if (crash)
+			throw new CrashError(
+				`${crash.block.type} block ${crash.block.id} has no value (task ${task.id} stored)`,
+			);
 		return task;
 	}
 
@@ -440,7 +444,10 @@ export class Store {
 		const state = queue.pending.get(taskId);
 		if (!state) throw new SandboxError(404, `No pending task ${taskId} in queue ${queue.id}`);
 		if (state.task.status === 'in_progress' && state.assignedTo !== user.email) {
-			throw new SandboxError(409, `Task #${taskId} is in progress with ${state.assignedTo ?? 'someone else'}`);
+			throw new SandboxError(
+				409,
+				`Task #${taskId} is in progress with ${state.assignedTo ?? 'someone else'}`,
+			);
 		}
 		if (state.task.status !== 'in_progress') {
 			state.task.status = 'in_progress';
@@ -453,7 +460,9 @@ export class Store {
 
 	/** Pending tasks, newest first, with who works on each (the page's list). */
 	pendingNewestFirst(queue: QueueState): Array<{ task: Task; assignedTo: string | null }> {
-		return [...queue.pending.values()].reverse().map((s) => ({ task: s.task, assignedTo: s.assignedTo }));
+		return [...queue.pending.values()]
+			.reverse()
+			.map((s) => ({ task: s.task, assignedTo: s.assignedTo }));
 	}
 
 	/** The person's task in progress, else the oldest new/open task, now in_progress and theirs. */

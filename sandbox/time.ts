@@ -52,7 +52,9 @@ export function deliveryTimestamp(timestamp: string): string {
 }
 
 /** A task as a webhook delivery carries it: its timestamps truncated to milliseconds. */
-export function asDelivered<T extends { created_at: string; completed_at: string | null }>(task: T): T {
+export function asDelivered<T extends { created_at: string; completed_at: string | null }>(
+	task: T,
+): T {
 	return {
 		...task,
 		created_at: deliveryTimestamp(task.created_at),

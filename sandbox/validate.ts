@@ -124,7 +124,8 @@ export function coerceValue(block: Block, value: unknown): unknown {
 			throw bad('a URL string');
 		}
 		// real servers refuse a value whose host has no dot, localhost included (not webhook targets)
-		if (realism.urlValuesNeedDottedHost && !hasDottedHost(value)) throw new ValidationError(`${id}: Invalid url value: ${value}`);
+		if (realism.urlValuesNeedDottedHost && !hasDottedHost(value))
+			throw new ValidationError(`${id}: Invalid url value: ${value}`);
 		if (!isValidUrl(value)) throw new ValidationError(`${id}: Enter a valid URL.`);
 		return value;
 	}
@@ -270,7 +271,8 @@ export function missingValueCrash(
 	blocks: Block[],
 	data: Record<string, unknown>,
 ): { block: Block; stored: boolean } | undefined {
-	const missing = (type: string) => blocks.find((block) => block.type === type && data[block.id] === null);
+	const missing = (type: string) =>
+		blocks.find((block) => block.type === type && data[block.id] === null);
 	const box = missing('bounding_boxes');
 	if (box) return { block: box, stored: false };
 	const after = missing('list') ?? missing('named_entity_recognition');

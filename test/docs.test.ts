@@ -20,10 +20,18 @@ const anchors = new Set([...README.matchAll(/^#{1,6} (.+)$/gm)].map((m) => ancho
 
 function docLinks(): string[] {
 	const texts = [
-		...readdirSync(join(ROOT, 'nodes/TaskQueue')).filter((f) => /\.node\.(json|ts)$/.test(f)).map((f) => join(ROOT, 'nodes/TaskQueue', f)),
+		...readdirSync(join(ROOT, 'nodes/TaskQueue'))
+			.filter((f) => /\.node\.(json|ts)$/.test(f))
+			.map((f) => join(ROOT, 'nodes/TaskQueue', f)),
 		join(ROOT, 'credentials/TaskQueueApi.credentials.ts'),
 	].map((file) => readFileSync(file, 'utf8'));
-	return texts.flatMap((text) => [...text.matchAll(/https:\/\/github\.com\/task-queue\/n8n-nodes-task-queue\?tab=readme-ov-file#[\w-]+/g)].map((m) => m[0]));
+	return texts.flatMap((text) =>
+		[
+			...text.matchAll(
+				/https:\/\/github\.com\/task-queue\/n8n-nodes-task-queue\?tab=readme-ov-file#[\w-]+/g,
+			),
+		].map((m) => m[0]),
+	);
 }
 
 test('every documentation link of the nodes and the credential names a heading of the README', () => {

@@ -3,7 +3,9 @@ import { rmSync } from 'fs';
 
 import secretsTeardown from './reliability/secrets/teardown';
 
-export default async function globalTeardown(globalConfig: Parameters<typeof secretsTeardown>[0]): Promise<void> {
+export default async function globalTeardown(
+	globalConfig: Parameters<typeof secretsTeardown>[0],
+): Promise<void> {
 	try {
 		await secretsTeardown(globalConfig);
 	} finally {

@@ -15,7 +15,11 @@ if (!process.env.N8N_USER_FOLDER) {
 setSafeRegexEngine({
 	exec: (pattern, input, flags) => new RegExp(pattern, flags).exec(input),
 	test: (pattern, input, flags) => new RegExp(pattern, flags).test(input),
-	replace: (pattern, input, flags, replacement) => input.replace(new RegExp(pattern, flags), replacement),
-	matchAll: (pattern, input, flags) => Array.from(input.matchAll(new RegExp(pattern, (flags ?? '').includes('g') ? flags : `${flags ?? ''}g`))),
+	replace: (pattern, input, flags, replacement) =>
+		input.replace(new RegExp(pattern, flags), replacement),
+	matchAll: (pattern, input, flags) =>
+		Array.from(
+			input.matchAll(new RegExp(pattern, (flags ?? '').includes('g') ? flags : `${flags ?? ''}g`)),
+		),
 	split: (pattern, input, flags) => input.split(new RegExp(pattern, flags)),
 });

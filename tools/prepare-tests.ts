@@ -15,7 +15,9 @@ import { ensureN8n, isInstalled, majorFromEnv } from './n8n/install';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 function fail(lines: string[]): never {
-	console.error(['', 'npm test cannot run on this machine yet:', ...lines.map((l) => `  ${l}`), ''].join('\n'));
+	console.error(
+		['', 'npm test cannot run on this machine yet:', ...lines.map((l) => `  ${l}`), ''].join('\n'),
+	);
 	process.exit(1);
 }
 
@@ -44,11 +46,13 @@ function ensureChromium(): void {
 			`Chromium is missing (${CHROMIUM}); the page tests and the end-to-end suite drive it.`,
 			apt
 				? 'Install it once with:  sudo apt-get update && sudo apt-get install -y chromium'
-				: 'Install Chromium with your system\'s package manager, then point the tests at it: CHROMIUM_PATH=/path/to/chromium npm test',
+				: "Install Chromium with your system's package manager, then point the tests at it: CHROMIUM_PATH=/path/to/chromium npm test",
 			'Then run npm test again.',
 		]);
 	}
-	console.log('[prepare] installing Debian\'s chromium for the browser tests (once; about 1 minute, ~350 MB)');
+	console.log(
+		"[prepare] installing Debian's chromium for the browser tests (once; about 1 minute, ~350 MB)",
+	);
 	execFileSync('bash', [join(__dirname, 'install-chromium.sh')], { stdio: 'inherit' });
 }
 
@@ -65,7 +69,9 @@ async function main(): Promise<void> {
 	ensureChromium();
 	await ensureN8nInstalled();
 	const seconds = Math.round((Date.now() - started) / 1000);
-	console.log(`[prepare] ready: Chromium at ${CHROMIUM}, n8n in the cache${seconds > 1 ? ` (${seconds} s)` : ''}`);
+	console.log(
+		`[prepare] ready: Chromium at ${CHROMIUM}, n8n in the cache${seconds > 1 ? ` (${seconds} s)` : ''}`,
+	);
 }
 
 main().catch((error: unknown) => {

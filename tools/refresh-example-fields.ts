@@ -24,10 +24,16 @@ function schemaFor(queueId: number): string {
 for (const file of readdirSync(EXAMPLES).filter((f) => f.endsWith('.json'))) {
 	const path = join(EXAMPLES, file);
 	let text = readFileSync(path, 'utf8');
-	const workflow = JSON.parse(text) as { nodes: Array<{ type: string; parameters: { queue?: { value: string }; taskData?: { schema: unknown[] } } }> };
+	const workflow = JSON.parse(text) as {
+		nodes: Array<{
+			type: string;
+			parameters: { queue?: { value: string }; taskData?: { schema: unknown[] } };
+		}>;
+	};
 	let changed = 0;
 	for (const node of workflow.nodes) {
-		if (!node.type.startsWith('n8n-nodes-task-queue.taskQueue') || !node.parameters.taskData) continue;
+		if (!node.type.startsWith('n8n-nodes-task-queue.taskQueue') || !node.parameters.taskData)
+			continue;
 		const queueId = Number(node.parameters.queue?.value);
 		// the schema array of this node, found by its first saved entry (each one line in the file)
 		const first = JSON.stringify((node.parameters.taskData.schema[0] as { id: string }).id);

@@ -9,7 +9,10 @@ export interface ChatRequest {
 	model: string;
 	stream?: boolean;
 	messages: Array<{ role: string; content?: unknown; tool_calls?: unknown[] }>;
-	tools?: Array<{ type: string; function: { name: string; description?: string; parameters?: unknown } }>;
+	tools?: Array<{
+		type: string;
+		function: { name: string; description?: string; parameters?: unknown };
+	}>;
 }
 
 export interface OpenAiMock {
@@ -30,16 +33,33 @@ function textOf(content: unknown): string {
  * message: …", "Order: …", "Order total: …", "Receipt: …"), shaped by the tool's parameter schema:
  * a Task Queue tool's fields, or a human review's `toolParameters` for the gated refund tool.
  */
-export function exampleToolArguments(userText: string, parameters?: unknown): Record<string, unknown> {
-	const field = (label: string) => new RegExp(`^${label}: (.*)$`, 'm').exec(userText)?.[1]?.trim() ?? '';
+export function exampleToolArguments(
+	userText: string,
+	parameters?: unknown,
+): Record<string, unknown> {
+	const field = (label: string) =>
+		new RegExp(`^${label}: (.*)$`, 'm').exec(userText)?.[1]?.trim() ?? '';
 	const number = (label: string) => Number(field(label)) || 0;
-	const properties = Object.keys((parameters as { properties?: Record<string, unknown> } | undefined)?.properties ?? {});
-	if (properties.includes('toolParameters')) return { toolParameters: { order: number('Order'), amount: number('Order total') }, hitlParameters: {} };
-	return { customer_message: field('Customer message') || userText, order_total: number('Order total'), receipt_url: field('Receipt') };
+	const properties = Object.keys(
+		(parameters as { properties?: Record<string, unknown> } | undefined)?.properties ?? {},
+	);
+	if (properties.includes('toolParameters'))
+		return {
+			toolParameters: { order: number('Order'), amount: number('Order total') },
+			hitlParameters: {},
+		};
+	return {
+		customer_message: field('Customer message') || userText,
+		order_total: number('Order total'),
+		receipt_url: field('Receipt'),
+	};
 }
 
 export async function startOpenAiMock(
-	toolArgs: (userText: string, parameters?: unknown) => Record<string, unknown> = exampleToolArguments,
+	toolArgs: (
+		userText: string,
+		parameters?: unknown,
+	) => Record<string, unknown> = exampleToolArguments,
 	options: { port?: number } = {},
 ): Promise<OpenAiMock> {
 	const requests: ChatRequest[] = [];
@@ -66,10 +86,20 @@ export async function startOpenAiMock(
 							role: 'assistant',
 							content: null,
 							tool_calls: [
-								{ id: `call_${n}`, type: 'function', function: { name: tool, arguments: JSON.stringify(toolArgs(textOf(user?.content), parameters)) } },
+								{
+									id: `call_${n}`,
+									type: 'function',
+									function: {
+										name: tool,
+										arguments: JSON.stringify(toolArgs(textOf(user?.content), parameters)),
+									},
+								},
 							],
 						}
-					: { role: 'assistant', content: `A person will review your request. Tool result: ${textOf(toolMessage?.content).slice(0, 2000)}` };
+					: {
+							role: 'assistant',
+							content: `A person will review your request. Tool result: ${textOf(toolMessage?.content).slice(0, 2000)}`,
+						};
 			const finish = message.content === null ? 'tool_calls' : 'stop';
 			if (request.stream) {
 				res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -77,7 +107,10 @@ export async function startOpenAiMock(
 					`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model: request.model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
 				const delta =
 					message.content === null
-						? { role: 'assistant', tool_calls: (message.tool_calls ?? []).map((t, index) => ({ index, ...t })) }
+						? {
+								role: 'assistant',
+								tool_calls: (message.tool_calls ?? []).map((t, index) => ({ index, ...t })),
+							}
 						: { role: 'assistant', content: message.content };
 				res.write(chunk(delta, null));
 				res.write(chunk({}, finish));

@@ -15,7 +15,13 @@ import { WAITING_TOOLTIP } from './waiting/descriptions';
 import { resumeOnCompletion, resumeWebhooks } from './waiting/resume';
 import * as webhook from './actions/webhook';
 import { searchQueues } from './methods/listSearch';
-import { getApprovalChoices, getResumeFields, getRouteBackState, getSelectionFields, getTextFields } from './methods/loadOptions';
+import {
+	getApprovalChoices,
+	getResumeFields,
+	getRouteBackState,
+	getSelectionFields,
+	getTextFields,
+} from './methods/loadOptions';
 import { getTaskFields, getWaitTaskFields } from './methods/resourceMapping';
 
 export class TaskQueue implements INodeType {
@@ -28,7 +34,8 @@ export class TaskQueue implements INodeType {
 		// "Create a task" rather than "create: task": each operation's action. A literal, as n8n's lint
 		// rule (node-class-description-missing-subtitle) requires; test/nodes/TaskQueue/TaskQueue.node.test.ts
 		// checks it against the Operation pickers.
-		subtitle: '={{ {"queue:flush":"Flush a queue","queue:get":"Get a queue","queue:getMany":"Get many queues","task:create":"Create a task","task:sendAndWait":"Create and wait for people to answer","task:getCompleted":"Get completed tasks","webhook:get":"Get a webhook","webhook:remove":"Remove a webhook","webhook:set":"Set a webhook"}[$parameter["resource"] + ":" + $parameter["operation"]] }}',
+		subtitle:
+			'={{ {"queue:flush":"Flush a queue","queue:get":"Get a queue","queue:getMany":"Get many queues","task:create":"Create a task","task:sendAndWait":"Create and wait for people to answer","task:getCompleted":"Get completed tasks","webhook:get":"Get a webhook","webhook:remove":"Remove a webhook","webhook:set":"Set a webhook"}[$parameter["resource"] + ":" + $parameter["operation"]] }}',
 		description:
 			'Hand work to people through the Task Queue Service: create tasks in a queue, read the tasks people completed, manage queues and their webhook',
 		defaults: { name: 'Task Queue' },
@@ -45,8 +52,16 @@ export class TaskQueue implements INodeType {
 				type: 'options',
 				noDataExpression: true,
 				options: [
-					{ name: 'Queue', value: 'queue', description: 'A manual process that people work through' },
-					{ name: 'Task', value: 'task', description: 'One piece of work for a person, in a queue' },
+					{
+						name: 'Queue',
+						value: 'queue',
+						description: 'A manual process that people work through',
+					},
+					{
+						name: 'Task',
+						value: 'task',
+						description: 'One piece of work for a person, in a queue',
+					},
 					{
 						name: 'Webhook',
 						value: 'webhook',
@@ -63,7 +78,13 @@ export class TaskQueue implements INodeType {
 
 	methods = {
 		listSearch: { searchQueues },
-		loadOptions: { getApprovalChoices, getResumeFields, getRouteBackState, getSelectionFields, getTextFields },
+		loadOptions: {
+			getApprovalChoices,
+			getResumeFields,
+			getRouteBackState,
+			getSelectionFields,
+			getTextFields,
+		},
 		resourceMapping: { getTaskFields, getWaitTaskFields },
 	};
 

@@ -1,4 +1,9 @@
-import type { INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
+import type {
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+	IPollFunctions,
+} from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { queueLocator } from './helpers/descriptions';
@@ -49,7 +54,8 @@ export class TaskQueuePollTrigger implements INodeType {
 						name: 'dataOnly',
 						type: 'boolean',
 						default: false,
-						description: "Whether to output only the task's data (the values filled in) instead of the whole task",
+						description:
+							"Whether to output only the task's data (the values filled in) instead of the whole task",
 					},
 				],
 			},

@@ -31,7 +31,8 @@ export class TaskQueueTrigger implements INodeType {
 		defaultVersion: 1.1,
 		subtitle: '={{"Task completed"}}',
 		// n8n shows a trigger's description on the entry it merges with the action node in the node picker
-		description: 'Hand work to people through the Task Queue Service, and start a workflow when a person completes a task',
+		description:
+			'Hand work to people through the Task Queue Service, and start a workflow when a person completes a task',
 		defaults: { name: 'Task Queue Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
@@ -108,7 +109,8 @@ export class TaskQueueTrigger implements INodeType {
 						name: 'dataOnly',
 						type: 'boolean',
 						default: false,
-						description: "Whether to output only the task's data (the values filled in) instead of the whole task",
+						description:
+							"Whether to output only the task's data (the values filled in) instead of the whole task",
 					},
 					{
 						displayName: 'Replace Existing Webhook',
@@ -153,7 +155,11 @@ export class TaskQueueTrigger implements INodeType {
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		if (this.getMode() === 'manual') return takeTestEvent(this) ?? null;
 		const options = this.getNodeParameter('options', {}) as IDataObject;
-		return await checkLostCompletions.call(this, getTriggerQueueId.call(this), options.dataOnly === true);
+		return await checkLostCompletions.call(
+			this,
+			getTriggerQueueId.call(this),
+			options.dataOnly === true,
+		);
 	}
 
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {

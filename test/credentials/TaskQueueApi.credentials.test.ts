@@ -15,7 +15,12 @@ import { createServer } from 'net';
 import { TaskQueueApi } from '../../credentials/TaskQueueApi.credentials';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { SandboxClient } from '../../sandbox/client';
-import { makeAdditionalData, makeWorkflow, nodeTypesOf, TestCredentialsHelper } from '../helpers/n8n';
+import {
+	makeAdditionalData,
+	makeWorkflow,
+	nodeTypesOf,
+	TestCredentialsHelper,
+} from '../helpers/n8n';
 
 const credentialType = new TaskQueueApi();
 
@@ -85,7 +90,8 @@ async function testCredential(
 				return { status: 'Error', message: rule.properties.message };
 			}
 		}
-		if (status !== undefined) return { status: 'Error', message: `Received HTTP status code: ${status}` };
+		if (status !== undefined)
+			return { status: 'Error', message: `Received HTTP status code: ${status}` };
 		return { status: 'Error', message: cause?.code ?? (error as Error).message };
 	}
 }
@@ -120,7 +126,10 @@ describe('TaskQueueApi credential test', () => {
 	beforeEach(async () => await client.clearRequests());
 
 	it('passes with the right key, sending the Token header the credential declares (trailing slash tolerated)', async () => {
-		expect(await testCredential(valid)).toEqual({ status: 'OK', message: 'Connection successful!' });
+		expect(await testCredential(valid)).toEqual({
+			status: 'OK',
+			message: 'Connection successful!',
+		});
 		const [request] = await client.requests();
 		expect(request).toMatchObject({
 			method: 'GET',
@@ -144,10 +153,14 @@ describe('TaskQueueApi credential test', () => {
 		});
 		await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
 		try {
-			const result = await testCredential({ ...valid, baseUrl: `http://127.0.0.1:${(redirecting.address() as { port: number }).port}` });
+			const result = await testCredential({
+				...valid,
+				baseUrl: `http://127.0.0.1:${(redirecting.address() as { port: number }).port}`,
+			});
 			expect(result).toEqual({
 				status: 'Error',
-				message: "The Base URL redirects elsewhere (302) and the key is not sent there: set Base URL to the service's own address (a sign-in page or proxy answers at this one)",
+				message:
+					"The Base URL redirects elsewhere (302) and the key is not sent there: set Base URL to the service's own address (a sign-in page or proxy answers at this one)",
 			});
 			expect(received).toEqual([]);
 		} finally {
@@ -157,7 +170,9 @@ describe('TaskQueueApi credential test', () => {
 	});
 
 	it('passes under the legacy /workflows paths', async () => {
-		expect(await testCredential({ ...valid, apiPaths: 'workflows' })).toMatchObject({ status: 'OK' });
+		expect(await testCredential({ ...valid, apiPaths: 'workflows' })).toMatchObject({
+			status: 'OK',
+		});
 		expect((await client.requests())[0].path).toBe(`/orgs/${sandbox.organizationId}/workflows`);
 	});
 
@@ -174,7 +189,9 @@ describe('TaskQueueApi credential test', () => {
 		const result = await testCredential({ ...valid, organizationId: 2 });
 		expect(result).toEqual({
 			status: 'Error',
-			message: expect.stringMatching(/not a member of this organization \(403\): check the Organization ID/),
+			message: expect.stringMatching(
+				/not a member of this organization \(403\): check the Organization ID/,
+			),
 		});
 	});
 
@@ -201,16 +218,24 @@ describe('TaskQueueApi.authenticate', () => {
 		['an absolute URL on the service', { url: 'https://tasks.example.com/orgs/1/queues' }],
 		['a path under the baseURL', { baseURL: 'https://tasks.example.com', url: '/orgs/1/queues' }],
 	])('adds the Token header to %s', async (_, options) => {
-		expect((await credentialType.authenticate(credentials, options)).headers).toEqual({ Authorization: `Token ${key}` });
+		expect((await credentialType.authenticate(credentials, options)).headers).toEqual({
+			Authorization: `Token ${key}`,
+		});
 	});
 
 	it.each([
-		['n8n\'s own waiting address (a forwarded completion)', { url: 'http://localhost:5678/webhook-waiting/12/node?tq=0-1-1' }],
+		[
+			"n8n's own waiting address (a forwarded completion)",
+			{ url: 'http://localhost:5678/webhook-waiting/12/node?tq=0-1-1' },
+		],
 		['another port of the same host', { url: 'https://tasks.example.com:8443/orgs/1/queues' }],
-		['plain http to the service\'s host', { url: 'http://tasks.example.com/orgs/1/queues' }],
+		["plain http to the service's host", { url: 'http://tasks.example.com/orgs/1/queues' }],
 		['a URL that does not parse', { url: 'not a url' }],
 	])('never sends the key to %s', async (_, options) => {
-		const authenticated = await credentialType.authenticate(credentials, { ...options, headers: { accept: 'application/json' } });
+		const authenticated = await credentialType.authenticate(credentials, {
+			...options,
+			headers: { accept: 'application/json' },
+		});
 		expect(authenticated.headers).toEqual({ accept: 'application/json' });
 	});
 });

@@ -41,18 +41,27 @@ const triggerWebhookId = '3b0f3c2e-1d4a-4c55-9f20-77a1c0e0d104';
 beforeAll(async () => {
 	e = await setupE2E();
 	await e.client.reset();
-	browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+	browser = await chromium.launch({
+		executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+		args: ['--no-sandbox'],
+	});
 	// the route back: a Task Queue Trigger on the queue, with catch-up for deliveries lost while n8n is down
 	triggerId = await createWorkflow(
 		e,
 		triggerWorkflow(e, 'e2e completions of Refund Decisions', {
 			type: TYPES.trigger,
 			webhookId: triggerWebhookId,
-			parameters: { event: 'taskCompleted', queue: queueLocator(QUEUE), options: { catchUp: true } },
+			parameters: {
+				event: 'taskCompleted',
+				queue: queueLocator(QUEUE),
+				options: { catchUp: true },
+			},
 		}),
 	);
 	await activate(e, triggerId);
-	await waitFor('the trigger registered', async () => (await webhookTarget(e, QUEUE)).includes(`/webhook/${triggerWebhookId}/`));
+	await waitFor('the trigger registered', async () =>
+		(await webhookTarget(e, QUEUE)).includes(`/webhook/${triggerWebhookId}/`),
+	);
 });
 
 afterAll(async () => {
@@ -64,7 +73,10 @@ afterAll(async () => {
 });
 
 /** Start (webhook) -> Items (count from the body) -> Ask a person (Create and Wait) -> Completed? (IF) */
-async function waitingWorkflow(options: Record<string, unknown> = {}, parameters: Record<string, unknown> = {}): Promise<{ id: string; path: string }> {
+async function waitingWorkflow(
+	options: Record<string, unknown> = {},
+	parameters: Record<string, unknown> = {},
+): Promise<{ id: string; path: string }> {
 	const path = uniq('ask');
 	const id = await createWorkflow(e, {
 		name: `e2e create and wait ${path}`,
@@ -117,7 +129,8 @@ async function waitingWorkflow(options: Record<string, unknown> = {}, parameters
 				position: [600, 200],
 				parameters: {
 					mode: 'runOnceForEachItem',
-					jsCode: "return { json: { input: $('Items').item.json.message, outcome: $json.wait?.outcome ?? null, answer: $json.data?.customer_message ?? null } };",
+					jsCode:
+						"return { json: { input: $('Items').item.json.message, outcome: $json.wait?.outcome ?? null, answer: $json.data?.customer_message ?? null } };",
 				},
 			},
 			{
@@ -131,7 +144,8 @@ async function waitingWorkflow(options: Record<string, unknown> = {}, parameters
 						conditions: [
 							{
 								id: 'c1',
-								leftValue: "={{ $json.wait?.outcome === 'completed' && $json.wait.node === $prevNode.name }}",
+								leftValue:
+									"={{ $json.wait?.outcome === 'completed' && $json.wait.node === $prevNode.name }}",
 								rightValue: '',
 								operator: { type: 'boolean', operation: 'true', singleValue: true },
 							},
@@ -145,31 +159,58 @@ async function waitingWorkflow(options: Record<string, unknown> = {}, parameters
 		connections: {
 			Start: { main: [[{ node: 'Items', type: 'main', index: 0 }]] },
 			Items: { main: [[{ node: 'Ask a person', type: 'main', index: 0 }]] },
-			'Ask a person': { main: [[{ node: 'Completed?', type: 'main', index: 0 }, { node: 'Paired', type: 'main', index: 0 }]] },
+			'Ask a person': {
+				main: [
+					[
+						{ node: 'Completed?', type: 'main', index: 0 },
+						{ node: 'Paired', type: 'main', index: 0 },
+					],
+				],
+			},
 		},
 	});
 	await activate(e, id);
 	return { id, path };
 }
 
-async function start(path: string, count: number, body: Record<string, unknown> = {}): Promise<void> {
+async function start(
+	path: string,
+	count: number,
+	body: Record<string, unknown> = {},
+): Promise<void> {
 	await waitFor(`webhook ${path}`, async () => {
-		const res = await axios.post(`${e.n8n.webhookBase}/${path}`, { count, ...body }, { validateStatus: () => true });
+		const res = await axios.post(
+			`${e.n8n.webhookBase}/${path}`,
+			{ count, ...body },
+			{ validateStatus: () => true },
+		);
 		return res.status === 404 ? undefined : res.status === 200;
 	});
 }
 
-async function execution(workflowId: string, status: string, timeoutMs = 60_000): Promise<Execution> {
+async function execution(
+	workflowId: string,
+	status: string,
+	timeoutMs = 60_000,
+): Promise<Execution> {
 	try {
-		return await waitFor(`an execution of ${workflowId} ${status}`, async () => (await executions(e, workflowId)).find((x) => x.status === status), timeoutMs, 250);
+		return await waitFor(
+			`an execution of ${workflowId} ${status}`,
+			async () => (await executions(e, workflowId)).find((x) => x.status === status),
+			timeoutMs,
+			250,
+		);
 	} catch (error) {
-		const seen = (await executions(e, workflowId)).map((x) => `${x.id} ${x.status} ${JSON.stringify(x.data?.resultData.error ?? '').slice(0, 600)}`);
+		const seen = (await executions(e, workflowId)).map(
+			(x) => `${x.id} ${x.status} ${JSON.stringify(x.data?.resultData.error ?? '').slice(0, 600)}`,
+		);
 		throw new Error(`${(error as Error).message}; executions: ${seen.join('; ') || 'none'}`);
 	}
 }
 
 async function byId(executionId: string): Promise<Execution> {
-	return (await e.n8n.api.get(`/executions/${executionId}`, { params: { includeData: true } })).data as Execution;
+	return (await e.n8n.api.get(`/executions/${executionId}`, { params: { includeData: true } }))
+		.data as Execution;
 }
 
 /**
@@ -182,7 +223,11 @@ async function waitingExecution(workflowId: string, queueId = QUEUE): Promise<Ex
 		async () => {
 			const listed = (await executions(e, workflowId)).find((x) => x.status === 'waiting');
 			if (listed) return listed;
-			const ids = new Set((await e.client.tasks(queueId)).map((t) => /\/webhook-waiting\/(\d+)\//.exec(String(t.data.resume_url))?.[1]).filter(Boolean) as string[]);
+			const ids = new Set(
+				(await e.client.tasks(queueId))
+					.map((t) => /\/webhook-waiting\/(\d+)\//.exec(String(t.data.resume_url))?.[1])
+					.filter(Boolean) as string[],
+			);
 			for (const id of [...ids].reverse()) {
 				const x = (await byId(id)) as Execution & { workflowId?: string };
 				if (x.workflowId === workflowId && x.status === 'waiting') return x;
@@ -195,18 +240,30 @@ async function waitingExecution(workflowId: string, queueId = QUEUE): Promise<Ex
 }
 
 /** The same execution once it has the status (resumed and finished). */
-async function resumed(executionId: string, status = 'success', timeoutMs = 60_000): Promise<Execution> {
-	return await waitFor(`execution ${executionId} ${status}`, async () => {
-		const x = await byId(executionId);
-		return x.status === status && saved(x) ? x : undefined;
-	}, timeoutMs, 250);
+async function resumed(
+	executionId: string,
+	status = 'success',
+	timeoutMs = 60_000,
+): Promise<Execution> {
+	return await waitFor(
+		`execution ${executionId} ${status}`,
+		async () => {
+			const x = await byId(executionId);
+			return x.status === status && saved(x) ? x : undefined;
+		},
+		timeoutMs,
+		250,
+	);
 }
 
 /** The run's tasks, in input order (by the item number in their address). */
 async function tasksOf(executionId: string, count: number) {
 	return await waitFor(`${count} tasks of execution ${executionId}`, async () => {
-		const tasks = (await e.client.tasks(QUEUE)).filter((t) => String(t.data.resume_url).includes(`/webhook-waiting/${executionId}/`));
-		const item = (t: (typeof tasks)[number]) => Number(/tq=(\d+)-/.exec(String(t.data.resume_url))?.[1]);
+		const tasks = (await e.client.tasks(QUEUE)).filter((t) =>
+			String(t.data.resume_url).includes(`/webhook-waiting/${executionId}/`),
+		);
+		const item = (t: (typeof tasks)[number]) =>
+			Number(/tq=(\d+)-/.exec(String(t.data.resume_url))?.[1]);
 		return tasks.length === count ? tasks.sort((a, b) => item(a) - item(b)) : undefined;
 	});
 }
@@ -217,25 +274,40 @@ async function triggerExecutions(): Promise<number> {
 
 test('one item: the task carries a signed address, a person completes it on the page, the execution goes on with the answer', async () => {
 	const { id, path } = await waitingWorkflow();
-	const saved = (await e.n8n.api.get(`/workflows/${id}`)).data as { nodes: Array<{ name: string; parameters: Record<string, unknown> }> };
+	const saved = (await e.n8n.api.get(`/workflows/${id}`)).data as {
+		nodes: Array<{ name: string; parameters: Record<string, unknown> }>;
+	};
 	// n8n 2.41 checks signed addresses only for a node whose saved operation is sendAndWait
-	expect(saved.nodes.find((n) => n.name === 'Ask a person')?.parameters.operation).toBe('sendAndWait');
+	expect(saved.nodes.find((n) => n.name === 'Ask a person')?.parameters.operation).toBe(
+		'sendAndWait',
+	);
 	await start(path, 1);
 	const waiting = await waitingExecution(id);
 	const [task] = await tasksOf(waiting.id, 1);
 	expect(task.data).toEqual({
 		customer_message: 'refund 0',
 		order_total: 0.5,
-		resume_url: expect.stringMatching(new RegExp(`^${e.n8n.url}/webhook-waiting/${waiting.id}/[\\w-]+\\?tq=0-1-1&q=104&t=\\d+&signature=[0-9a-f]{64}$`)),
+		resume_url: expect.stringMatching(
+			new RegExp(
+				`^${e.n8n.url}/webhook-waiting/${waiting.id}/[\\w-]+\\?tq=0-1-1&q=104&t=\\d+&signature=[0-9a-f]{64}$`,
+			),
+		),
 		decision: null,
 		note: null,
 	});
 	// a forged call to the address (another item) is refused by n8n, the execution keeps waiting
-	const forged = await axios.post(String(task.data.resume_url).replace('tq=0-1-1', 'tq=0-2-2'), {}, { validateStatus: () => true });
+	const forged = await axios.post(
+		String(task.data.resume_url).replace('tq=0-1-1', 'tq=0-2-2'),
+		{},
+		{ validateStatus: () => true },
+	);
 	expect(forged.status).toBe(401);
 	// the right address without a completion: the node answers 202 and keeps waiting
 	const early = await axios.post(String(task.data.resume_url), {}, { validateStatus: () => true });
-	expect([early.status, early.data]).toEqual([202, { waiting: true, completed: 0, of: 1, taken: [], others: [], tasks: [task.id] }]);
+	expect([early.status, early.data]).toEqual([
+		202,
+		{ waiting: true, completed: 0, of: 1, taken: [], others: [], tasks: [task.id] },
+	]);
 	expect((await byId(waiting.id)).status).toBe('waiting');
 
 	const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
@@ -248,7 +320,10 @@ test('one item: the task carries a signed address, a person completes it on the 
 		await page.getByTestId('field-note').fill('Refund approved while the workflow waited');
 		if (process.env.TQ_SCREENSHOTS) {
 			mkdirSync(join(__dirname, '../../docs/images'), { recursive: true });
-			await page.screenshot({ path: join(__dirname, '../../docs/images/create-and-wait-task.png'), fullPage: true });
+			await page.screenshot({
+				path: join(__dirname, '../../docs/images/create-and-wait-task.png'),
+				fullPage: true,
+			});
 		}
 		await page.getByTestId('complete-task').click();
 		await page.getByTestId('completed-message').waitFor();
@@ -263,7 +338,11 @@ test('one item: the task carries a signed address, a person completes it on the 
 		id: task.id,
 		status: 'completed',
 		completed_by: ALICE,
-		data: { customer_message: 'refund 0', decision: 'approve', note: 'Refund approved while the workflow waited' },
+		data: {
+			customer_message: 'refund 0',
+			decision: 'approve',
+			note: 'Refund approved while the workflow waited',
+		},
 		wait: { outcome: 'completed', node: 'Ask a person', completed: 1, of: 1 },
 	});
 	expect(nodeOutput(done, 'Completed?', 0)).toHaveLength(1);
@@ -282,24 +361,37 @@ test('100 items wait for all: resumed once, every item paired with its input', a
 	await start(path, 100);
 	const waiting = await waitingExecution(id);
 	const tasks = await tasksOf(waiting.id, 100);
-	expect(tasks.map((t) => t.data.customer_message)).toEqual(Array.from({ length: 100 }, (_, i) => `refund ${i}`));
+	expect(tasks.map((t) => t.data.customer_message)).toEqual(
+		Array.from({ length: 100 }, (_, i) => `refund ${i}`),
+	);
 	// 99 completed: still waiting
-	for (const task of tasks.slice(0, 99)) await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'reject' } });
+	for (const task of tasks.slice(0, 99))
+		await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'reject' } });
 	await e.client.waitForWebhookCalls(99, 60_000);
 	expect((await byId(waiting.id)).status).toBe('waiting');
 	await e.client.complete(QUEUE, tasks[99].id, { by: ALICE, data: { decision: 'approve' } });
 	const done = await resumed(waiting.id, 'success', 60_000);
 	expect(done.id).toBe(waiting.id);
 	const output = nodeOutput(done, 'Ask a person');
-	expect(output.map((o) => [o.id, (o.data as Record<string, unknown>).customer_message])).toEqual(tasks.map((t) => [t.id, t.data.customer_message]));
-	expect(output.every((o) => (o.wait as Record<string, unknown>).outcome === 'completed')).toBe(true);
-	const runData = (done.data?.resultData.runData['Ask a person'] ?? []).at(-1) as unknown as { data: { main: Array<Array<{ pairedItem: unknown }>> } };
-	expect(runData.data.main[0].map((i) => i.pairedItem)).toEqual(Array.from({ length: 100 }, (_, item) => ({ item })));
+	expect(output.map((o) => [o.id, (o.data as Record<string, unknown>).customer_message])).toEqual(
+		tasks.map((t) => [t.id, t.data.customer_message]),
+	);
+	expect(output.every((o) => (o.wait as Record<string, unknown>).outcome === 'completed')).toBe(
+		true,
+	);
+	const runData = (done.data?.resultData.runData['Ask a person'] ?? []).at(-1) as unknown as {
+		data: { main: Array<Array<{ pairedItem: unknown }>> };
+	};
+	expect(runData.data.main[0].map((i) => i.pairedItem)).toEqual(
+		Array.from({ length: 100 }, (_, item) => ({ item })),
+	);
 	expect((await executions(e, id)).length).toBe(1);
 	expect(await triggerExecutions()).toBe(0);
 	if (e.queueMode) {
 		// queue mode: the completions came back through the webhook processes, a worker ran the rest
-		const resumes = e.queueMode.proxiedCalls().filter((c) => c.path.startsWith(`/webhook-waiting/${done.id}/`));
+		const resumes = e.queueMode
+			.proxiedCalls()
+			.filter((c) => c.path.startsWith(`/webhook-waiting/${done.id}/`));
 		expect(resumes.length).toBeGreaterThan(0);
 		expect(resumes.every((c) => /^webhook-\d$/.test(c.role))).toBe(true);
 		expect(e.queueMode.ranBy(done.id)).toMatch(/^worker-\d$/);
@@ -318,7 +410,9 @@ test('the service cannot be read when the waiting node confirms the completion: 
 	await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'approve' } });
 	const done = await resumed(waiting.id, 'success', 30_000);
 	expect(nodeOutput(done, 'Ask a person').map((o) => o.id)).toEqual([task.id]);
-	expect(e.n8n.logs.text()).toContain(`completion of task ${task.id} not taken by execution ${waiting.id} yet; trying again`);
+	expect(e.n8n.logs.text()).toContain(
+		`completion of task ${task.id} not taken by execution ${waiting.id} yet; trying again`,
+	);
 	// the faults were spent, and the trigger's second call was confirmed
 	expect((await e.client.faults()).rules.map((r) => r.remaining)).toEqual([0]);
 	await e.client.clearFaults();
@@ -327,8 +421,12 @@ test('the service cannot be read when the waiting node confirms the completion: 
 	await deleteWorkflow(e, id);
 });
 
-test('a timeout: the input goes on unchanged, and the documented test sends it to the IF\'s false branch, even when the input is an earlier approval\'s answer', async () => {
-	const { id, path } = await waitingWorkflow({ limitWaitTime: { values: { limitType: 'afterTimeInterval', resumeAmount: 0.05, resumeUnit: 'minutes' } } });
+test("a timeout: the input goes on unchanged, and the documented test sends it to the IF's false branch, even when the input is an earlier approval's answer", async () => {
+	const { id, path } = await waitingWorkflow({
+		limitWaitTime: {
+			values: { limitType: 'afterTimeInterval', resumeAmount: 0.05, resumeUnit: 'minutes' },
+		},
+	});
 	// the items are an earlier Create and Wait's answers (an approval chain): they carry its completed outcome
 	await start(path, 2, { upstream: true });
 	const waiting = await waitingExecution(id);
@@ -336,7 +434,10 @@ test('a timeout: the input goes on unchanged, and the documented test sends it t
 	// n8n's wait tracker looks for due executions once a minute
 	const done = await resumed(waiting.id, 'success', 90_000);
 	expect(done.id).toBe(waiting.id);
-	const upstream = { approved: true, wait: { outcome: 'completed', node: 'Manager approval', completed: 2, of: 2 } };
+	const upstream = {
+		approved: true,
+		wait: { outcome: 'completed', node: 'Manager approval', completed: 2, of: 2 },
+	};
 	expect(nodeOutput(done, 'Ask a person')).toEqual([
 		{ message: 'refund 0', total: 0.5, ...upstream },
 		{ message: 'refund 1', total: 1.5, ...upstream },
@@ -346,7 +447,11 @@ test('a timeout: the input goes on unchanged, and the documented test sends it t
 	// a task of the timed-out run completed afterwards: no execution takes it, and the trigger says so
 	await e.client.complete(QUEUE, late.id, { by: ALICE, data: { decision: 'approve' } });
 	const said = `completion of task ${late.id} not taken by execution ${waiting.id}: the execution has finished`;
-	await waitFor('the trigger logged the late completion', async () => e.n8n.logs.text().includes(said), 30_000);
+	await waitFor(
+		'the trigger logged the late completion',
+		async () => e.n8n.logs.text().includes(said),
+		30_000,
+	);
 	expect(await triggerExecutions()).toBe(0);
 	expect((await executions(e, id)).map((x) => x.status)).toEqual(['success']);
 	await deleteWorkflow(e, id);
@@ -368,7 +473,7 @@ test('"The First Task Is Completed": the answer to item 2 is paired with item 2 
 	await deleteWorkflow(e, id);
 });
 
-test('the delivery of the run\'s last completion is lost and nothing else happens in the queue: the trigger\'s check for lost completions resumes it within a minute and a half', async () => {
+test("the delivery of the run's last completion is lost and nothing else happens in the queue: the trigger's check for lost completions resumes it within a minute and a half", async () => {
 	const { id, path } = await waitingWorkflow();
 	await start(path, 1);
 	const waiting = await waitingExecution(id);
@@ -377,11 +482,17 @@ test('the delivery of the run\'s last completion is lost and nothing else happen
 	const completedAt = Date.now();
 	await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'approve' } });
 	const done = await resumed(waiting.id, 'success', 100_000);
-	const stoppedAt = Date.parse(String((done as { stoppedAt?: string }).stoppedAt ?? new Date().toISOString()));
+	const stoppedAt = Date.parse(
+		String((done as { stoppedAt?: string }).stoppedAt ?? new Date().toISOString()),
+	);
 	expect(stoppedAt - completedAt).toBeLessThan(90_000);
 	expect(nodeOutput(done, 'Ask a person').map((o) => o.id)).toEqual([task.id]);
-	expect((await e.client.webhookCalls()).filter((c) => c.taskId === task.id).map((c) => c.fault)).toEqual(['dropped']);
-	expect(e.n8n.logs.text()).toContain('to their waiting executions that this n8n process had not passed on');
+	expect(
+		(await e.client.webhookCalls()).filter((c) => c.taskId === task.id).map((c) => c.fault),
+	).toEqual(['dropped']);
+	expect(e.n8n.logs.text()).toContain(
+		'to their waiting executions that this n8n process had not passed on',
+	);
 	expect(await triggerExecutions()).toBe(0);
 	await e.client.clearFaults();
 	await deleteWorkflow(e, id);
@@ -400,13 +511,20 @@ test('n8n restarted while executions wait, and a completion delivered while n8n 
 	});
 	const lost = await e.client.webhookCalls();
 	expect(lost.some((c) => c.status === 200)).toBe(false);
-	await waitFor('the trigger re-activated', async () => (await webhookTarget(e, QUEUE)).includes(`/webhook/${triggerWebhookId}/`));
+	await waitFor('the trigger re-activated', async () =>
+		(await webhookTarget(e, QUEUE)).includes(`/webhook/${triggerWebhookId}/`),
+	);
 	expect((await byId(waiting.id)).status).toBe('waiting');
 	// the next delivery (the other task) carries the catch-up of the lost one
 	await e.client.complete(QUEUE, tasks[1].id, { by: ALICE, data: { decision: 'reject' } });
 	const done = await resumed(waiting.id, 'success', 60_000);
 	expect(done.id).toBe(waiting.id);
-	expect(nodeOutput(done, 'Ask a person').map((o) => [o.id, (o.data as Record<string, unknown>).decision])).toEqual([
+	expect(
+		nodeOutput(done, 'Ask a person').map((o) => [
+			o.id,
+			(o.data as Record<string, unknown>).decision,
+		]),
+	).toEqual([
 		[tasks[0].id, 'approve'],
 		[tasks[1].id, 'reject'],
 	]);
@@ -420,7 +538,14 @@ test('bad input stops the run before any task: a queue with no route back', asyn
 	const id = await createWorkflow(e, {
 		name: `e2e no route ${path}`,
 		nodes: [
-			{ name: 'Start', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: path, parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} } },
+			{
+				name: 'Start',
+				type: 'n8n-nodes-base.webhook',
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId: path,
+				parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
+			},
 			{
 				name: 'Ask a person',
 				type: TYPES.action,
@@ -430,7 +555,12 @@ test('bad input stops the run before any task: a queue with no route back', asyn
 					resource: 'task',
 					operation: 'sendAndWait',
 					queue: queueLocator(101),
-					taskData: { mappingMode: 'defineBelow', value: { order_total: 1 }, matchingColumns: [], schema: [] },
+					taskData: {
+						mappingMode: 'defineBelow',
+						value: { order_total: 1 },
+						matchingColumns: [],
+						schema: [],
+					},
 					resumeField: 'customer_message',
 					options: {},
 				},
@@ -442,8 +572,13 @@ test('bad input stops the run before any task: a queue with no route back', asyn
 	await activate(e, id);
 	await start(path, 1);
 	const failed = await execution(id, 'error');
-	const error = (failed.data?.resultData.runData['Ask a person']?.[0]?.error ?? {}) as { message?: string; description?: string };
-	expect(error.message).toBe('No Task Queue Trigger of this n8n receives the completions of queue 101');
+	const error = (failed.data?.resultData.runData['Ask a person']?.[0]?.error ?? {}) as {
+		message?: string;
+		description?: string;
+	};
+	expect(error.message).toBe(
+		'No Task Queue Trigger of this n8n receives the completions of queue 101',
+	);
 	expect(error.description).toMatch(/Activate a workflow with a Task Queue Trigger on queue 101/);
 	expect((await e.client.tasks(101)).length).toBe(before);
 	await deleteWorkflow(e, id);
@@ -457,16 +592,28 @@ describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool
 	beforeAll(async () => {
 		if (majorFromEnv() !== '2') return;
 		// the scripted model calls the first tool it is given, the gated refund_order, with these arguments
-		mock = await startOpenAiMock(() => ({ toolParameters: { order: 4411, amount: 89.9 }, hitlParameters: {} }));
+		mock = await startOpenAiMock(() => ({
+			toolParameters: { order: 4411, amount: 89.9 },
+			hitlParameters: {},
+		}));
 		const credName = `mock model ${uniq('m')}`;
-		const credId = await createCredential(e.n8n, credName, 'openAiApi', { apiKey: 'sk-mock', url: mock.baseUrl });
+		const credId = await createCredential(e.n8n, credName, 'openAiApi', {
+			apiKey: 'sk-mock',
+			url: mock.baseUrl,
+		});
 		const example = loadExamples().find((x) => x.file === 'ai-agent-refund-needs-approval.json');
 		const wf = prepareWorkflow(example!.text, e.credentialId);
-		wf.nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi')!.credentials = { openAiApi: { id: credId, name: credName } };
+		wf.nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi')!.credentials = {
+			openAiApi: { id: credId, name: credName },
+		};
 		workflowId = await createWorkflow(e, wf);
 		await activate(e, workflowId);
 		// the example's own Task Queue Trigger routes the approvals back
-		await waitFor('the approvals trigger registered', async () => (await webhookTarget(e, REVIEW_QUEUE)).includes('/webhook/7c1e5a90-2b4d-4f6e-8a3c-0000000e00a6/'));
+		await waitFor('the approvals trigger registered', async () =>
+			(await webhookTarget(e, REVIEW_QUEUE)).includes(
+				'/webhook/7c1e5a90-2b4d-4f6e-8a3c-0000000e00a6/',
+			),
+		);
 	});
 
 	afterAll(async () => {
@@ -477,16 +624,28 @@ describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool
 	// n8n 1.x has no human-review tools
 	(majorFromEnv() === '2' ? test.each : test.skip.each)([
 		['approved: the gated tool runs', { decision: 'approve' }, /refunded order 4411 \(89\.9\)/],
-		['denied with feedback: the model gets the reason, the tool does not run', { decision: 'deny', feedback: 'Refunds above 50 need a receipt.' }, /provided feedback: "Refunds above 50 need a receipt\."/],
+		[
+			'denied with feedback: the model gets the reason, the tool does not run',
+			{ decision: 'deny', feedback: 'Refunds above 50 need a receipt.' },
+			/provided feedback: "Refunds above 50 need a receipt\."/,
+		],
 	])('%s', async (_, answer, toolResult) => {
 		const requestsBefore = mock!.requests.length;
 		const before = new Set((await e.client.tasks(REVIEW_QUEUE)).map((t) => t.id));
-		const res = await axios.post(`${e.n8n.webhookBase}/refund-agent-approval`, { message: 'Please refund my order', order: 4411, order_total: 89.9 }, { validateStatus: () => true });
+		const res = await axios.post(
+			`${e.n8n.webhookBase}/refund-agent-approval`,
+			{ message: 'Please refund my order', order: 4411, order_total: 89.9 },
+			{ validateStatus: () => true },
+		);
 		expect(res.status).toBe(200);
 		const waiting = await waitingExecution(workflowId, REVIEW_QUEUE);
-		const task = await waitFor('the review task', async () => (await e.client.tasks(REVIEW_QUEUE)).find((t) => !before.has(t.id)));
+		const task = await waitFor('the review task', async () =>
+			(await e.client.tasks(REVIEW_QUEUE)).find((t) => !before.has(t.id)),
+		);
 		// the person sees the tool and its arguments
-		expect(task.data.request).toBe('The agent wants to run this tool: refund_order\n\nInput:\n{\n  "order": 4411,\n  "amount": 89.9\n}');
+		expect(task.data.request).toBe(
+			'The agent wants to run this tool: refund_order\n\nInput:\n{\n  "order": 4411,\n  "amount": 89.9\n}',
+		);
 		expect(String(task.data.resume_url)).toContain(`/webhook-waiting/${waiting.id}/`);
 		await e.client.complete(REVIEW_QUEUE, task.id, { by: ALICE, data: answer });
 		const done = await resumed(waiting.id, 'success', 60_000);
@@ -494,13 +653,17 @@ describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool
 		// what the model was told the tool gave (unescaped)
 		const toolMessages = mock!.requests
 			.slice(requestsBefore)
-			.flatMap((r) => r.messages.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content)))
+			.flatMap((r) =>
+				r.messages.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content)),
+			)
 			.join('\n')
 			.replace(/\\/g, '');
 		expect(toolMessages).toMatch(toolResult);
 		// the gated tool ran only when approved
 		expect(toolMessages.includes('refunded order')).toBe(answer.decision === 'approve');
-		expect(JSON.stringify(nodeOutput(done, 'Refund agent'))).toContain('A person will review your request');
+		expect(JSON.stringify(nodeOutput(done, 'Refund agent'))).toContain(
+			'A person will review your request',
+		);
 	});
 });
 
@@ -511,7 +674,14 @@ test('a workflow that does not save successful executions ("Save successful prod
 		name: `e2e create and wait, successful executions not saved ${path}`,
 		settings: { executionOrder: 'v1', saveDataSuccessExecution: 'none' },
 		nodes: [
-			{ name: 'Start', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: path, parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} } },
+			{
+				name: 'Start',
+				type: 'n8n-nodes-base.webhook',
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId: path,
+				parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
+			},
 			{
 				name: 'Ask a person',
 				type: TYPES.action,
@@ -521,7 +691,12 @@ test('a workflow that does not save successful executions ("Save successful prod
 					resource: 'task',
 					operation: 'sendAndWait',
 					queue: queueLocator(QUEUE),
-					taskData: { mappingMode: 'defineBelow', value: { customer_message: `={{ 'not saved ' + $json.body.count }}` }, matchingColumns: [], schema: [] },
+					taskData: {
+						mappingMode: 'defineBelow',
+						value: { customer_message: `={{ 'not saved ' + $json.body.count }}` },
+						matchingColumns: [],
+						schema: [],
+					},
 					resumeField: 'resume_url',
 					options: {},
 				},
@@ -537,7 +712,15 @@ test('a workflow that does not save successful executions ("Save successful prod
 					resource: 'task',
 					operation: 'create',
 					queue: queueLocator(101),
-					taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ "resumed with task " + $json.id + ": " + $json.data.decision }}' }, matchingColumns: [], schema: [] },
+					taskData: {
+						mappingMode: 'defineBelow',
+						value: {
+							customer_message:
+								'={{ "resumed with task " + $json.id + ": " + $json.data.decision }}',
+						},
+						matchingColumns: [],
+						schema: [],
+					},
 					options: {},
 				},
 				credentials: credentialRef(e),
@@ -551,17 +734,34 @@ test('a workflow that does not save successful executions ("Save successful prod
 	await activate(e, id);
 	await start(path, 7);
 	const [task] = await waitFor('the task of the run', async () => {
-		const found = (await e.client.tasks(QUEUE)).filter((t) => t.data.customer_message === 'not saved 7');
+		const found = (await e.client.tasks(QUEUE)).filter(
+			(t) => t.data.customer_message === 'not saved 7',
+		);
 		return found.length === 1 ? found : undefined;
 	});
-	const executionId = /\/webhook-waiting\/(\d+)\//.exec(String(task.data.resume_url))?.[1] as string;
+	const executionId = /\/webhook-waiting\/(\d+)\//.exec(
+		String(task.data.resume_url),
+	)?.[1] as string;
 	// the task exists a moment before n8n has put the execution to wait
-	await waitFor('the execution waiting', async () => (await byId(executionId)).status === 'waiting', 30_000);
+	await waitFor(
+		'the execution waiting',
+		async () => (await byId(executionId)).status === 'waiting',
+		30_000,
+	);
 	await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'approve' } });
-	const reports = async () => (await e.client.tasks(101)).filter((t) => t.data.customer_message === `resumed with task ${task.id}: approve`);
-	await waitFor('the resumed run\'s report', async () => (await reports()).length === 1, 60_000);
+	const reports = async () =>
+		(await e.client.tasks(101)).filter(
+			(t) => t.data.customer_message === `resumed with task ${task.id}: approve`,
+		);
+	await waitFor("the resumed run's report", async () => (await reports()).length === 1, 60_000);
 	// not saved on success: gone from n8n's list, never left waiting; and it went on once
-	await waitFor('the execution gone', async () => (await e.n8n.api.get(`/executions/${executionId}`, { validateStatus: () => true })).status === 404, 30_000);
+	await waitFor(
+		'the execution gone',
+		async () =>
+			(await e.n8n.api.get(`/executions/${executionId}`, { validateStatus: () => true })).status ===
+			404,
+		30_000,
+	);
 	await sleep(2000);
 	expect(await reports()).toHaveLength(1);
 	expect(await triggerExecutions()).toBe(0);
@@ -569,19 +769,30 @@ test('a workflow that does not save successful executions ("Save successful prod
 });
 
 // last: it starts a run of the trigger's workflow, which the tests above count as none
-test('someone else\'s task with a copy of item 0\'s address, completed first, answers nothing: the run waits for its own task (the ids it keeps with the execution)', async () => {
+test("someone else's task with a copy of item 0's address, completed first, answers nothing: the run waits for its own task (the ids it keeps with the execution)", async () => {
 	const { id, path } = await waitingWorkflow();
 	await start(path, 1);
 	const waiting = await waitingExecution(id);
 	const [task] = await tasksOf(waiting.id, 1);
 	const before = await triggerExecutions();
-	const { ids } = await e.client.createTasks(QUEUE, [{ customer_message: 'a copy', order_total: 1, resume_url: String(task.data.resume_url) }]);
+	const { ids } = await e.client.createTasks(QUEUE, [
+		{ customer_message: 'a copy', order_total: 1, resume_url: String(task.data.resume_url) },
+	]);
 	await e.client.complete(QUEUE, ids[0], { by: ALICE, data: { decision: 'approve' } });
 	// the copy is an ordinary completion of the queue: the trigger's workflow runs for it
-	await waitFor('the trigger ran for the copy', async () => (await triggerExecutions()) === before + 1, 30_000);
+	await waitFor(
+		'the trigger ran for the copy',
+		async () => (await triggerExecutions()) === before + 1,
+		30_000,
+	);
 	expect((await byId(waiting.id)).status).toBe('waiting');
 	await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'reject' } });
 	const done = await resumed(waiting.id, 'success', 30_000);
-	expect(nodeOutput(done, 'Ask a person').map((o) => [o.id, (o.data as Record<string, unknown>).decision])).toEqual([[task.id, 'reject']]);
+	expect(
+		nodeOutput(done, 'Ask a person').map((o) => [
+			o.id,
+			(o.data as Record<string, unknown>).decision,
+		]),
+	).toEqual([[task.id, 'reject']]);
 	await deleteWorkflow(e, id);
 });

@@ -11,5 +11,7 @@ export default async function globalSetup(): Promise<void> {
 	]);
 	process.env.TQ_E2E_TARBALL = tarball;
 	process.env.TQ_E2E_TARBALL_PACKED_HERE = '1'; // its folder goes at the end of the run
-	console.log(`\n[e2e] n8n ${inst.spec.version} from ${inst.dir}; package ${tarball} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+	console.log(
+		`\n[e2e] n8n ${inst.spec.version} from ${inst.dir}; package ${tarball} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+	);
 }

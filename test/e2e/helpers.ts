@@ -78,7 +78,12 @@ export async function setupE2E(): Promise<E2E> {
 			queueMode = await startQueueMode({ userFolder, echo: !!process.env.TQ_N8N_ECHO });
 			n8n = queueMode.asOne();
 		} else {
-			n8n = await startN8n({ port: 0, brokerPort: 0, userFolder, echo: process.env.TQ_N8N_ECHO ? '[n8n] ' : false });
+			n8n = await startN8n({
+				port: 0,
+				brokerPort: 0,
+				userFolder,
+				echo: process.env.TQ_N8N_ECHO ? '[n8n] ' : false,
+			});
 		}
 	} catch (error) {
 		await sandbox.close();
@@ -131,7 +136,11 @@ export function credentialRef(e: E2E) {
 	return { taskQueueApi: { id: e.credentialId, name: 'Task Queue sandbox' } };
 }
 
-export function queueLocator(id: number | string, mode: 'list' | 'id' | 'url' = 'id', baseUrl?: string) {
+export function queueLocator(
+	id: number | string,
+	mode: 'list' | 'id' | 'url' = 'id',
+	baseUrl?: string,
+) {
 	return { __rl: true, mode, value: mode === 'url' ? `${baseUrl}/app/queues/${id}` : String(id) };
 }
 
@@ -162,7 +171,13 @@ export interface Execution {
 	data?: {
 		waitTill?: string;
 		resultData: {
-			runData: Record<string, Array<{ data?: { main: Array<Array<{ json: Record<string, unknown> }> | null> }; error?: unknown }>>;
+			runData: Record<
+				string,
+				Array<{
+					data?: { main: Array<Array<{ json: Record<string, unknown> }> | null> };
+					error?: unknown;
+				}>
+			>;
 			error?: { message: string };
 			lastNodeExecuted?: string;
 		};
@@ -182,7 +197,10 @@ export function saved(x: Execution): boolean {
 	if ((x.status !== 'success' && x.status !== 'error') || !x.data) return true;
 	if (x.data.waitTill) return false;
 	if (x.data.resultData.error !== undefined) return true;
-	return x.data.resultData.lastNodeExecuted !== undefined && (x.data.executionData?.nodeExecutionStack?.length ?? 0) === 0;
+	return (
+		x.data.resultData.lastNodeExecuted !== undefined &&
+		(x.data.executionData?.nodeExecutionStack?.length ?? 0) === 0
+	);
 }
 
 /** Every finished execution of a workflow, with its data (n8n's list gives 100 a page). */
@@ -190,7 +208,9 @@ export async function executions(e: E2E, workflowId: string): Promise<Execution[
 	const all: Execution[] = [];
 	let cursor: string | undefined;
 	for (let page = 0; page < 100; page++) {
-		const res = await e.n8n.api.get('/executions', { params: { workflowId, includeData: true, limit: 100, ...(cursor ? { cursor } : {}) } });
+		const res = await e.n8n.api.get('/executions', {
+			params: { workflowId, includeData: true, limit: 100, ...(cursor ? { cursor } : {}) },
+		});
 		all.push(...(res.data.data as Execution[]).filter(saved));
 		cursor = res.data.nextCursor ?? undefined;
 		if (!cursor) break;
@@ -212,8 +232,19 @@ export function nodeOutput(x: Execution, node: string, index = 0): Array<Record<
 export async function runAction(
 	e: E2E,
 	parameters: Record<string, unknown>,
-	options: { body?: unknown; type?: string; keep?: boolean; code?: string; credentialId?: string } = {},
-): Promise<{ items: Array<Record<string, unknown>>; response: unknown; execution: Execution; workflowId: string }> {
+	options: {
+		body?: unknown;
+		type?: string;
+		keep?: boolean;
+		code?: string;
+		credentialId?: string;
+	} = {},
+): Promise<{
+	items: Array<Record<string, unknown>>;
+	response: unknown;
+	execution: Execution;
+	workflowId: string;
+}> {
 	const path = uniq('action');
 	const wf: WorkflowJson = {
 		name: `e2e ${path}`,
@@ -224,7 +255,13 @@ export async function runAction(
 				typeVersion: 2,
 				position: [0, 0],
 				webhookId: path,
-				parameters: { httpMethod: 'POST', path, responseMode: 'lastNode', responseData: 'allEntries', options: {} },
+				parameters: {
+					httpMethod: 'POST',
+					path,
+					responseMode: 'lastNode',
+					responseData: 'allEntries',
+					options: {},
+				},
 			},
 			{
 				name: 'Task Queue',
@@ -232,14 +269,22 @@ export async function runAction(
 				typeVersion: 1,
 				position: [260, 0],
 				parameters,
-				credentials: options.credentialId ? { taskQueueApi: { id: options.credentialId, name: 'other' } } : credentialRef(e),
+				credentials: options.credentialId
+					? { taskQueueApi: { id: options.credentialId, name: 'other' } }
+					: credentialRef(e),
 			},
 		],
 		connections: { Webhook: { main: [[{ node: 'Task Queue', type: 'main', index: 0 }]] } },
 	};
 	if (options.code) {
 		// Webhook -> Code (input items) -> Task Queue
-		wf.nodes.push({ name: 'Items', type: 'n8n-nodes-base.code', typeVersion: 2, position: [130, 0], parameters: { jsCode: options.code } });
+		wf.nodes.push({
+			name: 'Items',
+			type: 'n8n-nodes-base.code',
+			typeVersion: 2,
+			position: [130, 0],
+			parameters: { jsCode: options.code },
+		});
 		wf.connections = {
 			Webhook: { main: [[{ node: 'Items', type: 'main', index: 0 }]] },
 			Items: { main: [[{ node: 'Task Queue', type: 'main', index: 0 }]] },
@@ -253,13 +298,22 @@ export async function runAction(
 			const res = await axios.post(url, options.body ?? {}, { validateStatus: () => true });
 			return res.status === 404 ? undefined : res;
 		});
-		const execution = await waitFor(`an execution of ${id}`, async () => (await executions(e, id))[0], 30_000);
+		const execution = await waitFor(
+			`an execution of ${id}`,
+			async () => (await executions(e, id))[0],
+			30_000,
+		);
 		if (execution.status !== 'success') {
 			throw new Error(
 				`execution ${execution.id} ${execution.status}: ${JSON.stringify(execution.data?.resultData.error ?? execution.data?.resultData.runData['Task Queue']?.[0]?.error).slice(0, 1500)}`,
 			);
 		}
-		return { items: nodeOutput(execution, 'Task Queue'), response: response.data, execution, workflowId: id };
+		return {
+			items: nodeOutput(execution, 'Task Queue'),
+			response: response.data,
+			execution,
+			workflowId: id,
+		};
 	} finally {
 		if (!options.keep) await deleteWorkflow(e, id);
 	}
@@ -283,7 +337,13 @@ export function triggerWorkflow(
 				...(trigger.webhookId ? { webhookId: trigger.webhookId } : {}),
 				credentials: credentialRef(e),
 			},
-			{ name: 'Done', type: 'n8n-nodes-base.noOp', typeVersion: 1, position: [260, 0], parameters: {} },
+			{
+				name: 'Done',
+				type: 'n8n-nodes-base.noOp',
+				typeVersion: 1,
+				position: [260, 0],
+				parameters: {},
+			},
 		],
 		connections: { Trigger: { main: [[{ node: 'Done', type: 'main', index: 0 }]] } },
 	};

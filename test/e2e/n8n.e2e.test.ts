@@ -5,7 +5,13 @@ import axios from 'axios';
 import { chromium, type Browser } from 'playwright-core';
 
 import { asDelivered } from '../../sandbox/time';
-import { createCredential, ensureCredential, isActivatable, loadExamples, prepareWorkflow } from '../../tools/n8n/provision';
+import {
+	createCredential,
+	ensureCredential,
+	isActivatable,
+	loadExamples,
+	prepareWorkflow,
+} from '../../tools/n8n/provision';
 import {
 	activate,
 	createWorkflow,
@@ -57,22 +63,41 @@ async function serviceGet(path: string) {
 
 describe('the package in n8n', () => {
 	test('node types (with the AI tool variant) and the credential type are loaded', async () => {
-		const nodes = await axios.get(`${e.n8n.url}/types/nodes.json`, { headers: e.n8n.rest.defaults.headers.common as Record<string, string> });
-		const names = (nodes.data as Array<{ name: string; version: number | number[] }>).map((n) => n.name);
-		expect(names).toEqual(expect.arrayContaining([TYPES.action, TYPES.tool, TYPES.trigger, TYPES.poll]));
-		const creds = await axios.get(`${e.n8n.url}/types/credentials.json`, { headers: e.n8n.rest.defaults.headers.common as Record<string, string> });
-		const cred = (creds.data as Array<{ name: string; displayName: string; properties: Array<{ name: string }> }>).find(
-			(c) => c.name === CREDENTIAL_TYPE,
+		const nodes = await axios.get(`${e.n8n.url}/types/nodes.json`, {
+			headers: e.n8n.rest.defaults.headers.common as Record<string, string>,
+		});
+		const names = (nodes.data as Array<{ name: string; version: number | number[] }>).map(
+			(n) => n.name,
 		);
+		expect(names).toEqual(
+			expect.arrayContaining([TYPES.action, TYPES.tool, TYPES.trigger, TYPES.poll]),
+		);
+		const creds = await axios.get(`${e.n8n.url}/types/credentials.json`, {
+			headers: e.n8n.rest.defaults.headers.common as Record<string, string>,
+		});
+		const cred = (
+			creds.data as Array<{
+				name: string;
+				displayName: string;
+				properties: Array<{ name: string }>;
+			}>
+		).find((c) => c.name === CREDENTIAL_TYPE);
 		expect(cred?.displayName).toBe('Task Queue API');
-		expect(cred?.properties.map((p) => p.name)).toEqual(expect.arrayContaining(['baseUrl', 'apiKey', 'organizationId', 'apiPaths']));
+		expect(cred?.properties.map((p) => p.name)).toEqual(
+			expect.arrayContaining(['baseUrl', 'apiKey', 'organizationId', 'apiPaths']),
+		);
 		expect(e.credentialId).not.toBe('');
 	});
 
 	describe('credential test through n8n (POST /rest/credentials/test)', () => {
 		const testWith = async (patch: Record<string, unknown>) => {
 			const res = await e.n8n.rest.post('/credentials/test', {
-				credentials: { id: e.credentialId, name: 'Task Queue sandbox', type: CREDENTIAL_TYPE, data: { ...e.credentialData, ...patch } },
+				credentials: {
+					id: e.credentialId,
+					name: 'Task Queue sandbox',
+					type: CREDENTIAL_TYPE,
+					data: { ...e.credentialData, ...patch },
+				},
 			});
 			return res.data.data as { status: 'OK' | 'Error'; message: string };
 		};
@@ -120,9 +145,33 @@ describe('every action operation in a workflow', () => {
 					},
 					matchingColumns: [],
 					schema: [
-						{ id: 'customer_message', displayName: 'Customer message', required: false, defaultMatch: false, display: true, type: 'string', canBeUsedToMatch: false },
-						{ id: 'order_total', displayName: 'Order total', required: false, defaultMatch: false, display: true, type: 'number', canBeUsedToMatch: false },
-						{ id: 'receipt', displayName: 'Receipt', required: false, defaultMatch: false, display: true, type: 'string', canBeUsedToMatch: false },
+						{
+							id: 'customer_message',
+							displayName: 'Customer message',
+							required: false,
+							defaultMatch: false,
+							display: true,
+							type: 'string',
+							canBeUsedToMatch: false,
+						},
+						{
+							id: 'order_total',
+							displayName: 'Order total',
+							required: false,
+							defaultMatch: false,
+							display: true,
+							type: 'number',
+							canBeUsedToMatch: false,
+						},
+						{
+							id: 'receipt',
+							displayName: 'Receipt',
+							required: false,
+							defaultMatch: false,
+							display: true,
+							type: 'string',
+							canBeUsedToMatch: false,
+						},
 					],
 				},
 				options: {},
@@ -137,7 +186,13 @@ describe('every action operation in a workflow', () => {
 				status: 'new',
 				source: 'api',
 				queue_id: 101,
-				data: { customer_message: 'Broken on arrival (e2e)', order_total: 19.5, receipt: 'https://example.com/receipts/e2e.png', decision: null, note: null },
+				data: {
+					customer_message: 'Broken on arrival (e2e)',
+					order_total: 19.5,
+					receipt: 'https://example.com/receipts/e2e.png',
+					decision: null,
+					note: null,
+				},
 			}),
 		);
 	});
@@ -152,45 +207,82 @@ describe('every action operation in a workflow', () => {
 				taskData: { mappingMode: 'autoMapInputData', value: {}, matchingColumns: [], schema: [] },
 				options: { concurrency: 2 },
 			},
-			{ code: "return [{ json: { title: 'E2E one', word_count: 11 } }, { json: { title: 'E2E two', word_count: 22 } }];" },
+			{
+				code: "return [{ json: { title: 'E2E one', word_count: 11 } }, { json: { title: 'E2E two', word_count: 22 } }];",
+			},
 		);
 		const held = await e.client.tasks(102);
 		expect(items).toEqual(items.map((i) => held.find((t) => t.id === i.id)));
-		expect(items.map((i) => (i.data as Record<string, unknown>).title)).toEqual(['E2E one', 'E2E two']);
+		expect(items.map((i) => (i.data as Record<string, unknown>).title)).toEqual([
+			'E2E one',
+			'E2E two',
+		]);
 		expect(items.map((i) => (i.data as Record<string, unknown>).word_count)).toEqual([11, 22]);
 	});
 
 	test('task: get completed (all, and a limit) returns what the sandbox lists', async () => {
-		const listed = (await serviceGet('/queues/101/tasks/completed?limit=1000')).tasks as Array<{ id: number }>;
+		const listed = (await serviceGet('/queues/101/tasks/completed?limit=1000')).tasks as Array<{
+			id: number;
+		}>;
 		expect(listed.length).toBeGreaterThan(1);
-		const all = await runAction(e, { resource: 'task', operation: 'getCompleted', queue: queueLocator(101), returnAll: true, filters: {} });
+		const all = await runAction(e, {
+			resource: 'task',
+			operation: 'getCompleted',
+			queue: queueLocator(101),
+			returnAll: true,
+			filters: {},
+		});
 		const byId = (a: Array<{ id: unknown }>) => [...a].sort((x, y) => Number(x.id) - Number(y.id));
 		expect(byId(all.items as Array<{ id: unknown }>)).toEqual(byId(listed));
-		const limited = await runAction(e, { resource: 'task', operation: 'getCompleted', queue: queueLocator(101), returnAll: false, limit: 2, filters: {} });
+		const limited = await runAction(e, {
+			resource: 'task',
+			operation: 'getCompleted',
+			queue: queueLocator(101),
+			returnAll: false,
+			limit: 2,
+			filters: {},
+		});
 		expect(limited.items).toHaveLength(2);
 		expect(limited.items).toEqual(listed.slice(0, 2));
 	});
 
 	test('queue: get (id and URL locators) returns the queue the sandbox holds', async () => {
 		const held = await serviceGet('/queues/101');
-		const byId = await runAction(e, { resource: 'queue', operation: 'get', queue: queueLocator(101, 'id') });
+		const byId = await runAction(e, {
+			resource: 'queue',
+			operation: 'get',
+			queue: queueLocator(101, 'id'),
+		});
 		expect(byId.items).toEqual([held]);
-		const byUrl = await runAction(e, { resource: 'queue', operation: 'get', queue: queueLocator(101, 'url', e.sandbox.baseUrl) });
+		const byUrl = await runAction(e, {
+			resource: 'queue',
+			operation: 'get',
+			queue: queueLocator(101, 'url', e.sandbox.baseUrl),
+		});
 		expect(byUrl.items).toEqual([held]);
 	});
 
-	test('queue: get many (all, and a limit) returns the organization\'s queues', async () => {
+	test("queue: get many (all, and a limit) returns the organization's queues", async () => {
 		const held = (await serviceGet('/queues')) as unknown[];
 		const all = await runAction(e, { resource: 'queue', operation: 'getMany', returnAll: true });
 		expect(all.items).toEqual(held);
-		const one = await runAction(e, { resource: 'queue', operation: 'getMany', returnAll: false, limit: 1 });
+		const one = await runAction(e, {
+			resource: 'queue',
+			operation: 'getMany',
+			returnAll: false,
+			limit: 1,
+		});
 		expect(one.items).toEqual(held.slice(0, 1));
 	});
 
 	test('queue: flush deletes the pending tasks and keeps the completed ones', async () => {
 		await e.client.createTasks(102, 3);
 		const completedBefore = (await e.client.tasks(102)).filter((t) => t.status === 'completed');
-		const { items } = await runAction(e, { resource: 'queue', operation: 'flush', queue: queueLocator(102) });
+		const { items } = await runAction(e, {
+			resource: 'queue',
+			operation: 'flush',
+			queue: queueLocator(102),
+		});
 		expect(items).toEqual([{ queueId: 102, flushed: true }]);
 		const after = await e.client.tasks(102);
 		expect(after.filter((t) => t.status !== 'completed')).toEqual([]);
@@ -199,29 +291,70 @@ describe('every action operation in a workflow', () => {
 
 	test('webhook: set, get, remove', async () => {
 		const target = 'https://hooks.example.com/e2e-set';
-		const set = await runAction(e, { resource: 'webhook', operation: 'set', queue: queueLocator(103), url: target });
+		const set = await runAction(e, {
+			resource: 'webhook',
+			operation: 'set',
+			queue: queueLocator(103),
+			url: target,
+		});
 		expect(set.items).toEqual([{ queueId: 103, target }]);
 		expect(await webhookTarget(e, 103)).toBe(target);
-		const got = await runAction(e, { resource: 'webhook', operation: 'get', queue: queueLocator(103) });
+		const got = await runAction(e, {
+			resource: 'webhook',
+			operation: 'get',
+			queue: queueLocator(103),
+		});
 		expect(got.items).toEqual([{ queueId: 103, target, active: true }]);
-		const removed = await runAction(e, { resource: 'webhook', operation: 'remove', queue: queueLocator(103) });
+		const removed = await runAction(e, {
+			resource: 'webhook',
+			operation: 'remove',
+			queue: queueLocator(103),
+		});
 		expect(removed.items).toEqual([{ queueId: 103, target: null, removed: true }]);
 		expect(await webhookTarget(e, 103)).toBe('');
-		const none = await runAction(e, { resource: 'webhook', operation: 'get', queue: queueLocator(103) });
+		const none = await runAction(e, {
+			resource: 'webhook',
+			operation: 'get',
+			queue: queueLocator(103),
+		});
 		expect(none.items).toEqual([{ queueId: 103, target: null, active: false }]);
 	});
 });
 
 describe('secrets stay where they belong', () => {
-	test('Webhook > Set and Get show the trigger\'s secret as hidden, in the output and in what n8n stores', async () => {
+	test("Webhook > Set and Get show the trigger's secret as hidden, in the output and in what n8n stores", async () => {
 		const secret = ['tq', 'e2e', 'trigger', 'secret', Date.now()].join('_');
 		const target = `https://hooks.example.com/webhook/abc/task-completed?secret=${secret}`;
-		const set = await runAction(e, { resource: 'webhook', operation: 'set', queue: queueLocator(103), url: target });
-		expect(set.items).toEqual([{ queueId: 103, target: 'https://hooks.example.com/webhook/abc/task-completed?secret=(hidden)' }]);
-		const got = await runAction(e, { resource: 'webhook', operation: 'get', queue: queueLocator(103) });
-		expect(got.items).toEqual([{ queueId: 103, target: 'https://hooks.example.com/webhook/abc/task-completed?secret=(hidden)', active: true }]);
+		const set = await runAction(e, {
+			resource: 'webhook',
+			operation: 'set',
+			queue: queueLocator(103),
+			url: target,
+		});
+		expect(set.items).toEqual([
+			{
+				queueId: 103,
+				target: 'https://hooks.example.com/webhook/abc/task-completed?secret=(hidden)',
+			},
+		]);
+		const got = await runAction(e, {
+			resource: 'webhook',
+			operation: 'get',
+			queue: queueLocator(103),
+		});
+		expect(got.items).toEqual([
+			{
+				queueId: 103,
+				target: 'https://hooks.example.com/webhook/abc/task-completed?secret=(hidden)',
+				active: true,
+			},
+		]);
 		// what the node put out, as n8n stored it (the URL the user typed is in the workflow's parameters)
-		expect(JSON.stringify([set.execution, got.execution].map((x) => x.data?.resultData.runData['Task Queue']))).not.toContain(secret);
+		expect(
+			JSON.stringify(
+				[set.execution, got.execution].map((x) => x.data?.resultData.runData['Task Queue']),
+			),
+		).not.toContain(secret);
 		expect(await webhookTarget(e, 103)).toBe(target);
 		await runAction(e, { resource: 'webhook', operation: 'remove', queue: queueLocator(103) });
 	});
@@ -241,8 +374,18 @@ describe('secrets stay where they belong', () => {
 		await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
 		const redirectingUrl = `http://127.0.0.1:${(redirecting.address() as { port: number }).port}`;
 		try {
-			const credentialId = await ensureCredential(e.n8n, { baseUrl: redirectingUrl, apiKey: e.sandbox.apiKey, organizationId: 1 }, 'redirecting');
-			await expect(runAction(e, { resource: 'queue', operation: 'getMany', returnAll: true }, { credentialId })).rejects.toThrow(
+			const credentialId = await ensureCredential(
+				e.n8n,
+				{ baseUrl: redirectingUrl, apiKey: e.sandbox.apiKey, organizationId: 1 },
+				'redirecting',
+			);
+			await expect(
+				runAction(
+					e,
+					{ resource: 'queue', operation: 'getMany', returnAll: true },
+					{ credentialId },
+				),
+			).rejects.toThrow(
 				`The service redirected the request to ${otherUrl} (HTTP 302) instead of answering`,
 			);
 			expect(received).toEqual([]);
@@ -254,14 +397,21 @@ describe('secrets stay where they belong', () => {
 });
 
 /** A person takes the next task of the queue on the sandbox page and completes it; returns its id. */
-async function completeOnPage(browser: Browser, queueId: number, fill: Record<string, string>): Promise<number> {
+async function completeOnPage(
+	browser: Browser,
+	queueId: number,
+	fill: Record<string, string>,
+): Promise<number> {
 	const page = await browser.newPage();
 	try {
 		await page.goto(`${e.sandbox.pageUrl}queues/${queueId}`);
 		await page.getByTestId('user-select').selectOption(ALICE);
 		await page.getByTestId('take-next').click();
 		await page.getByTestId('task-form').waitFor();
-		const heading = await page.locator('h2', { hasText: /^Task #\d+$/ }).first().textContent();
+		const heading = await page
+			.locator('h2', { hasText: /^Task #\d+$/ })
+			.first()
+			.textContent();
 		const taskId = Number(/#(\d+)/.exec(heading ?? '')?.[1]);
 		for (const [block, value] of Object.entries(fill)) {
 			const field = page.getByTestId(`field-${block}`);
@@ -284,7 +434,10 @@ describe('webhook trigger', () => {
 
 	beforeAll(async () => {
 		await e.client.reset();
-		browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+		browser = await chromium.launch({
+			executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+			args: ['--no-sandbox'],
+		});
 	});
 
 	afterAll(async () => {
@@ -301,7 +454,11 @@ describe('webhook trigger', () => {
 			triggerWorkflow(e, `e2e trigger ${webhookId}`, {
 				type: TYPES.trigger,
 				webhookId,
-				parameters: { event: 'taskCompleted', queue: queueLocator(101, 'list'), options: { replaceExistingWebhook: true } },
+				parameters: {
+					event: 'taskCompleted',
+					queue: queueLocator(101, 'list'),
+					options: { replaceExistingWebhook: true },
+				},
 			}),
 		);
 		await activate(e, workflowId);
@@ -311,21 +468,33 @@ describe('webhook trigger', () => {
 		});
 		expect(target).toMatch(/\?secret=[^&]{16,}$/);
 
-		const taskId = await completeOnPage(browser, 101, { decision: 'approve', note: 'Looks right (e2e)' });
+		const taskId = await completeOnPage(browser, 101, {
+			decision: 'approve',
+			note: 'Looks right (e2e)',
+		});
 		const [execution] = await waitFor('the trigger execution', async () => {
 			const xs = await executions(e, workflowId);
 			return xs.length ? xs : undefined;
 		});
 		expect(execution.status).toBe('success');
 		const held = (await e.client.tasks(101)).find((t) => t.id === taskId);
-		expect(held).toEqual(expect.objectContaining({ status: 'completed', completed_by: ALICE, data: expect.objectContaining({ decision: 'approve', note: 'Looks right (e2e)' }) }));
+		expect(held).toEqual(
+			expect.objectContaining({
+				status: 'completed',
+				completed_by: ALICE,
+				data: expect.objectContaining({ decision: 'approve', note: 'Looks right (e2e)' }),
+			}),
+		);
 		// delivered as real deployments send it: the same instants at millisecond precision
 		expect(nodeOutput(execution, 'Trigger')).toEqual([asDelivered(held!)]);
 		const [call] = (await e.client.webhookCalls()).filter((c) => c.taskId === taskId);
 		expect(call.status).toBe(200);
 
 		await deactivate(e, workflowId);
-		await waitFor('the previous target restored', async () => (await webhookTarget(e, 101)) === PREVIOUS_TARGET);
+		await waitFor(
+			'the previous target restored',
+			async () => (await webhookTarget(e, 101)) === PREVIOUS_TARGET,
+		);
 	});
 
 	test('restarting n8n keeps exactly one registration, and deactivating still restores the previous target', async () => {
@@ -347,7 +516,10 @@ describe('webhook trigger', () => {
 
 		const seen = (await executions(e, workflowId)).length;
 		await e.client.clearWebhookCalls();
-		await e.client.complete(101, undefined, { by: ALICE, data: { decision: 'reject', note: 'After the restart' } });
+		await e.client.complete(101, undefined, {
+			by: ALICE,
+			data: { decision: 'reject', note: 'After the restart' },
+		});
 		const calls = await e.client.waitForWebhookCalls(1);
 		await sleep(500);
 		expect((await e.client.webhookCalls()).map((c) => [c.url, c.status])).toEqual([[after, 200]]);
@@ -358,7 +530,10 @@ describe('webhook trigger', () => {
 		expect(nodeOutput(xs[0], 'Trigger')).toEqual([calls[0].body]);
 
 		await deactivate(e, workflowId);
-		await waitFor('the previous target restored', async () => (await webhookTarget(e, 101)) === PREVIOUS_TARGET);
+		await waitFor(
+			'the previous target restored',
+			async () => (await webhookTarget(e, 101)) === PREVIOUS_TARGET,
+		);
 	});
 });
 
@@ -371,7 +546,8 @@ describe('poll trigger', () => {
 
 	async function pollsSoFar(): Promise<number> {
 		const reqs = await e.client.requests();
-		return reqs.filter((r) => r.method === 'GET' && /\/queues\/102\/tasks\/completed$/.test(r.path)).length;
+		return reqs.filter((r) => r.method === 'GET' && /\/queues\/102\/tasks\/completed$/.test(r.path))
+			.length;
 	}
 
 	test('emits the completions made while n8n was stopped, each once, oldest first', async () => {
@@ -380,7 +556,11 @@ describe('poll trigger', () => {
 			e,
 			triggerWorkflow(e, `e2e poll ${uniq('poll')}`, {
 				type: TYPES.poll,
-				parameters: { queue: queueLocator(102), pollTimes: { item: [{ mode: 'everyMinute' }] }, options: {} },
+				parameters: {
+					queue: queueLocator(102),
+					pollTimes: { item: [{ mode: 'everyMinute' }] },
+					options: {},
+				},
 			}),
 		);
 		await activate(e, workflowId);
@@ -426,7 +606,10 @@ describe('example workflows', () => {
 		for (const id of created) await deleteWorkflow(e, id);
 	});
 
-	async function importExample(file: string, patch?: (wf: ReturnType<typeof prepareWorkflow>) => void) {
+	async function importExample(
+		file: string,
+		patch?: (wf: ReturnType<typeof prepareWorkflow>) => void,
+	) {
 		const example = examples.find((x) => x.file === file);
 		expect(example).toBeDefined();
 		const wf = prepareWorkflow(example!.text, e.credentialId);
@@ -441,7 +624,9 @@ describe('example workflows', () => {
 		for (const { text } of examples) {
 			const wf = JSON.parse(text) as { nodes: Array<{ type: string }> };
 			for (const node of wf.nodes) {
-				expect(node.type).toMatch(/^(n8n-nodes-base\.|@n8n\/n8n-nodes-langchain\.|n8n-nodes-task-queue\.)/);
+				expect(node.type).toMatch(
+					/^(n8n-nodes-base\.|@n8n\/n8n-nodes-langchain\.|n8n-nodes-task-queue\.)/,
+				);
 			}
 		}
 	});
@@ -450,25 +635,44 @@ describe('example workflows', () => {
 		const { id, wf } = await importExample('refund-requests-routing.json');
 		expect(isActivatable(wf)).toBe(true);
 		await activate(e, id);
-		await waitFor('the trigger registered', async () => (await webhookTarget(e, 101)).includes('/task-completed?secret='));
+		await waitFor('the trigger registered', async () =>
+			(await webhookTarget(e, 101)).includes('/task-completed?secret='),
+		);
 		const res = await waitFor('the intake webhook', async () => {
-			const r = await axios.post(`${e.n8n.webhookBase}/refund-request`, { message: 'My kettle leaks (example)', order_total: 42, receipt_url: 'https://example.com/r/42.png' }, { validateStatus: () => true });
+			const r = await axios.post(
+				`${e.n8n.webhookBase}/refund-request`,
+				{
+					message: 'My kettle leaks (example)',
+					order_total: 42,
+					receipt_url: 'https://example.com/r/42.png',
+				},
+				{ validateStatus: () => true },
+			);
 			return r.status === 404 ? undefined : r;
 		});
 		expect(res.status).toBe(200);
 		const created = (Array.isArray(res.data) ? res.data[0] : res.data) as { id: number };
 		const held = (await e.client.tasks(101)).find((t) => t.id === created.id);
-		expect(held?.data).toEqual(expect.objectContaining({ customer_message: 'My kettle leaks (example)', order_total: 42 }));
+		expect(held?.data).toEqual(
+			expect.objectContaining({ customer_message: 'My kettle leaks (example)', order_total: 42 }),
+		);
 
 		const seen = (await executions(e, id)).length;
-		await e.client.complete(101, created.id, { by: ALICE, data: { decision: 'reject', note: 'Water damage is not covered' } });
+		await e.client.complete(101, created.id, {
+			by: ALICE,
+			data: { decision: 'reject', note: 'Water damage is not covered' },
+		});
 		const xs = await waitFor('the decision execution', async () => {
 			const list = await executions(e, id);
 			return list.length > seen ? list : undefined;
 		});
 		const run = xs.find((x: Execution) => x.data?.resultData.runData['Decision made']) as Execution;
 		expect(nodeOutput(run, 'Tell the customer why not')).toEqual([
-			{ action: 'reply', task_id: created.id, reply: 'We are sorry, we cannot refund this order: Water damage is not covered' },
+			{
+				action: 'reply',
+				task_id: created.id,
+				reply: 'We are sorry, we cannot refund this order: Water damage is not covered',
+			},
 		]);
 		expect(nodeOutput(run, 'Issue the refund')).toEqual([]);
 		await deactivate(e, id);
@@ -482,25 +686,35 @@ describe('example workflows', () => {
 		});
 		const before = (await e.client.tasks(102)).length;
 		const cli = await e.n8n.executeCli(id);
-		if (cli.code !== 0) throw new Error(`n8n execute --id ${id} exited ${cli.code}:\n${cli.output.slice(-3000)}`);
+		if (cli.code !== 0)
+			throw new Error(`n8n execute --id ${id} exited ${cli.code}:\n${cli.output.slice(-3000)}`);
 		const tasks = (await e.client.tasks(102)).slice(before);
 		expect(tasks.map((t) => t.data.title)).toEqual([
 			'Five ways to cut your energy bill',
 			"A beginner's guide to sourdough",
 			'What the new transit map means for you',
 		]);
-		await e.client.complete(102, tasks[1].id, { by: ALICE, data: { approved: true, summary: 'Tasty and clear' } });
+		await e.client.complete(102, tasks[1].id, {
+			by: ALICE,
+			data: { approved: true, summary: 'Tasty and clear' },
+		});
 
 		await activate(e, id);
 		const x = await waitFor(
 			'a scheduled run',
-			async () => (await executions(e, id)).find((r) => r.data?.resultData.runData['Review result']),
+			async () =>
+				(await executions(e, id)).find((r) => r.data?.resultData.runData['Review result']),
 			30_000,
 		);
 		await deactivate(e, id);
 		expect(nodeOutput(x, 'Review result')).toEqual(
 			expect.arrayContaining([
-				expect.objectContaining({ title: "A beginner's guide to sourdough", approved: true, summary: 'Tasty and clear', reviewer: ALICE }),
+				expect.objectContaining({
+					title: "A beginner's guide to sourdough",
+					approved: true,
+					summary: 'Tasty and clear',
+					reviewer: ALICE,
+				}),
 			]),
 		);
 	});
@@ -513,7 +727,10 @@ describe('example workflows', () => {
 		}));
 		try {
 			const credName = `mock model ${uniq('m')}`;
-			const credId = await createCredential(e.n8n, credName, 'openAiApi', { apiKey: 'sk-mock', url: mock.baseUrl });
+			const credId = await createCredential(e.n8n, credName, 'openAiApi', {
+				apiKey: 'sk-mock',
+				url: mock.baseUrl,
+			});
 			const { id } = await importExample('ai-agent-asks-a-person.json', (wf) => {
 				const model = wf.nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi')!;
 				model.credentials = { openAiApi: { id: credId, name: credName } };
@@ -522,7 +739,11 @@ describe('example workflows', () => {
 			const res = await waitFor('the agent webhook', async () => {
 				const r = await axios.post(
 					`${e.n8n.webhookBase}/refund-agent`,
-					{ message: 'I changed my mind after six months', order_total: 420, receipt_url: 'https://example.com/r/420.png' },
+					{
+						message: 'I changed my mind after six months',
+						order_total: 420,
+						receipt_url: 'https://example.com/r/420.png',
+					},
 					{ validateStatus: () => true },
 				);
 				return r.status === 404 ? undefined : r;
@@ -531,8 +752,19 @@ describe('example workflows', () => {
 			expect(mock.requests.length).toBeGreaterThanOrEqual(2);
 			const toolNames = (mock.requests[0].tools ?? []).map((t) => t.function.name);
 			expect(toolNames).toContain('ask_a_person');
-			const task = (await e.client.tasks(101)).find((t) => t.data.customer_message === 'I changed my mind after six months');
-			expect(task).toEqual(expect.objectContaining({ status: 'new', source: 'api', data: expect.objectContaining({ order_total: 420, receipt: 'https://example.com/r/420.png' }) }));
+			const task = (await e.client.tasks(101)).find(
+				(t) => t.data.customer_message === 'I changed my mind after six months',
+			);
+			expect(task).toEqual(
+				expect.objectContaining({
+					status: 'new',
+					source: 'api',
+					data: expect.objectContaining({
+						order_total: 420,
+						receipt: 'https://example.com/r/420.png',
+					}),
+				}),
+			);
 			const answer = JSON.stringify(res.data);
 			expect(answer).toContain('A person will review your request');
 			expect(answer).toContain(String(task!.id));

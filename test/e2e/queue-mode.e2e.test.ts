@@ -35,7 +35,8 @@ const figures: Record<string, unknown> = {};
 
 beforeAll(async () => {
 	e = await setupE2E();
-	if (!e.queueMode) throw new Error('queue-mode.e2e.test.ts needs TQ_QUEUE_MODE=1 (npm run test:queue-mode)');
+	if (!e.queueMode)
+		throw new Error('queue-mode.e2e.test.ts needs TQ_QUEUE_MODE=1 (npm run test:queue-mode)');
 }, 600_000);
 
 afterAll(async () => {
@@ -57,7 +58,9 @@ async function allExecutions(workflowId: string): Promise<Execution[]> {
 	const all: Execution[] = [];
 	let cursor: string | undefined;
 	do {
-		const res = await e.n8n.api.get('/executions', { params: { workflowId, includeData: true, limit: 100, cursor } });
+		const res = await e.n8n.api.get('/executions', {
+			params: { workflowId, includeData: true, limit: 100, cursor },
+		});
 		all.push(...(res.data.data as Execution[]));
 		cursor = res.data.nextCursor ?? undefined;
 	} while (cursor);
@@ -72,7 +75,9 @@ function tally<T>(values: T[]): Record<string, number> {
 
 /** Completions emitted by the trigger across its executions: lost, duplicated, which processes. */
 async function emitted(workflowId: string, completed: number[], since: number) {
-	const xs = (await allExecutions(workflowId)).filter((x) => x.status !== 'running' && x.status !== 'new');
+	const xs = (await allExecutions(workflowId)).filter(
+		(x) => x.status !== 'running' && x.status !== 'new',
+	);
 	const ids = xs.flatMap((x) => nodeOutput(x, 'Trigger')).map((t) => Number(t.id));
 	const times = tally(ids);
 	const calls = deliveriesSince(since);
@@ -91,7 +96,10 @@ async function emitted(workflowId: string, completed: number[], since: number) {
 }
 
 function deliveriesSince(since: number): ProxiedCall[] {
-	return e.queueMode!.proxiedCalls().slice(since).filter((c) => c.method === 'POST' && c.path.includes('/task-completed'));
+	return e
+		.queueMode!.proxiedCalls()
+		.slice(since)
+		.filter((c) => c.method === 'POST' && c.path.includes('/task-completed'));
 }
 
 /** Runs `fn` with nginx routing each webhook address to one process, then back to round-robin. */
@@ -104,18 +112,27 @@ async function routedByUrl<T>(fn: () => Promise<T>): Promise<T> {
 	}
 }
 
-async function triggerOn(queueId: number, options: Record<string, unknown> = {}): Promise<{ id: string; webhookId: string }> {
+async function triggerOn(
+	queueId: number,
+	options: Record<string, unknown> = {},
+): Promise<{ id: string; webhookId: string }> {
 	const webhookId = uniq('tq-qm');
 	const id = await createWorkflow(
 		e,
 		triggerWorkflow(e, `e2e queue mode ${webhookId}`, {
 			type: TYPES.trigger,
 			webhookId,
-			parameters: { event: 'taskCompleted', queue: queueLocator(queueId), options: { replaceExistingWebhook: true, ...options } },
+			parameters: {
+				event: 'taskCompleted',
+				queue: queueLocator(queueId),
+				options: { replaceExistingWebhook: true, ...options },
+			},
 		}),
 	);
 	await activate(e, id);
-	await waitFor('the trigger registered', async () => (await webhookTarget(e, queueId)).includes(webhookId));
+	await waitFor('the trigger registered', async () =>
+		(await webhookTarget(e, queueId)).includes(webhookId),
+	);
 	return { id, webhookId };
 }
 
@@ -123,20 +140,28 @@ async function triggerOn(queueId: number, options: Record<string, unknown> = {})
 async function completeEach(queueId: number, count: number): Promise<number[]> {
 	await e.client.createTasks(queueId, count);
 	const ids: number[] = [];
-	for (let i = 0; i < count; i++) ids.push((await e.client.complete(queueId, undefined, { by: ALICE })).id);
+	for (let i = 0; i < count; i++)
+		ids.push((await e.client.complete(queueId, undefined, { by: ALICE })).id);
 	return ids;
 }
 
 /** Every delivery the sandbox queued has been answered (or has failed). */
 async function deliveriesDone(timeoutMs = 180_000): Promise<void> {
-	await waitFor('the deliveries answered', async () => (await e.client.webhookCalls()).every((c) => c.state !== 'pending'), timeoutMs, 500);
+	await waitFor(
+		'the deliveries answered',
+		async () => (await e.client.webhookCalls()).every((c) => c.state !== 'pending'),
+		timeoutMs,
+		500,
+	);
 }
 
 async function settled(workflowId: string, expected: number, timeoutMs = 180_000): Promise<void> {
 	await deliveriesDone(timeoutMs);
 	await waitFor(
 		`${expected} executions of ${workflowId} finished`,
-		async () => (await allExecutions(workflowId)).filter((x) => x.status !== 'running' && x.status !== 'new').length >= expected,
+		async () =>
+			(await allExecutions(workflowId)).filter((x) => x.status !== 'running' && x.status !== 'new')
+				.length >= expected,
 		timeoutMs,
 		1000,
 	).catch(() => undefined);
@@ -146,7 +171,13 @@ async function settled(workflowId: string, expected: number, timeoutMs = 180_000
 
 test('the processes: a main, 2 webhook processes, 2 workers; nginx in front of the webhook processes', () => {
 	const pids = e.queueMode!.processes();
-	expect(Object.keys(pids).sort()).toEqual(['main', 'webhook-1', 'webhook-2', 'worker-1', 'worker-2']);
+	expect(Object.keys(pids).sort()).toEqual([
+		'main',
+		'webhook-1',
+		'webhook-2',
+		'worker-1',
+		'worker-2',
+	]);
 	expect(new Set(Object.values(pids)).size).toBe(5);
 	expect(e.n8n.webhookBase).toBe(e.queueMode!.webhookBase);
 });
@@ -163,12 +194,20 @@ test('bulk create of 1,000 items runs on a worker; every task created once, ever
 			taskData: { mappingMode: 'autoMapInputData', value: {}, matchingColumns: [], schema: [] },
 			options: {},
 		},
-		{ code: "return Array.from({ length: 1000 }, (_, i) => ({ json: { title: `bulk ${i}`, word_count: i } }));" },
+		{
+			code: 'return Array.from({ length: 1000 }, (_, i) => ({ json: { title: `bulk ${i}`, word_count: i } }));',
+		},
 	);
-	const creates = (await e.client.requests()).filter((r) => r.method === 'POST' && r.path.endsWith('/queues/102/tasks/create'));
+	const creates = (await e.client.requests()).filter(
+		(r) => r.method === 'POST' && r.path.endsWith('/queues/102/tasks/create'),
+	);
 	const held = await e.client.tasks(102);
 	const titles = items.map((i) => (i.data as Record<string, unknown>).title);
-	record('bulk create 1,000', { items: items.length, createRequests: creates.length, ranBy: e.queueMode!.ranBy(execution.id) });
+	record('bulk create 1,000', {
+		items: items.length,
+		createRequests: creates.length,
+		ranBy: e.queueMode!.ranBy(execution.id),
+	});
 	expect(items).toHaveLength(1000);
 	expect(creates).toHaveLength(1000);
 	expect(titles).toEqual(Array.from({ length: 1000 }, (_, i) => `bulk ${i}`));
@@ -182,14 +221,26 @@ describe('Task Queue Trigger', () => {
 		await e.client.clearRequests();
 		const wf = await triggerOn(QUEUE);
 		try {
-			const sets = (await e.client.requests()).filter((r) => r.method === 'PUT' && r.path.endsWith(`/queues/${QUEUE}/webhook`));
+			const sets = (await e.client.requests()).filter(
+				(r) => r.method === 'PUT' && r.path.endsWith(`/queues/${QUEUE}/webhook`),
+			);
 			expect(sets).toHaveLength(1);
 			const since = e.queueMode!.proxiedCalls().length;
 			const done = await completeEach(QUEUE, BURST);
 			await settled(wf.id, BURST);
 			const f = await emitted(wf.id, done, since);
 			record(`burst ${BURST}`, f);
-			expect(f).toEqual(expect.objectContaining({ completions: BURST, executions: BURST, failed: 0, emitted: BURST, lost: 0, duplicated: 0, strangers: 0 }));
+			expect(f).toEqual(
+				expect.objectContaining({
+					completions: BURST,
+					executions: BURST,
+					failed: 0,
+					emitted: BURST,
+					lost: 0,
+					duplicated: 0,
+					strangers: 0,
+				}),
+			);
 			// the deliveries were spread over both webhook processes, the executions over both workers
 			expect(Object.keys(f.deliveriesByProcess).sort()).toEqual(['webhook-1', 'webhook-2']);
 			expect(Object.keys(f.executionsByWorker).sort()).toEqual(['worker-1', 'worker-2']);
@@ -221,16 +272,29 @@ describe('Task Queue Trigger', () => {
 			const f = await routedByUrl(run);
 			record(`burst ${BURST} with Catch Up, routing by URL`, f);
 			expect(Object.keys(f.deliveriesByProcess)).toHaveLength(1);
-			expect(f).toEqual(expect.objectContaining({ completions: BURST + 1, emitted: BURST + 1, lost: 0, duplicated: 0, strangers: 0, failed: 0 }));
+			expect(f).toEqual(
+				expect.objectContaining({
+					completions: BURST + 1,
+					emitted: BURST + 1,
+					lost: 0,
+					duplicated: 0,
+					strangers: 0,
+					failed: 0,
+				}),
+			);
 		});
 
 		test('round-robin: none lost; completions on their way to the other process are caught up again (the figures a user gets)', async () => {
 			const f = await run();
 			// whether the node said that deliveries of one registration reach two processes
-			const warned = /Task Queue Trigger: deliveries of queue 101 reach several n8n processes/.test(e.n8n.logs.text());
+			const warned = /Task Queue Trigger: deliveries of queue 101 reach several n8n processes/.test(
+				e.n8n.logs.text(),
+			);
 			record(`burst ${BURST} with Catch Up, round-robin`, { ...f, warned });
 			expect(Object.keys(f.deliveriesByProcess).sort()).toEqual(['webhook-1', 'webhook-2']);
-			expect(f).toEqual(expect.objectContaining({ completions: BURST + 1, lost: 0, strangers: 0, failed: 0 }));
+			expect(f).toEqual(
+				expect.objectContaining({ completions: BURST + 1, lost: 0, strangers: 0, failed: 0 }),
+			);
 		});
 	});
 
@@ -250,9 +314,21 @@ describe('Task Queue Trigger', () => {
 			const after = await completeEach(QUEUE, 1);
 			await settled(wf.id, 2);
 			const f = await emitted(wf.id, [...first, ...outage, ...after], since);
-			record('catch-up after both webhook processes were down', { ...f, deliveriesLostInOutage: lostDeliveries });
+			record('catch-up after both webhook processes were down', {
+				...f,
+				deliveriesLostInOutage: lostDeliveries,
+			});
 			expect(lostDeliveries).toBe(50);
-			expect(f).toEqual(expect.objectContaining({ completions: 52, emitted: 52, lost: 0, duplicated: 0, strangers: 0, failed: 0 }));
+			expect(f).toEqual(
+				expect.objectContaining({
+					completions: 52,
+					emitted: 52,
+					lost: 0,
+					duplicated: 0,
+					strangers: 0,
+					failed: 0,
+				}),
+			);
 		} finally {
 			await deleteWorkflow(e, wf.id);
 		}
@@ -282,7 +358,15 @@ describe('Task Queue Trigger', () => {
 			record('duplicate fault, routing by URL', f);
 			expect(f.deliveryStatuses).toEqual({ '200': COMPLETIONS * 2 });
 			expect(Object.keys(f.deliveriesByProcess)).toHaveLength(1);
-			expect(f).toEqual(expect.objectContaining({ completions: COMPLETIONS, executions: COMPLETIONS, lost: 0, duplicated: 0, strangers: 0 }));
+			expect(f).toEqual(
+				expect.objectContaining({
+					completions: COMPLETIONS,
+					executions: COMPLETIONS,
+					lost: 0,
+					duplicated: 0,
+					strangers: 0,
+				}),
+			);
 		});
 
 		test('round-robin: the figures a queue-mode user gets', async () => {
@@ -290,7 +374,9 @@ describe('Task Queue Trigger', () => {
 			record('duplicate fault, round-robin', f);
 			expect(f.deliveryStatuses).toEqual({ '200': COMPLETIONS * 2 });
 			expect(Object.keys(f.deliveriesByProcess).sort()).toEqual(['webhook-1', 'webhook-2']);
-			expect(f).toEqual(expect.objectContaining({ completions: COMPLETIONS, lost: 0, strangers: 0 }));
+			expect(f).toEqual(
+				expect.objectContaining({ completions: COMPLETIONS, lost: 0, strangers: 0 }),
+			);
 		});
 	});
 });
@@ -298,12 +384,19 @@ describe('Task Queue Trigger', () => {
 test('Poll Trigger: polls run on the main alone (one request per poll, every minute), each completion emitted once', async () => {
 	await e.client.reset();
 	await e.client.clearRequests();
-	const polls = async () => (await e.client.requests()).filter((r) => r.method === 'GET' && r.path.endsWith('/queues/102/tasks/completed'));
+	const polls = async () =>
+		(await e.client.requests()).filter(
+			(r) => r.method === 'GET' && r.path.endsWith('/queues/102/tasks/completed'),
+		);
 	const id = await createWorkflow(
 		e,
 		triggerWorkflow(e, `e2e queue mode poll ${uniq('poll')}`, {
 			type: TYPES.poll,
-			parameters: { queue: queueLocator(102), pollTimes: { item: [{ mode: 'everyMinute' }] }, options: {} },
+			parameters: {
+				queue: queueLocator(102),
+				pollTimes: { item: [{ mode: 'everyMinute' }] },
+				options: {},
+			},
 		}),
 	);
 	try {
@@ -313,10 +406,15 @@ test('Poll Trigger: polls run on the main alone (one request per poll, every min
 		const startedAt = Date.now();
 		await e.client.createTasks(102, 5);
 		const done = await e.client.completeMany(102, 5, { by: ALICE });
-		const [x] = await waitFor('the poll execution', async () => {
-			const xs = await allExecutions(id);
-			return xs.some((x) => x.status === 'success') ? xs : undefined;
-		}, 90_000, 1000);
+		const [x] = await waitFor(
+			'the poll execution',
+			async () => {
+				const xs = await allExecutions(id);
+				return xs.some((x) => x.status === 'success') ? xs : undefined;
+			},
+			90_000,
+			1000,
+		);
 		// and the poll after it, which finds nothing new
 		const afterFirst = (await polls()).length;
 		await waitFor('the next poll', async () => (await polls()).length > afterFirst, 75_000, 1000);
@@ -324,10 +422,17 @@ test('Poll Trigger: polls run on the main alone (one request per poll, every min
 		const minutes = (Date.now() - startedAt) / 60_000;
 		const pollCount = (await polls()).length;
 		const f = await emitted(id, done.ids, e.queueMode!.proxiedCalls().length);
-		record('poll trigger every minute', { minutes: Number(minutes.toFixed(2)), polls: pollCount, firstExecutionRanBy: e.queueMode!.ranBy(x.id), ...f });
+		record('poll trigger every minute', {
+			minutes: Number(minutes.toFixed(2)),
+			polls: pollCount,
+			firstExecutionRanBy: e.queueMode!.ranBy(x.id),
+			...f,
+		});
 		// the activation's poll and one a minute from one process: a second poller would double them
 		expect(pollCount).toBeLessThanOrEqual(Math.ceil(minutes) + 2);
-		expect(f).toEqual(expect.objectContaining({ executions: 1, emitted: 5, lost: 0, duplicated: 0 }));
+		expect(f).toEqual(
+			expect.objectContaining({ executions: 1, emitted: 5, lost: 0, duplicated: 0 }),
+		);
 		expect(nodeOutput(x, 'Trigger').map((t) => t.id)).toEqual(done.ids);
 	} finally {
 		await deleteWorkflow(e, id);

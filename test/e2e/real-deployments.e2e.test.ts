@@ -38,14 +38,21 @@ beforeEach(async () => await e.client.reset());
  * activation itself with the error.
  */
 async function activationFailure(workflowId: string): Promise<string> {
-	const answer = await e.n8n.api.post(`/workflows/${workflowId}/activate`, {}, { validateStatus: () => true });
+	const answer = await e.n8n.api.post(
+		`/workflows/${workflowId}/activate`,
+		{},
+		{ validateStatus: () => true },
+	);
 	if (answer.status >= 400) return String((answer.data as { message?: string }).message);
-	if (e.n8n.major === '1') throw new Error(`n8n 1.x activated the workflow (HTTP ${answer.status})`);
+	if (e.n8n.major === '1')
+		throw new Error(`n8n 1.x activated the workflow (HTTP ${answer.status})`);
 	return await waitFor(
 		'the publication to fail',
 		async () => {
 			const res = await e.n8n.rest.get(`/workflows/${workflowId}/publication-status`);
-			const status = (res.data as { data: { status: string; triggers: Array<{ errorMessage: string | null }> } }).data;
+			const status = (
+				res.data as { data: { status: string; triggers: Array<{ errorMessage: string | null }> } }
+			).data;
 			return status.status === 'failed' ? String(status.triggers[0]?.errorMessage) : undefined;
 		},
 		90_000,
@@ -78,7 +85,9 @@ test('1. catch-up: deliveries at milliseconds, the list at microseconds: each co
 	try {
 		await e.client.createTasks(101, 10);
 		await activate(e, id);
-		await waitFor('the trigger registered', async () => (await webhookTarget(e, 101)).includes(webhookId));
+		await waitFor('the trigger registered', async () =>
+			(await webhookTarget(e, 101)).includes(webhookId),
+		);
 		const completed: number[] = [];
 		const completeOne = async () => {
 			const done = await e.client.completeMany(101, 1, { by: ALICE });
@@ -86,7 +95,9 @@ test('1. catch-up: deliveries at milliseconds, the list at microseconds: each co
 			await e.client.waitForWebhookCalls(completed.length);
 		};
 		await completeOne();
-		await waitFor('the first execution', async () => ((await emittedIds(id)).length === 1 ? true : undefined));
+		await waitFor('the first execution', async () =>
+			(await emittedIds(id)).length === 1 ? true : undefined,
+		);
 		// two deliveries lost (n8n unreachable for them), then three delivered
 		await e.client.setFaults([{ webhook: 'drop', count: 2 }]);
 		await completeOne();
@@ -95,7 +106,11 @@ test('1. catch-up: deliveries at milliseconds, the list at microseconds: each co
 		for (let n = 0; n < 3; n++) {
 			await completeOne();
 			const expected = n === 0 ? 4 : 4 + n;
-			await waitFor(`emitted ${expected}`, async () => ((await emittedIds(id)).length >= expected ? true : undefined), 60_000);
+			await waitFor(
+				`emitted ${expected}`,
+				async () => ((await emittedIds(id)).length >= expected ? true : undefined),
+				60_000,
+			);
 		}
 		await sleep(2000);
 		const calls = await e.client.webhookCalls();
@@ -105,7 +120,11 @@ test('1. catch-up: deliveries at milliseconds, the list at microseconds: each co
 		expect(delivered?.body.completed_at).toMatch(/\.\d{3}Z$/);
 		expect(listed?.completed_at).toMatch(/\.\d{6}Z$/);
 		const emitted = await emittedIds(id);
-		expect({ emitted: emitted.length, distinct: new Set(emitted).size, executions: (await executions(e, id)).length }).toEqual({
+		expect({
+			emitted: emitted.length,
+			distinct: new Set(emitted).size,
+			executions: (await executions(e, id)).length,
+		}).toEqual({
 			emitted: 6,
 			distinct: 6,
 			executions: 4,
@@ -126,10 +145,14 @@ describe("2. a queue of another organization (the service's webhook routes ignor
 		try {
 			// n8n 2.x shows the message (which carries the description too), n8n 1.x the description
 			const shown = await activationFailure(id);
-			expect(shown).toContain("A queue of another organization is not found either (the credential's Organization ID is 1).");
+			expect(shown).toContain(
+				"A queue of another organization is not found either (the credential's Organization ID is 1).",
+			);
 			if (e.n8n.major !== '1') expect(shown).toMatch(/^Not found: could not get queue 201\. /);
 			expect(await webhookTarget(e, OTHER_ORG_QUEUE)).toBe(THEIRS);
-			const writes = (await e.client.requests()).filter((r) => r.method === 'PUT' && r.path.includes('/201/'));
+			const writes = (await e.client.requests()).filter(
+				(r) => r.method === 'PUT' && r.path.includes('/201/'),
+			);
 			expect(writes).toEqual([]);
 		} finally {
 			await deleteWorkflow(e, id);
@@ -139,7 +162,12 @@ describe("2. a queue of another organization (the service's webhook routes ignor
 	test('Webhook > Set refuses it before writing', async () => {
 		await e.client.setWebhook(OTHER_ORG_QUEUE, THEIRS, { by: CAROL });
 		await expect(
-			runAction(e, { resource: 'webhook', operation: 'set', queue: queueLocator(OTHER_ORG_QUEUE), url: 'https://mine.example.com/x' }),
+			runAction(e, {
+				resource: 'webhook',
+				operation: 'set',
+				queue: queueLocator(OTHER_ORG_QUEUE),
+				url: 'https://mine.example.com/x',
+			}),
 		).rejects.toThrow(/Not found: could not get queue 201/);
 		expect(await webhookTarget(e, OTHER_ORG_QUEUE)).toBe(THEIRS);
 	});
@@ -169,7 +197,9 @@ describe('6. a trigger that cannot register: the activation fails with the next 
 				'Self-hosted 1.0.x servers fail on this /queues route. Set "API Paths" to "Legacy (/workflows)" in the Task Queue API credential.';
 			// n8n 2.x shows the message (which carries the hint too), n8n 1.x the description (the hint)
 			expect(await activationFailure(id)).toBe(
-				e.n8n.major === '1' ? hint : `The service crashed (HTTP 500) trying to get queue 101. ${hint}`,
+				e.n8n.major === '1'
+					? hint
+					: `The service crashed (HTTP 500) trying to get queue 101. ${hint}`,
 			);
 		} finally {
 			await e.client.setLegacyDefect(false);

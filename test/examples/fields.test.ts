@@ -38,7 +38,13 @@ function isStale(saved: ResourceMapperField[], fetched: ResourceMapperField[]): 
 interface ExampleNode {
 	name: string;
 	type: string;
-	parameters: { resource?: string; operation?: string; resumeField?: string; queue?: { value: string }; taskData?: { schema: ResourceMapperField[] } };
+	parameters: {
+		resource?: string;
+		operation?: string;
+		resumeField?: string;
+		queue?: { value: string };
+		taskData?: { schema: ResourceMapperField[] };
+	};
 }
 
 const creates = readdirSync(EXAMPLES)
@@ -51,25 +57,31 @@ const creates = readdirSync(EXAMPLES)
 
 test('there are Create nodes to check', () => expect(creates.length).toBeGreaterThanOrEqual(3));
 
-test.each(creates)('%s, "%s": saved fields are the queue\'s fields (not stale)', async (_file, _name, example) => {
-	// Create and Wait (and the agent's review tool, which is it) offers the queue's inputs but its Resume Address Field
-	const waits = example.parameters.operation === 'sendAndWait' || example.type.endsWith('HitlTool');
-	const context = loadOptionsContext({
-		types: { taskQueue: node },
-		node: {
-			type: 'taskQueue',
-			parameters: {
-				resource: 'task',
-				operation: waits ? 'sendAndWait' : 'create',
-				queue: { __rl: true, mode: 'id', value: example.parameters.queue!.value } as never,
-				...(waits ? { resumeField: example.parameters.resumeField } : {}),
+test.each(creates)(
+	'%s, "%s": saved fields are the queue\'s fields (not stale)',
+	async (_file, _name, example) => {
+		// Create and Wait (and the agent's review tool, which is it) offers the queue's inputs but its Resume Address Field
+		const waits =
+			example.parameters.operation === 'sendAndWait' || example.type.endsWith('HitlTool');
+		const context = loadOptionsContext({
+			types: { taskQueue: node },
+			node: {
+				type: 'taskQueue',
+				parameters: {
+					resource: 'task',
+					operation: waits ? 'sendAndWait' : 'create',
+					queue: { __rl: true, mode: 'id', value: example.parameters.queue!.value } as never,
+					...(waits ? { resumeField: example.parameters.resumeField } : {}),
+				},
 			},
-		},
-		credentials: env.credentials(),
-	});
-	const mapper = waits ? node.methods.resourceMapping.getWaitTaskFields : node.methods.resourceMapping.getTaskFields;
-	const { fields } = await mapper.call(context as unknown as ILoadOptionsFunctions);
-	const saved = example.parameters.taskData!.schema;
-	expect(isStale(saved, fields)).toBe(false);
-	expect(saved.map((f) => f.id)).toEqual(fields.map((f) => f.id));
-});
+			credentials: env.credentials(),
+		});
+		const mapper = waits
+			? node.methods.resourceMapping.getWaitTaskFields
+			: node.methods.resourceMapping.getTaskFields;
+		const { fields } = await mapper.call(context as unknown as ILoadOptionsFunctions);
+		const saved = example.parameters.taskData!.schema;
+		expect(isStale(saved, fields)).toBe(false);
+		expect(saved.map((f) => f.id)).toEqual(fields.map((f) => f.id));
+	},
+);

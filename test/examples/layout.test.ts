@@ -15,7 +15,10 @@ interface Node {
 
 const examples = readdirSync(DIR)
 	.filter((file) => file.endsWith('.json'))
-	.map((file) => [file, JSON.parse(readFileSync(join(DIR, file), 'utf8')) as { nodes: Node[] }] as const);
+	.map(
+		(file) =>
+			[file, JSON.parse(readFileSync(join(DIR, file), 'utf8')) as { nodes: Node[] }] as const,
+	);
 
 test.each(examples)('%s: no node covers a sticky note', (_file, workflow) => {
 	const stickies = workflow.nodes.filter((n) => n.type === 'n8n-nodes-base.stickyNote');
@@ -26,7 +29,8 @@ test.each(examples)('%s: no node covers a sticky note', (_file, workflow) => {
 		const height = sticky.parameters.height ?? 160;
 		for (const node of workflow.nodes.filter((n) => n.type !== 'n8n-nodes-base.stickyNote')) {
 			const [x, y] = node.position;
-			if (x + NODE.width > sx && x < sx + width && y + NODE.height > sy && y < sy + height) covering.push(`${node.name} on ${sticky.name}`);
+			if (x + NODE.width > sx && x < sx + width && y + NODE.height > sy && y < sy + height)
+				covering.push(`${node.name} on ${sticky.name}`);
 		}
 	}
 	expect(covering).toEqual([]);

@@ -69,7 +69,9 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 		if (!auth || !workflow || !node) return requestOptions;
 		// a generic credential: resolve its header expressions as n8n does
 		const headers: Record<string, string> = {};
-		for (const [name, value] of Object.entries((auth as IAuthenticateGeneric).properties.headers ?? {})) {
+		for (const [name, value] of Object.entries(
+			(auth as IAuthenticateGeneric).properties.headers ?? {},
+		)) {
 			headers[name] = String(
 				workflow.expression.getParameterValue(
 					value as string,
@@ -152,7 +154,10 @@ class PairingProbe implements INodeType {
 	async execute(this: IExecuteFunctions) {
 		return [
 			this.getInputData().map((item, i) => ({
-				json: { start: this.evaluateExpression('{{ $("Start").item.json }}', i) as IDataObject, answer: item.json },
+				json: {
+					start: this.evaluateExpression('{{ $("Start").item.json }}', i) as IDataObject,
+					answer: item.json,
+				},
 				pairedItem: { item: i },
 			})),
 		];
@@ -160,7 +165,11 @@ class PairingProbe implements INodeType {
 }
 
 export function nodeTypesOf(types: Record<string, INodeType | IVersionedNodeType>): INodeTypes {
-	const all: Record<string, INodeType | IVersionedNodeType> = { start: new StartNode(), probe: new PairingProbe(), ...types };
+	const all: Record<string, INodeType | IVersionedNodeType> = {
+		start: new StartNode(),
+		probe: new PairingProbe(),
+		...types,
+	};
 	const get = (name: string) => {
 		const short = name.replace(/^n8n-nodes-task-queue\./, '');
 		const type = all[short] ?? all[name];
@@ -237,11 +246,21 @@ export function makeWorkflow(
 		start && nodes.length > 1
 			? {
 					[start.name]: {
-						main: [[{ node: nodes.find((n) => n !== start)!.name, type: 'main' as const, index: 0 }]],
+						main: [
+							[{ node: nodes.find((n) => n !== start)!.name, type: 'main' as const, index: 0 }],
+						],
 					},
 				}
 			: {};
-	return new Workflow({ id, name: 'Test', nodes, connections, active: false, nodeTypes: types, staticData });
+	return new Workflow({
+		id,
+		name: 'Test',
+		nodes,
+		connections,
+		active: false,
+		nodeTypes: types,
+		staticData,
+	});
 }
 
 export interface ActionRun {
@@ -278,7 +297,14 @@ export async function runActionNode(options: {
 		parameters: {},
 	};
 	const node = makeNode(options.node);
-	const probe: INode = { id: 'id-probe', name: 'Probe', type: 'probe', typeVersion: 1, position: [400, 0], parameters: {} };
+	const probe: INode = {
+		id: 'id-probe',
+		name: 'Probe',
+		type: 'probe',
+		typeVersion: 1,
+		position: [400, 0],
+		parameters: {},
+	};
 	const workflow = options.probe
 		? new Workflow({
 				id: 'wf-1',
@@ -310,7 +336,11 @@ export async function runActionNode(options: {
 	hooks.addHandler('workflowExecuteAfter', async (run: IRun) => {
 		finished = run;
 	});
-	const additionalData = makeAdditionalData(options.credentials, { hooks, executionId, ...options.additionalData });
+	const additionalData = makeAdditionalData(options.credentials, {
+		hooks,
+		executionId,
+		...options.additionalData,
+	});
 	const runExecutionData: IRunExecutionData = {
 		version: 1,
 		startData: {},
@@ -329,13 +359,22 @@ export async function runActionNode(options: {
 			waitingExecutionSource: null,
 		},
 	} as unknown as IRunExecutionData;
-	const result = await new WorkflowExecute(additionalData, 'manual', runExecutionData).processRunExecutionData(
-		workflow,
-	);
+	const result = await new WorkflowExecute(
+		additionalData,
+		'manual',
+		runExecutionData,
+	).processRunExecutionData(workflow);
 	const run = finished ?? result;
 	const nodeRuns = run.data.resultData.runData[node.name];
 	const items = nodeRuns?.[0]?.data?.main?.[0] ?? [];
-	return { run, items, error: run.data.resultData.error as Error | undefined, workflow, node, additionalData };
+	return {
+		run,
+		items,
+		error: run.data.resultData.error as Error | undefined,
+		workflow,
+		node,
+		additionalData,
+	};
 }
 
 export interface HookEnv {
@@ -357,14 +396,23 @@ export function makeWebhookEnv(options: {
 	path?: string;
 }): HookEnv {
 	const node = makeNode(options.node);
-	const workflow = makeWorkflow([node], nodeTypesOf(options.types), options.staticData ?? {}, options.workflowId);
+	const workflow = makeWorkflow(
+		[node],
+		nodeTypesOf(options.types),
+		options.staticData ?? {},
+		options.workflowId,
+	);
 	const additionalData = makeAdditionalData(options.credentials);
 	const webhookData = {
 		node: node.name,
 		httpMethod: 'POST',
 		path: options.path ?? 'task-completed',
 		workflowId: workflow.id,
-		webhookDescription: { name: 'default', httpMethod: 'POST', path: options.path ?? 'task-completed' },
+		webhookDescription: {
+			name: 'default',
+			httpMethod: 'POST',
+			path: options.path ?? 'task-completed',
+		},
 		isTest: options.isTest ?? false,
 		workflowExecuteAdditionalData: additionalData,
 	} as unknown as IWebhookData;
@@ -438,7 +486,11 @@ export function webhookContext(
 	const context = new WebhookContext(
 		env.workflow,
 		env.node,
-		{ ...env.additionalData, httpRequest, httpResponse } as unknown as IWorkflowExecuteAdditionalData,
+		{
+			...env.additionalData,
+			httpRequest,
+			httpResponse,
+		} as unknown as IWorkflowExecuteAdditionalData,
 		env.webhookData.isTest ? 'manual' : 'webhook',
 		env.webhookData,
 		[],
@@ -469,7 +521,12 @@ export function makePollEnv(options: {
 	const node = makeNode(options.node);
 	const workflow = makeWorkflow([node], nodeTypesOf(options.types), options.staticData ?? {});
 	const additionalData = makeAdditionalData(options.credentials);
-	return { workflow, node, additionalData, staticData: () => workflow.staticData[`node:${node.name}`] as IDataObject };
+	return {
+		workflow,
+		node,
+		additionalData,
+		staticData: () => workflow.staticData[`node:${node.name}`] as IDataObject,
+	};
 }
 
 /** For methods.listSearch / methods.resourceMapping, as the editor calls them. */
@@ -481,5 +538,10 @@ export function loadOptionsContext(options: {
 }): LoadOptionsContext {
 	const node = makeNode(options.node);
 	const workflow = makeWorkflow([node], nodeTypesOf(options.types));
-	return new LoadOptionsContext(workflow, node, makeAdditionalData(options.credentials), options.path ?? 'parameters');
+	return new LoadOptionsContext(
+		workflow,
+		node,
+		makeAdditionalData(options.credentials),
+		options.path ?? 'parameters',
+	);
 }

@@ -3,7 +3,14 @@
 // node's webhook() run in a WebhookContext over the waiting execution's data.
 import { createHmac, timingSafeEqual } from 'crypto';
 import { InstanceSettings, WorkflowExecute } from 'n8n-core';
-import type { IDataObject, INodeExecutionData, INodeParameters, IRun, IWebhookData, IWebhookResponseData } from 'n8n-workflow';
+import type {
+	IDataObject,
+	INodeExecutionData,
+	INodeParameters,
+	IRun,
+	IWebhookData,
+	IWebhookResponseData,
+} from 'n8n-workflow';
 
 import { resumeWebhooks } from '../../nodes/TaskQueue/waiting/resume';
 import { TaskQueue } from '../../nodes/TaskQueue/TaskQueue.node';
@@ -12,7 +19,9 @@ import { runActionNode, webhookContext, type ActionRun, type RecordedResponse } 
 const taskQueue = new TaskQueue();
 
 /** n8n-core's own DI container (it has its own copy of @n8n/di): where its InstanceSettings live. */
-const { Container } = require(require.resolve('@n8n/di', { paths: [require.resolve('n8n-core')] })) as typeof import('@n8n/di');
+const { Container } = require(
+	require.resolve('@n8n/di', { paths: [require.resolve('n8n-core')] }),
+) as typeof import('@n8n/di');
 
 /** Whether n8n would accept this address for a node whose saved operation is sendAndWait. */
 export function n8nAcceptsSignature(address: string): boolean {
@@ -22,7 +31,10 @@ export function n8nAcceptsSignature(address: string): boolean {
 	const expected = createHmac('sha256', Container.get(InstanceSettings).hmacSignatureSecret)
 		.update(`${url.pathname}${url.search}`)
 		.digest('hex');
-	return provided.length === expected.length && timingSafeEqual(Buffer.from(provided), Buffer.from(expected));
+	return (
+		provided.length === expected.length &&
+		timingSafeEqual(Buffer.from(provided), Buffer.from(expected))
+	);
 }
 
 export function queryOf(address: string): Record<string, string> {
@@ -35,7 +47,11 @@ export interface WaitingCall {
 }
 
 /** Runs the waiting node's webhook() for a call with this query (the signature is n8n's to check). */
-export async function callWaitingNode(run: ActionRun, query: Record<string, string>, body: unknown = {}): Promise<WaitingCall> {
+export async function callWaitingNode(
+	run: ActionRun,
+	query: Record<string, string>,
+	body: unknown = {},
+): Promise<WaitingCall> {
 	const webhookData = {
 		node: run.node.name,
 		httpMethod: 'POST',
@@ -59,17 +75,24 @@ export async function callWaitingNode(run: ActionRun, query: Record<string, stri
  * (WaitingWebhooks + webhook-helpers' prepareExecutionData): the node's input becomes that data, the
  * node is disabled and passes it on, and WorkflowExecute renumbers its items by position.
  */
-export async function resumeExecution(run: ActionRun, workflowData: INodeExecutionData[][]): Promise<IRun> {
+export async function resumeExecution(
+	run: ActionRun,
+	workflowData: INodeExecutionData[][],
+): Promise<IRun> {
 	const data = run.run.data;
 	const resuming = data.executionData!.nodeExecutionStack[0];
 	resuming.data.main = workflowData;
 	resuming.metadata = { ...resuming.metadata, forwardAllOutputs: true };
-	return await new WorkflowExecute(run.additionalData, 'manual', data).processRunExecutionData(run.workflow);
+	return await new WorkflowExecute(run.additionalData, 'manual', data).processRunExecutionData(
+		run.workflow,
+	);
 }
 
 /** What n8n 2.41 renders (text/html) for a call to a send-and-wait execution that no longer waits. */
-export const INVALID_FORM_LINK = "<!DOCTYPE html><html lang='en'><head><title>Invalid Form Link</title></head><body><h1>Invalid Form Link</h1></body></html>";
-export const NO_ACTION_REQUIRED = "<html lang='en'><head><title>No action required</title></head><body><h1>No action required</h1></body></html>";
+export const INVALID_FORM_LINK =
+	"<!DOCTYPE html><html lang='en'><head><title>Invalid Form Link</title></head><body><h1>Invalid Form Link</h1></body></html>";
+export const NO_ACTION_REQUIRED =
+	"<html lang='en'><head><title>No action required</title></head><body><h1>No action required</h1></body></html>";
 
 /**
  * n8n's waiting-webhook endpoint for the runs it is given: refuses a bad signature (401), answers a
@@ -88,13 +111,22 @@ export class WaitingEndpoint {
 	private readonly running = new Set<string>();
 
 	/** Every call, in order: the execution it named and the status it got. */
-	readonly calls: Array<{ executionId: string; status: number; body: unknown; authorization?: string }> = [];
+	readonly calls: Array<{
+		executionId: string;
+		status: number;
+		body: unknown;
+		authorization?: string;
+	}> = [];
 
 	add(executionId: string, run: ActionRun): void {
 		this.runs.set(executionId, run);
 	}
 
-	async handle(address: string, authorization?: string, body: unknown = {}): Promise<{ status: number; body: unknown }> {
+	async handle(
+		address: string,
+		authorization?: string,
+		body: unknown = {},
+	): Promise<{ status: number; body: unknown }> {
 		const url = new URL(address);
 		const [executionId, nodeId] = url.pathname.split('/').slice(-2);
 		const answer = (status: number, body: unknown) => {
@@ -106,8 +138,10 @@ export class WaitingEndpoint {
 		// n8n 2.41 renders its "Invalid Form Link" page for a send-and-wait node (1.123: JSON)
 		if (!n8nAcceptsSignature(address)) return answer(401, INVALID_FORM_LINK);
 		if (this.resumed.has(executionId)) return answer(200, NO_ACTION_REQUIRED);
-		if (nodeId !== run.node.id) return answer(404, { message: 'no waiting webhook with a matching path' });
-		if (this.running.has(executionId)) return answer(409, { message: `The execution "${executionId}" is running already.` });
+		if (nodeId !== run.node.id)
+			return answer(404, { message: 'no waiting webhook with a matching path' });
+		if (this.running.has(executionId))
+			return answer(409, { message: `The execution "${executionId}" is running already.` });
 		this.running.add(executionId);
 		let call: WaitingCall;
 		try {
@@ -147,7 +181,12 @@ export async function startWaitingRun(options: {
 				resource: 'task',
 				operation: 'sendAndWait',
 				queue: { __rl: true, mode: 'id', value: String(options.queueId ?? 104) },
-				taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ $json.message }}' }, matchingColumns: [], schema: [] },
+				taskData: {
+					mappingMode: 'defineBelow',
+					value: { customer_message: '={{ $json.message }}' },
+					matchingColumns: [],
+					schema: [],
+				},
 				resumeField: 'resume_url',
 				options: {},
 				...options.parameters,

@@ -30,7 +30,12 @@ import {
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { SandboxClient } from '../../sandbox/client';
 import type { Block } from '../../sandbox/types';
-import { buildTaskData, CrashError, missingValueCrash, ValidationError } from '../../sandbox/validate';
+import {
+	buildTaskData,
+	CrashError,
+	missingValueCrash,
+	ValidationError,
+} from '../../sandbox/validate';
 
 const SEED = Number(process.env.TQ_FC_SEED ?? 20240601);
 const RUNS = Number(process.env.TQ_FC_RUNS ?? 0);
@@ -721,28 +726,56 @@ describe('property: the zod schemas', () => {
 	});
 
 	it('the hand-written checks accept exactly what their schemas accept, on valid and broken answers', () => {
-		const fields = ['id', 'status', 'completed_at', 'created_at', 'completed_by', 'queue', 'queue_id', 'data', 'source'];
+		const fields = [
+			'id',
+			'status',
+			'completed_at',
+			'created_at',
+			'completed_by',
+			'queue',
+			'queue_id',
+			'data',
+			'source',
+		];
 		// A task with one field removed or replaced by any JSON value (or one of the near misses).
-		const brokenTask = fc.tuple(
-			taskArb,
-			fc.constantFrom(...fields),
-			fc.oneof(
-				fc.constant(undefined),
-				fc.jsonValue({ maxDepth: 2 }),
-				fc.constantFrom(1.5, -1, 0, NaN, Infinity, '1', 'completed', 'pending', [], {}, null, true),
-			),
-		).map(([task, field, value]) => {
-			const copy: Record<string, unknown> = { ...wire(task) };
-			if (value === undefined) delete copy[field];
-			else copy[field] = value;
-			return copy;
-		});
+		const brokenTask = fc
+			.tuple(
+				taskArb,
+				fc.constantFrom(...fields),
+				fc.oneof(
+					fc.constant(undefined),
+					fc.jsonValue({ maxDepth: 2 }),
+					fc.constantFrom(
+						1.5,
+						-1,
+						0,
+						NaN,
+						Infinity,
+						'1',
+						'completed',
+						'pending',
+						[],
+						{},
+						null,
+						true,
+					),
+				),
+			)
+			.map(([task, field, value]) => {
+				const copy: Record<string, unknown> = { ...wire(task) };
+				if (value === undefined) delete copy[field];
+				else copy[field] = value;
+				return copy;
+			});
 		const anyTask = fc.oneof(taskArb.map(wire), completedArb.map(wire), brokenTask);
 		const page = fc.record({
 			count: fc.oneof(fc.nat(), fc.constantFrom(1.5, '3', null)),
 			next: fc.option(fc.oneof(fc.webUrl(), fc.constantFrom(3, false)), { nil: undefined }),
 			previous: fc.option(fc.oneof(fc.webUrl(), fc.constant(null)), { nil: undefined }),
-			tasks: fc.oneof(fc.array(fc.oneof(completedArb.map(wire), anyTask), { maxLength: 4 }), fc.jsonValue({ maxDepth: 1 })),
+			tasks: fc.oneof(
+				fc.array(fc.oneof(completedArb.map(wire), anyTask), { maxLength: 4 }),
+				fc.jsonValue({ maxDepth: 1 }),
+			),
 		});
 		let accepted = 0;
 		fc.assert(

@@ -5,7 +5,13 @@
 import { forgetIndexes } from '../../nodes/TaskQueue/waiting/confirmation';
 import { forgetRuns } from '../../nodes/TaskQueue/trigger/relay/knownRuns';
 import { startWaitingRun, WaitingEndpoint } from '../helpers/waiting';
-import { locator, startTriggerEnv, startWebhookServer, WebhookTriggerUnderTest, type TriggerTestEnv } from '../nodes/TaskQueue/trigger/env';
+import {
+	locator,
+	startTriggerEnv,
+	startWebhookServer,
+	WebhookTriggerUnderTest,
+	type TriggerTestEnv,
+} from '../nodes/TaskQueue/trigger/env';
 import { recordFigures } from './figures';
 
 const QUEUE = 104;
@@ -18,53 +24,87 @@ afterAll(async () => await env.close());
 const SCENARIOS: Array<[string, number, number, number, number]> = [
 	['20 runs of 5 items in a quiet queue', 20, 5, 0, 2],
 	['1 run of 100 items, 10,000 other completions during the wait', 1, 100, 10_000, 2],
-	['20 runs of 5 items answered in turn, 10,000 other completions during the waits', 20, 5, 10_000, 2],
+	[
+		'20 runs of 5 items answered in turn, 10,000 other completions during the waits',
+		20,
+		5,
+		10_000,
+		2,
+	],
 ];
 
-test.each(SCENARIOS)('reads of the completed list per completion, %s', async (label, RUNS, ITEMS, others, most) => {
-	forgetRuns();
-	forgetIndexes();
-	await env.client.reset();
-	await env.client.setRealism({ deliveryThreads: null });
-	const waiting = new WaitingEndpoint();
-	const trigger = new WebhookTriggerUnderTest({ credentials: env.credentials(), parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} } });
-	const server = await startWebhookServer(trigger, waiting);
-	try {
-		await trigger.activate();
-		if (others > 0) await env.client.createTasks(QUEUE, others); // older: completeMany takes them first
-		const runs: Array<{ executionId: string; tasks: number[] }> = [];
-		for (let r = 0; r < RUNS; r++) {
-			const executionId = String(5000 + r);
-			const input = Array.from({ length: ITEMS }, (_, i) => ({ message: `run ${r} item ${i}` }));
-			const action = await startWaitingRun({ credentials: env.credentials(), executionId, input, waitingBaseUrl: server.waitingBaseUrl });
-			waiting.add(executionId, action);
-			runs.push({ executionId, tasks: action.items.map((i) => i.json.id as number) });
-		}
-		await env.client.clearRequests();
-		// answered round-robin, one task of each run in turn, other work in between
-		const completions = RUNS * ITEMS;
-		for (let i = 0; i < ITEMS; i++) {
-			for (const run of runs) {
-				if (others > 0) await env.client.completeMany(QUEUE, others / completions, { by: 'bob@example.com' });
-				await env.client.complete(QUEUE, run.tasks[i], { by: 'alice@example.com', data: { decision: 'approve' } });
+test.each(SCENARIOS)(
+	'reads of the completed list per completion, %s',
+	async (label, RUNS, ITEMS, others, most) => {
+		forgetRuns();
+		forgetIndexes();
+		await env.client.reset();
+		await env.client.setRealism({ deliveryThreads: null });
+		const waiting = new WaitingEndpoint();
+		const trigger = new WebhookTriggerUnderTest({
+			credentials: env.credentials(),
+			parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} },
+		});
+		const server = await startWebhookServer(trigger, waiting);
+		try {
+			await trigger.activate();
+			if (others > 0) await env.client.createTasks(QUEUE, others); // older: completeMany takes them first
+			const runs: Array<{ executionId: string; tasks: number[] }> = [];
+			for (let r = 0; r < RUNS; r++) {
+				const executionId = String(5000 + r);
+				const input = Array.from({ length: ITEMS }, (_, i) => ({ message: `run ${r} item ${i}` }));
+				const action = await startWaitingRun({
+					credentials: env.credentials(),
+					executionId,
+					input,
+					waitingBaseUrl: server.waitingBaseUrl,
+				});
+				waiting.add(executionId, action);
+				runs.push({ executionId, tasks: action.items.map((i) => i.json.id as number) });
 			}
+			await env.client.clearRequests();
+			// answered round-robin, one task of each run in turn, other work in between
+			const completions = RUNS * ITEMS;
+			for (let i = 0; i < ITEMS; i++) {
+				for (const run of runs) {
+					if (others > 0)
+						await env.client.completeMany(QUEUE, others / completions, { by: 'bob@example.com' });
+					await env.client.complete(QUEUE, run.tasks[i], {
+						by: 'alice@example.com',
+						data: { decision: 'approve' },
+					});
+				}
+			}
+			await env.client.waitForWebhookCalls(completions + others, 60_000);
+			const deadline = Date.now() + 30_000;
+			while (waiting.resumed.size < RUNS && Date.now() < deadline)
+				await new Promise((resolve) => setTimeout(resolve, 50));
+			expect(waiting.resumed.size).toBe(RUNS);
+			const reads = (await env.client.requests()).filter((r) =>
+				r.path.endsWith('/tasks/completed'),
+			).length;
+			const figures = {
+				scenario: label,
+				runs: RUNS,
+				itemsPerRun: ITEMS,
+				completions,
+				otherCompletions: others,
+				reads,
+				readsPerCompletion: reads / completions,
+				readsPerRun: reads / RUNS,
+			};
+			console.log(`waiting reads: ${JSON.stringify(figures)}`);
+			recordFigures(`waiting-reads-${RUNS}x${ITEMS}-${others}`, figures);
+			expect(reads / completions).toBeLessThanOrEqual(most);
+		} finally {
+			await env.client.setRealism({ deliveryThreads: 4 });
+			await server.close();
 		}
-		await env.client.waitForWebhookCalls(completions + others, 60_000);
-		const deadline = Date.now() + 30_000;
-		while (waiting.resumed.size < RUNS && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-		expect(waiting.resumed.size).toBe(RUNS);
-		const reads = (await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed')).length;
-		const figures = { scenario: label, runs: RUNS, itemsPerRun: ITEMS, completions, otherCompletions: others, reads, readsPerCompletion: reads / completions, readsPerRun: reads / RUNS };
-		console.log(`waiting reads: ${JSON.stringify(figures)}`);
-		recordFigures(`waiting-reads-${RUNS}x${ITEMS}-${others}`, figures);
-		expect(reads / completions).toBeLessThanOrEqual(most);
-	} finally {
-		await env.client.setRealism({ deliveryThreads: 4 });
-		await server.close();
-	}
-}, 300_000);
+	},
+	300_000,
+);
 
-test('a 2-item run in a queue with 100,000 completed tasks: its answers cost a page each (the list is read down to its tasks\' creation only)', async () => {
+test("a 2-item run in a queue with 100,000 completed tasks: its answers cost a page each (the list is read down to its tasks' creation only)", async () => {
 	forgetRuns();
 	forgetIndexes();
 	await env.client.reset();
@@ -72,26 +112,50 @@ test('a 2-item run in a queue with 100,000 completed tasks: its answers cost a p
 	await env.client.createTasks(QUEUE, 100_000);
 	await env.client.completeMany(QUEUE, 100_000, { by: 'bob@example.com' });
 	const waiting = new WaitingEndpoint();
-	const trigger = new WebhookTriggerUnderTest({ credentials: env.credentials(), parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} } });
+	const trigger = new WebhookTriggerUnderTest({
+		credentials: env.credentials(),
+		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} },
+	});
 	const server = await startWebhookServer(trigger, waiting);
 	try {
 		await trigger.activate();
 		const input = [{ message: 'a' }, { message: 'b' }];
-		const action = await startWaitingRun({ credentials: env.credentials(), executionId: '6000', input, waitingBaseUrl: server.waitingBaseUrl });
+		const action = await startWaitingRun({
+			credentials: env.credentials(),
+			executionId: '6000',
+			input,
+			waitingBaseUrl: server.waitingBaseUrl,
+		});
 		waiting.add('6000', action);
 		await env.client.clearRequests();
-		for (const item of action.items) await env.client.complete(QUEUE, item.json.id as number, { by: 'alice@example.com', data: { decision: 'approve' } });
+		for (const item of action.items)
+			await env.client.complete(QUEUE, item.json.id as number, {
+				by: 'alice@example.com',
+				data: { decision: 'approve' },
+			});
 		const lastCompletion = Date.now();
 		const deadline = Date.now() + 30_000;
-		while (!waiting.resumed.has('6000') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+		while (!waiting.resumed.has('6000') && Date.now() < deadline)
+			await new Promise((resolve) => setTimeout(resolve, 5));
 		// printed, not asserted (timings belong in benchmarks): delivery, forward, confirming read, resume
 		const resumedAfterMs = Date.now() - lastCompletion;
 		expect(waiting.resumed.has('6000')).toBe(true);
-		const reads = (await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed')).map((r) => r.query);
-		console.log(`waiting reads: a 2-item run among 100,000 completed tasks: ${reads.length} read(s), resumed ${resumedAfterMs} ms after its last completion`);
-		recordFigures('waiting-reads-100000-completed', { completedBefore: 100_000, items: 2, reads: reads.length, resumedAfterMs });
+		const reads = (await env.client.requests())
+			.filter((r) => r.path.endsWith('/tasks/completed'))
+			.map((r) => r.query);
+		console.log(
+			`waiting reads: a 2-item run among 100,000 completed tasks: ${reads.length} read(s), resumed ${resumedAfterMs} ms after its last completion`,
+		);
+		recordFigures('waiting-reads-100000-completed', {
+			completedBefore: 100_000,
+			items: 2,
+			reads: reads.length,
+			resumedAfterMs,
+		});
 		expect(reads.length).toBeLessThanOrEqual(2);
-		expect(reads.every((query) => JSON.stringify(query) === JSON.stringify({ limit: '102' }))).toBe(true);
+		expect(reads.every((query) => JSON.stringify(query) === JSON.stringify({ limit: '102' }))).toBe(
+			true,
+		);
 	} finally {
 		await server.close();
 	}

@@ -255,9 +255,11 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 		expect((await api('GET', `${base}/101/webhook`)).json).toEqual({ target: '' });
 		expect((await env.client.getQueue(101)).webhook).toBeUndefined();
 		// clearing again is still a 204, with a body (Content-Length 19) that HTTP clients cannot parse
-		await expect(api('PUT', `${base}/101/webhook`, { body: { target: '' } })).rejects.toMatchObject({
-			code: 'HPE_INVALID_CONSTANT',
-		});
+		await expect(api('PUT', `${base}/101/webhook`, { body: { target: '' } })).rejects.toMatchObject(
+			{
+				code: 'HPE_INVALID_CONSTANT',
+			},
+		);
 		const raw = await rawHttp(env.sandbox.baseUrl, 'PUT', `${base}/101/webhook`, { target: '' });
 		expect(raw).toMatch(/^HTTP\/1\.1 204 No Content\r\n/);
 		expect(raw).toContain('\r\nContent-Length: 19\r\n');
@@ -321,7 +323,7 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 		}
 	});
 
-	test("the webhook of an unknown queue reads as none set", async () => {
+	test('the webhook of an unknown queue reads as none set', async () => {
 		const res = await api('GET', `${base}/999/webhook`);
 		expect([res.status, res.json]).toEqual([200, { target: '' }]);
 	});
@@ -330,12 +332,21 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 		// queue 201 belongs to organization 2; the key's user is an admin of organization 1 only
 		await env.client.setWebhook(201, 'https://other-org.example.com/hook', { by: CAROL });
 		const read = await api('GET', `${base}/201/webhook`);
-		expect([read.status, (read.json as { target: string }).target]).toEqual([200, 'https://other-org.example.com/hook']);
-		const written = await api('PUT', `${base}/201/webhook`, { body: { target: 'https://mine.example.com/x' } });
+		expect([read.status, (read.json as { target: string }).target]).toEqual([
+			200,
+			'https://other-org.example.com/hook',
+		]);
+		const written = await api('PUT', `${base}/201/webhook`, {
+			body: { target: 'https://mine.example.com/x' },
+		});
 		expect(written.status).toBe(200);
-		expect((await env.client.getQueue(201)).webhook).toEqual({ target: 'https://mine.example.com/x' });
+		expect((await env.client.getQueue(201)).webhook).toEqual({
+			target: 'https://mine.example.com/x',
+		});
 		const before = (await env.client.tasks(201)).length;
-		const created = await api('POST', `${base}/201/tasks/create`, { body: { data: { question: 'Leaked?' } } });
+		const created = await api('POST', `${base}/201/tasks/create`, {
+			body: { data: { question: 'Leaked?' } },
+		});
 		expect(created.status).toBe(201);
 		expect((await env.client.tasks(201)).length).toBe(before + 1);
 	});

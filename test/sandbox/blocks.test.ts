@@ -128,7 +128,8 @@ test.each(VALID)('%s accepts %j and stores %j', async (id, sent, stored) => {
 	const data = (res.json as { data: Record<string, unknown> }).data;
 	expect(Object.keys(data)).toEqual(BLOCKS.map((b) => b.id));
 	expect(data[id]).toEqual(stored);
-	for (const other of BLOCKS) if (other.id !== id) expect(data[other.id]).toEqual(NEEDED[other.id] ?? null);
+	for (const other of BLOCKS)
+		if (other.id !== id) expect(data[other.id]).toEqual(NEEDED[other.id] ?? null);
 });
 
 // [block left out, whether the task is stored before the HTML 500]
@@ -139,15 +140,20 @@ const MISSING: Array<[string, boolean]> = [
 	['boxes', false],
 ];
 
-test.each(MISSING)('missing values crash the server: without %s, HTML 500 (stored first: %s)', async (id, stored) => {
-	const before = (await client.tasks(queueId)).length;
-	const withNull = await create({ ...NEEDED, [id]: null });
-	expect(withNull.status).toBe(500);
-	expect(withNull.headers['content-type']).toMatch(/^text\/html/);
-	const leftOut = await create(Object.fromEntries(Object.entries(NEEDED).filter(([key]) => key !== id)));
-	expect(leftOut.status).toBe(500);
-	expect((await client.tasks(queueId)).length).toBe(before + (stored ? 2 : 0));
-});
+test.each(MISSING)(
+	'missing values crash the server: without %s, HTML 500 (stored first: %s)',
+	async (id, stored) => {
+		const before = (await client.tasks(queueId)).length;
+		const withNull = await create({ ...NEEDED, [id]: null });
+		expect(withNull.status).toBe(500);
+		expect(withNull.headers['content-type']).toMatch(/^text\/html/);
+		const leftOut = await create(
+			Object.fromEntries(Object.entries(NEEDED).filter(([key]) => key !== id)),
+		);
+		expect(leftOut.status).toBe(500);
+		expect((await client.tasks(queueId)).length).toBe(before + (stored ? 2 : 0));
+	},
+);
 
 // [block id, value, message]
 const INVALID: Array<[string, unknown, string]> = [

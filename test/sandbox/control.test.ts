@@ -120,7 +120,14 @@ describe('SandboxClient', () => {
 		const bobKey = await client.mintApiKey(BOB);
 		expect(bobKey).toMatch(/^tqs_[0-9a-f]{16}$/);
 		const list = await call(sandbox.baseUrl, 'GET', '/orgs/1/queues', { token: bobKey });
-		expect((list.json as Array<{ id: number }>).map((x) => x.id)).toEqual([101, 102, 103, 104, 105, q.id]);
+		expect((list.json as Array<{ id: number }>).map((x) => x.id)).toEqual([
+			101,
+			102,
+			103,
+			104,
+			105,
+			q.id,
+		]);
 
 		const seed = loadDefaultSeed();
 		seed.queues = seed.queues.filter((x) => x.id === 101);

@@ -14,7 +14,10 @@ const createTask = async () =>
 const pending = async () => (await env.client.getQueue(101)).n_tasks;
 
 test('test control needs the admin secret', async () => {
-	const none = await call(env.sandbox.baseUrl, 'POST', '/_sandbox/reset', { token: null, body: {} });
+	const none = await call(env.sandbox.baseUrl, 'POST', '/_sandbox/reset', {
+		token: null,
+		body: {},
+	});
 	expect(none.status).toBe(401);
 	const wrong = await call(env.sandbox.baseUrl, 'GET', '/_sandbox/requests', {
 		token: null,

@@ -153,7 +153,12 @@ export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
 export const ISO_MICROS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?Z$/;
 
 /** One request over a plain socket, for answers node's HTTP parser refuses; resolves with every byte read. */
-export async function rawHttp(baseUrl: string, method: string, path: string, body: unknown): Promise<string> {
+export async function rawHttp(
+	baseUrl: string,
+	method: string,
+	path: string,
+	body: unknown,
+): Promise<string> {
 	const url = new URL(baseUrl);
 	const payload = JSON.stringify(body);
 	return await new Promise<string>((resolve, reject) => {

@@ -23,7 +23,8 @@ let profile: string;
 let attacker: { url: string; close(): Promise<void> };
 
 beforeAll(async () => {
-	if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run tools/install-chromium.sh`);
+	if (!existsSync(CHROMIUM))
+		throw new Error(`${CHROMIUM} is missing: run tools/install-chromium.sh`);
 	sandbox = await startSandbox();
 	client = new SandboxClient(sandbox.baseUrl, sandbox.adminSecret);
 	// a page on another origin (another port is another origin) that tries to complete a task
@@ -44,7 +45,13 @@ beforeAll(async () => {
 	browser = await chromium.launchPersistentContext(profile, {
 		executablePath: CHROMIUM,
 		headless: true,
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+		args: [
+			'--headless',
+			'--no-sandbox',
+			'--disable-gpu',
+			'--no-first-run',
+			'--disable-background-networking',
+		],
 	});
 });
 
@@ -56,13 +63,17 @@ afterAll(async () => {
 	await sandbox?.close();
 });
 
-test('a page from another origin cannot complete a task; the people\'s page still can', async () => {
+test("a page from another origin cannot complete a task; the people's page still can", async () => {
 	const { ids } = await client.createTasks(QUEUE, [{ customer_message: 'target', order_total: 5 }]);
 	const completeUrl = `${sandbox.baseUrl}/app/api/queues/${QUEUE}/tasks/${ids[0]}/complete`;
 	const page = await browser.newPage();
 	try {
 		await page.goto(`${attacker.url}/?target=${encodeURIComponent(completeUrl)}`);
-		expect(await page.evaluate(async () => await (window as unknown as { result: Promise<string> }).result)).toBe('sent');
+		expect(
+			await page.evaluate(
+				async () => await (window as unknown as { result: Promise<string> }).result,
+			),
+		).toBe('sent');
 		expect((await client.tasks(QUEUE)).find((t) => t.id === ids[0])?.status).not.toBe('completed');
 
 		// the people's page, on its own origin, completes the same task
@@ -70,7 +81,11 @@ test('a page from another origin cannot complete a task; the people\'s page stil
 		await page.getByTestId('user-select').selectOption(ALICE);
 		const answer = await page.evaluate(
 			async ([url]) => {
-				const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'alice@example.com', data: { decision: 'approve' } }) });
+				const res = await fetch(url, {
+					method: 'POST',
+					headers: { 'Content-Type': 'application/json' },
+					body: JSON.stringify({ email: 'alice@example.com', data: { decision: 'approve' } }),
+				});
 				return res.status;
 			},
 			[completeUrl.replace(sandbox.baseUrl, '')],
@@ -82,7 +97,12 @@ test('a page from another origin cannot complete a task; the people\'s page stil
 	}
 });
 
-async function raw(path: string, headers: Record<string, string>, method = 'GET', body?: string): Promise<{ status: number; text: string }> {
+async function raw(
+	path: string,
+	headers: Record<string, string>,
+	method = 'GET',
+	body?: string,
+): Promise<{ status: number; text: string }> {
 	const url = new URL(path, sandbox.baseUrl);
 	return await new Promise((resolve, reject) => {
 		const req = http.request(url, { method, headers }, (res) => {
@@ -99,23 +119,61 @@ test('a foreign Host (DNS rebinding) is refused on the page and its API; loopbac
 	const port = new URL(sandbox.baseUrl).port;
 	const rebound = await raw('/app/api/queues', { Host: `attacker.example:${port}` });
 	expect(rebound.status).toBe(403);
-	expect(rebound.text).toContain(`This sandbox answers its page only as localhost, 127.0.0.1 or [::1], not as \\"attacker.example:${port}\\"`);
+	expect(rebound.text).toContain(
+		`This sandbox answers its page only as localhost, 127.0.0.1 or [::1], not as \\"attacker.example:${port}\\"`,
+	);
 	expect((await raw('/app/', { Host: `evil.test:${port}` })).status).toBe(403);
 	for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`]) {
 		expect((await raw('/app/', { Host: host })).status).toBe(200);
 	}
 	// the service's own API stays reachable through a proxy's Host (it needs the API key anyway)
-	expect((await raw('/orgs/1/queues', { Host: `proxy.internal:8000`, Authorization: `Token ${sandbox.apiKey}` })).status).toBe(200);
+	expect(
+		(
+			await raw('/orgs/1/queues', {
+				Host: `proxy.internal:8000`,
+				Authorization: `Token ${sandbox.apiKey}`,
+			})
+		).status,
+	).toBe(200);
 });
 
-test('a write to the page\'s API from another origin, or without JSON, is refused', async () => {
+test("a write to the page's API from another origin, or without JSON, is refused", async () => {
 	const { ids } = await client.createTasks(QUEUE, [{ customer_message: 'target', order_total: 5 }]);
 	const path = `/app/api/queues/${QUEUE}/tasks/${ids[0]}/complete`;
 	const host = new URL(sandbox.baseUrl).host;
 	const body = JSON.stringify({ email: ALICE, data: { decision: 'approve' } });
-	expect((await raw(path, { Host: host, Origin: 'https://evil.example', 'Content-Type': 'application/json' }, 'POST', body)).status).toBe(403);
-	expect((await raw(path, { Host: host, 'Sec-Fetch-Site': 'cross-site', 'Content-Type': 'application/json' }, 'POST', body)).status).toBe(403);
-	expect((await raw(path, { Host: host, 'Content-Type': 'text/plain' }, 'POST', body)).status).toBe(403);
+	expect(
+		(
+			await raw(
+				path,
+				{ Host: host, Origin: 'https://evil.example', 'Content-Type': 'application/json' },
+				'POST',
+				body,
+			)
+		).status,
+	).toBe(403);
+	expect(
+		(
+			await raw(
+				path,
+				{ Host: host, 'Sec-Fetch-Site': 'cross-site', 'Content-Type': 'application/json' },
+				'POST',
+				body,
+			)
+		).status,
+	).toBe(403);
+	expect((await raw(path, { Host: host, 'Content-Type': 'text/plain' }, 'POST', body)).status).toBe(
+		403,
+	);
 	expect((await client.tasks(QUEUE)).find((t) => t.id === ids[0])?.status).not.toBe('completed');
-	expect((await raw(path, { Host: host, Origin: `http://${host}`, 'Content-Type': 'application/json' }, 'POST', body)).status).toBe(200);
+	expect(
+		(
+			await raw(
+				path,
+				{ Host: host, Origin: `http://${host}`, 'Content-Type': 'application/json' },
+				'POST',
+				body,
+			)
+		).status,
+	).toBe(200);
 });

@@ -186,19 +186,31 @@ test('a person finds a given task (the one just created) in the pending list and
 	expect(await page.getByTestId('queue-pending').textContent()).toBe('3');
 	expect(await page.getByTestId('queue-in-progress').textContent()).toBe('1');
 	await page.getByTestId(`pending-row-${id}`).waitFor();
-	const rows = await page.locator('[data-testid^="pending-row-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')));
+	const rows = await page
+		.locator('[data-testid^="pending-row-"]')
+		.evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')));
 	expect(rows).toEqual([`pending-row-${id}`, 'pending-row-6', 'pending-row-5', 'pending-row-4']);
-	expect(await page.getByTestId('pending-row-4').textContent()).toContain('in progress (bob@example.com)');
+	expect(await page.getByTestId('pending-row-4').textContent()).toContain(
+		'in progress (bob@example.com)',
+	);
 	await page.getByTestId(`open-task-${id}`).click();
 	await page.getByTestId('task-form').waitFor();
-	expect(await page.getByTestId('input-customer_message').textContent()).toBe('Created from n8n just now');
+	expect(await page.getByTestId('input-customer_message').textContent()).toBe(
+		'Created from n8n just now',
+	);
 	await page.getByTestId('field-decision').selectOption('reject');
 	await page.getByTestId('complete-task').click();
 	await page.getByTestId('completed-message').waitFor();
 	expect(await page.getByTestId('completed-message').textContent()).toBe(`Task #${id} completed.`);
-	expect((await client.tasks(101)).find((t) => t.id === id)).toMatchObject({ status: 'completed', completed_by: ALICE, data: { decision: 'reject' } });
+	expect((await client.tasks(101)).find((t) => t.id === id)).toMatchObject({
+		status: 'completed',
+		completed_by: ALICE,
+		data: { decision: 'reject' },
+	});
 	// someone else's task in progress is not taken from them
 	await page.goto(`${sandbox.baseUrl}/app/queues/101`);
 	await page.getByTestId('open-task-4').click();
-	expect(await page.getByTestId('form-error').textContent()).toBe('Task #4 is in progress with bob@example.com');
+	expect(await page.getByTestId('form-error').textContent()).toBe(
+		'Task #4 is in progress with bob@example.com',
+	);
 });

@@ -170,7 +170,10 @@ describe('delivery faults', () => {
 			JSON.stringify(asDelivered(done)),
 			JSON.stringify(asDelivered(done)),
 		]);
-		expect((await env.client.waitForWebhookCalls(2)).map((c) => c.fault)).toEqual([null, 'duplicate']);
+		expect((await env.client.waitForWebhookCalls(2)).map((c) => c.fault)).toEqual([
+			null,
+			'duplicate',
+		]);
 	});
 
 	test('delay: sent after delayMs', async () => {
@@ -204,13 +207,18 @@ describe('delivery faults', () => {
 });
 
 test('a burst is delivered from a small pool of threads, newest first: every completion once, not in completion order', async () => {
-	const queue = await env.client.createQueue({ name: 'Burst', blocks: [{ id: 't', name: 'T', type: 'text', text: { placeholder: '' } }] as never });
+	const queue = await env.client.createQueue({
+		name: 'Burst',
+		blocks: [{ id: 't', name: 'T', type: 'text', text: { placeholder: '' } }] as never,
+	});
 	await env.client.setWebhook(queue.id, `${listener.url}/burst`);
 	const { ids } = await env.client.createTasks(queue.id, 40);
 	await env.client.completeMany(queue.id, 40, { by: ALICE });
 	await listener.waitFor(40, 10_000);
 	const ours = new Set(ids);
-	const order = listener.received.map((hook) => (JSON.parse(hook.body) as { id: number }).id).filter((id) => ours.has(id));
+	const order = listener.received
+		.map((hook) => (JSON.parse(hook.body) as { id: number }).id)
+		.filter((id) => ours.has(id));
 	expect([...order].sort((a, b) => a - b)).toEqual([...ids].sort((a, b) => a - b));
 	// 4 threads: the first four go out in completion order, then the newest waiting one each time
 	expect(order).not.toEqual([...order].sort((a, b) => a - b));
@@ -221,7 +229,11 @@ test('a burst is delivered from a small pool of threads, newest first: every com
 	const more = await env.client.createTasks(queue.id, 10);
 	await env.client.completeMany(queue.id, 10, { by: ALICE });
 	await listener.waitFor(10, 10_000);
-	expect(listener.received.map((hook) => (JSON.parse(hook.body) as { id: number }).id)).toHaveLength(10);
-	expect(new Set(listener.received.map((hook) => (JSON.parse(hook.body) as { id: number }).id))).toEqual(new Set(more.ids));
+	expect(
+		listener.received.map((hook) => (JSON.parse(hook.body) as { id: number }).id),
+	).toHaveLength(10);
+	expect(
+		new Set(listener.received.map((hook) => (JSON.parse(hook.body) as { id: number }).id)),
+	).toEqual(new Set(more.ids));
 	await env.client.setRealism({ deliveryThreads: 4 });
 });

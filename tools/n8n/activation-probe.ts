@@ -39,7 +39,14 @@ function arg(name: string): string | undefined {
 	return i === -1 ? undefined : process.argv[i + 1];
 }
 
-async function probe(browser: Browser, sandbox: Sandbox, version: string, c: Case, tarball: string, out: string) {
+async function probe(
+	browser: Browser,
+	sandbox: Sandbox,
+	version: string,
+	c: Case,
+	tarball: string,
+	out: string,
+) {
 	const client = new SandboxClient(sandbox.baseUrl, sandbox.adminSecret);
 	await client.reset();
 	const userFolder = mkdtempSync(join(tmpdir(), 'tq-probe-'));
@@ -77,7 +84,11 @@ async function probe(browser: Browser, sandbox: Sandbox, version: string, c: Cas
 					typeVersion: 1.1,
 					position: [0, 0],
 					webhookId: `probe-${c.name}`,
-					parameters: { event: 'taskCompleted', queue: { __rl: true, mode: 'id', value: '101' }, options: {} },
+					parameters: {
+						event: 'taskCompleted',
+						queue: { __rl: true, mode: 'id', value: '101' },
+						options: {},
+					},
 					credentials: { taskQueueApi: { id: credentialId, name: 'Task Queue sandbox' } },
 				},
 			],
@@ -87,7 +98,10 @@ async function probe(browser: Browser, sandbox: Sandbox, version: string, c: Cas
 
 		const page = await browser.newPage({ viewport: { width: 1440, height: 820 } });
 		await page.goto(`${n8n.url}/signin`);
-		await page.locator('input[type=email], input[name=emailOrLdapLoginId], input[name=email]').first().fill(n8n.owner.email);
+		await page
+			.locator('input[type=email], input[name=emailOrLdapLoginId], input[name=email]')
+			.first()
+			.fill(n8n.owner.email);
 		await page.locator('input[type=password]').first().fill(n8n.owner.password);
 		await page.keyboard.press('Enter');
 		await page.waitForURL((u) => !u.pathname.includes('signin'), { timeout: 30_000 });
@@ -101,7 +115,9 @@ async function probe(browser: Browser, sandbox: Sandbox, version: string, c: Cas
 			await publish.first().click();
 			await page.waitForTimeout(1500);
 			await page.screenshot({ path: join(out, `activation-${version}-${c.name}-dialog.png`) });
-			const confirm = page.locator('.el-dialog, [role=dialog]').getByRole('button', { name: /publish/i });
+			const confirm = page
+				.locator('.el-dialog, [role=dialog]')
+				.getByRole('button', { name: /publish/i });
 			if (await confirm.count()) await confirm.last().click();
 		} else {
 			await page.locator('[data-test-id="workflow-activate-switch"]').first().click();
@@ -110,7 +126,8 @@ async function probe(browser: Browser, sandbox: Sandbox, version: string, c: Cas
 		const clicked = Date.now();
 		const deadline = clicked + 120_000;
 		await page.waitForTimeout(3000);
-		while (Date.now() < deadline && (await page.getByText(/Publishing/).count()) > 0) await page.waitForTimeout(500);
+		while (Date.now() < deadline && (await page.getByText(/Publishing/).count()) > 0)
+			await page.waitForTimeout(500);
 		await page.waitForTimeout(1500);
 		const settledAfterMs = Date.now() - clicked;
 		const toasts = await page.locator('.el-notification, [role=alert], .n8n-toast').allInnerTexts();
@@ -119,7 +136,8 @@ async function probe(browser: Browser, sandbox: Sandbox, version: string, c: Cas
 		const activationError = await n8n.rest
 			.get(`/active-workflows/error/${id}`, { validateStatus: () => true })
 			.then((r) => r.data as unknown);
-		const live = ((await client.getQueue(101)) as { webhook?: { target?: string } }).webhook?.target ?? '';
+		const live =
+			((await client.getQueue(101)) as { webhook?: { target?: string } }).webhook?.target ?? '';
 		console.log(
 			JSON.stringify(
 				{
@@ -133,7 +151,11 @@ async function probe(browser: Browser, sandbox: Sandbox, version: string, c: Cas
 					n8nLog: n8n.logs
 						.text()
 						.split('\n')
-						.filter((line) => /Task Queue|activat|publicat|queue 101|trigger/i.test(line) && !/migration/i.test(line))
+						.filter(
+							(line) =>
+								/Task Queue|activat|publicat|queue 101|trigger/i.test(line) &&
+								!/migration/i.test(line),
+						)
 						.slice(-12),
 				},
 				null,
@@ -153,7 +175,10 @@ async function main() {
 	mkdirSync(out, { recursive: true });
 	const tarball = await buildAndPack({ skipBuild: !!process.env.TQ_SKIP_BUILD });
 	const sandbox = await startSandbox({ port: 0 });
-	const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+	const browser = await chromium.launch({
+		executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+		args: ['--no-sandbox'],
+	});
 	try {
 		for (const c of CASES) {
 			if (arg('case') && arg('case') !== c.name) continue;

@@ -112,7 +112,8 @@ async function main() {
 	const brokerPort = Number(process.env.TQ_N8N_BROKER_PORT ?? 5690);
 	const sandboxPort = Number(process.env.TQ_SANDBOX_PORT ?? 5680);
 	const userFolder =
-		process.env.TQ_N8N_DEV_FOLDER ?? join(cacheRoot(), `dev-n8n-${N8N_SPECS[major].version}${asQueueMode ? '-queue-mode' : ''}`);
+		process.env.TQ_N8N_DEV_FOLDER ??
+		join(cacheRoot(), `dev-n8n-${N8N_SPECS[major].version}${asQueueMode ? '-queue-mode' : ''}`);
 	// queue mode keeps its database in a temporary PostgreSQL: its user folder starts empty each time
 	if (process.env.TQ_DEV_FRESH || asQueueMode) rmSync(userFolder, { recursive: true, force: true });
 
@@ -130,10 +131,19 @@ async function main() {
 	]);
 	await extractInto(tarball, userFolder);
 	rmSync(dirname(tarball), { recursive: true, force: true });
-	log(`installed the package into ${userFolder}/.n8n/nodes; starting n8n ${N8N_SPECS[major].version} ...`);
+	log(
+		`installed the package into ${userFolder}/.n8n/nodes; starting n8n ${N8N_SPECS[major].version} ...`,
+	);
 	if (asQueueMode) {
-		log('starting n8n in queue mode: PostgreSQL, Redis, a main, 2 workers, 2 webhook processes behind nginx ...');
-		queueMode = await startQueueMode({ userFolder, port: n8nPort, echo: !!process.env.TQ_N8N_ECHO, log: (s) => log(s) });
+		log(
+			'starting n8n in queue mode: PostgreSQL, Redis, a main, 2 workers, 2 webhook processes behind nginx ...',
+		);
+		queueMode = await startQueueMode({
+			userFolder,
+			port: n8nPort,
+			echo: !!process.env.TQ_N8N_ECHO,
+			log: (s) => log(s),
+		});
 		n8n = queueMode.asOne();
 	} else {
 		n8n = await startN8n({
@@ -148,11 +158,24 @@ async function main() {
 	// the AI examples need a chat model: yours with OPENAI_API_KEY, else a scripted stand-in
 	let modelCredential: { id: string; name: string };
 	if (process.env.OPENAI_API_KEY) {
-		modelCredential = { name: OPENAI_CREDENTIAL, id: await ensureNamedCredential(n8n, OPENAI_CREDENTIAL, 'openAiApi', { apiKey: process.env.OPENAI_API_KEY }) };
+		modelCredential = {
+			name: OPENAI_CREDENTIAL,
+			id: await ensureNamedCredential(n8n, OPENAI_CREDENTIAL, 'openAiApi', {
+				apiKey: process.env.OPENAI_API_KEY,
+			}),
+		};
 	} else {
 		model = await startOpenAiMock(undefined, { port: Number(process.env.TQ_MODEL_PORT ?? 5681) });
-		modelCredential = { name: STAND_IN_MODEL, id: await ensureNamedCredential(n8n, STAND_IN_MODEL, 'openAiApi', { apiKey: 'sk-stand-in', url: model.baseUrl }) };
-		log(`the AI examples use "${STAND_IN_MODEL}" at ${model.baseUrl}: it calls the first tool with what the request says, then quotes the tool's answer (set OPENAI_API_KEY for a real model)`);
+		modelCredential = {
+			name: STAND_IN_MODEL,
+			id: await ensureNamedCredential(n8n, STAND_IN_MODEL, 'openAiApi', {
+				apiKey: 'sk-stand-in',
+				url: model.baseUrl,
+			}),
+		};
+		log(
+			`the AI examples use "${STAND_IN_MODEL}" at ${model.baseUrl}: it calls the first tool with what the request says, then quotes the tool's answer (set OPENAI_API_KEY for a real model)`,
+		);
 	}
 	const result = await provision(
 		n8n,

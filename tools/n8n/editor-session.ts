@@ -18,20 +18,33 @@ export interface EditorSession {
 	stop(): Promise<void>;
 }
 
-export async function startEditorSession(options: { activate: boolean; log?: (s: string) => void }): Promise<EditorSession> {
+export async function startEditorSession(options: {
+	activate: boolean;
+	log?: (s: string) => void;
+}): Promise<EditorSession> {
 	const sandbox = await startSandbox({ port: 0 });
 	const userFolder = mkdtempSync(join(tmpdir(), 'tq-editor-'));
 	await extractInto(await buildAndPack({ skipBuild: !!process.env.TQ_SKIP_BUILD }), userFolder);
 	const n8n = await startN8n({ port: 0, brokerPort: 0, userFolder });
-	const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox'] });
+	const browser = await chromium.launch({
+		executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+		args: ['--no-sandbox'],
+	});
 	const stop = async () => {
 		await browser.close();
 		await n8n.stop();
 		await sandbox.close();
 	};
 	try {
-		const credential = { baseUrl: sandbox.baseUrl, apiKey: sandbox.apiKey, organizationId: sandbox.organizationId };
-		const provisioned = await provision(n8n, credential, { activate: options.activate, log: options.log });
+		const credential = {
+			baseUrl: sandbox.baseUrl,
+			apiKey: sandbox.apiKey,
+			organizationId: sandbox.organizationId,
+		};
+		const provisioned = await provision(n8n, credential, {
+			activate: options.activate,
+			log: options.log,
+		});
 		return { sandbox, n8n, browser, provisioned, stop };
 	} catch (error) {
 		await stop();
@@ -42,7 +55,10 @@ export async function startEditorSession(options: { activate: boolean; log?: (s:
 /** Signs the page in as n8n's owner. */
 export async function signIn(page: Page, n8n: N8nHandle): Promise<void> {
 	await page.goto(`${n8n.url}/signin`);
-	await page.locator('input[type=email], input[name=emailOrLdapLoginId], input[name=email]').first().fill(n8n.owner.email);
+	await page
+		.locator('input[type=email], input[name=emailOrLdapLoginId], input[name=email]')
+		.first()
+		.fill(n8n.owner.email);
 	await page.locator('input[type=password]').first().fill(n8n.owner.password);
 	await page.keyboard.press('Enter');
 	await page.waitForURL((u) => !u.pathname.includes('signin'), { timeout: 30_000 });

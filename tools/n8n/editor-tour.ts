@@ -27,7 +27,11 @@ function check(what: string, ok: boolean, seen: unknown): void {
 	console.log(`  ok  ${what}`);
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+async function until<T>(
+	what: string,
+	probe: () => Promise<T | undefined>,
+	timeoutMs = 60_000,
+): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		const value = await probe();
@@ -67,19 +71,39 @@ async function dropdownOptions(page: Page, parameter: string): Promise<string[]>
 async function main() {
 	const out = join(REPO_ROOT, 'docs', 'images');
 	mkdirSync(out, { recursive: true });
-	const { sandbox, n8n, browser, provisioned: result, stop } = await startEditorSession({ activate: true });
+	const {
+		sandbox,
+		n8n,
+		browser,
+		provisioned: result,
+		stop,
+	} = await startEditorSession({ activate: true });
 	// JPEG, not PNG: n8n-node build copies every .png and .svg of the tree into dist/ (TQ_TOUR_PNG: a PNG copy there too)
 	const shot = async (page: Page, name: string) => {
-		await page.screenshot({ path: join(out, `editor-${n8n.major}-${name}.jpg`), type: 'jpeg', quality: 80 });
-		if (process.env.TQ_TOUR_PNG) await page.screenshot({ path: join(process.env.TQ_TOUR_PNG, `editor-${n8n.major}-${name}.png`) });
+		await page.screenshot({
+			path: join(out, `editor-${n8n.major}-${name}.jpg`),
+			type: 'jpeg',
+			quality: 80,
+		});
+		if (process.env.TQ_TOUR_PNG)
+			await page.screenshot({
+				path: join(process.env.TQ_TOUR_PNG, `editor-${n8n.major}-${name}.png`),
+			});
 	};
 	console.log(`n8n ${n8n.version} at ${n8n.url}, sandbox at ${sandbox.baseUrl}`);
 	try {
 		const example = result.workflows.find((w) => w.file === WORKFLOW_FILE);
 		if (!example?.active) throw new Error(`${WORKFLOW_FILE} is not active`);
-		const page = await browser.newPage({ viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1 });
+		const page = await browser.newPage({
+			viewport: { width: 1440, height: 900 },
+			deviceScaleFactor: 1,
+		});
 		page.on('dialog', (dialog) => void dialog.accept());
-		if (process.env.TQ_TOUR_DEBUG) page.on('request', (r) => r.url().includes('dynamic-node-parameters') && console.log(r.url(), r.postData()));
+		if (process.env.TQ_TOUR_DEBUG)
+			page.on(
+				'request',
+				(r) => r.url().includes('dynamic-node-parameters') && console.log(r.url(), r.postData()),
+			);
 		await signIn(page, n8n);
 
 		const credentials = { taskQueueApi: { id: result.credentialId, name: CREDENTIAL_NAME } };
@@ -88,19 +112,38 @@ async function main() {
 			type: 'n8n-nodes-task-queue.taskQueue',
 			typeVersion: 1,
 			position: [240, 0],
-			parameters: { resource: 'task', operation: 'sendAndWait', queue: { __rl: true, mode: 'list', value: '104', cachedResultName: 'Refund Decisions' }, ...parameters },
+			parameters: {
+				resource: 'task',
+				operation: 'sendAndWait',
+				queue: { __rl: true, mode: 'list', value: '104', cachedResultName: 'Refund Decisions' },
+				...parameters,
+			},
 			credentials,
 		});
-		const webhookStart = (path: string) => ({ name: 'Start', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: path, parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} } });
+		const webhookStart = (path: string) => ({
+			name: 'Start',
+			type: 'n8n-nodes-base.webhook',
+			typeVersion: 2,
+			position: [0, 0],
+			webhookId: path,
+			parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
+		});
 		const connections = { Start: { main: [[{ node: NODE, type: 'main', index: 0 }]] } };
 
 		console.log('0. the node panel: searching as a newcomer would');
 		await openWorkflow(page, n8n, example.id);
 		for (const term of ['approval', 'human', 'wait']) {
-			await page.locator('.vue-flow__pane').first().click({ position: { x: 20, y: 20 }, force: true });
+			await page
+				.locator('.vue-flow__pane')
+				.first()
+				.click({ position: { x: 20, y: 20 }, force: true });
 			await page.keyboard.press('Tab');
 			const search = page.locator('[data-test-id="node-creator-search-bar"]').first();
-			if (!(await search.isVisible().catch(() => false))) await page.locator('[data-test-id="node-creator-plus-button"], [data-test-id="canvas-plus-button"]').first().click();
+			if (!(await search.isVisible().catch(() => false)))
+				await page
+					.locator('[data-test-id="node-creator-plus-button"], [data-test-id="canvas-plus-button"]')
+					.first()
+					.click();
 			await search.waitFor({ timeout: 10_000 });
 			await page.keyboard.type(term);
 			await page.waitForTimeout(1200);
@@ -111,44 +154,113 @@ async function main() {
 			await page.waitForTimeout(500);
 		}
 
-		console.log('1. a new Create and Wait node, queue Refund Decisions chosen, as a newcomer meets it');
-		const fresh = await upsertWorkflow(n8n, { name: 'Tour: a new Create and Wait', nodes: [webhookStart('tour-fresh'), waitingNode({})], connections, settings: {} } as never);
+		console.log(
+			'1. a new Create and Wait node, queue Refund Decisions chosen, as a newcomer meets it',
+		);
+		const fresh = await upsertWorkflow(n8n, {
+			name: 'Tour: a new Create and Wait',
+			nodes: [webhookStart('tour-fresh'), waitingNode({})],
+			connections,
+			settings: {},
+		} as never);
 		await openWorkflow(page, n8n, fresh);
 		await openNode(page, NODE);
 		const mapper = page.locator('[data-test-id="resource-mapper-container"]').first();
-		const mapperText = await page.locator('[data-test-id="parameter-item"]', { has: mapper }).first().innerText().catch(() => '');
-		check('Values to Send: asks for the Resume Address Field first, no red "No fields found"', /Choose the Resume Address Field first/.test(mapperText) && !/No fields found/i.test(mapperText), mapperText);
+		const mapperText = await page
+			.locator('[data-test-id="parameter-item"]', { has: mapper })
+			.first()
+			.innerText()
+			.catch(() => '');
+		check(
+			'Values to Send: asks for the Resume Address Field first, no red "No fields found"',
+			/Choose the Resume Address Field first/.test(mapperText) &&
+				!/No fields found/i.test(mapperText),
+			mapperText,
+		);
 		const offered = await dropdownOptions(page, 'resumeField');
-		check('Resume Address Field offers the read-only fields only (Note and Decision are filled in by people)', JSON.stringify(offered) === JSON.stringify(['Customer message (text)', 'Resume address (n8n fills it) (text)']), offered);
+		check(
+			'Resume Address Field offers the read-only fields only (Note and Decision are filled in by people)',
+			JSON.stringify(offered) ===
+				JSON.stringify(['Customer message (text)', 'Resume address (n8n fills it) (text)']),
+			offered,
+		);
 		await shot(page, 'resume-field');
-		await page.locator('.el-select-dropdown:visible .el-select-dropdown__item', { hasText: 'Resume address' }).first().click();
+		await page
+			.locator('.el-select-dropdown:visible .el-select-dropdown__item', {
+				hasText: 'Resume address',
+			})
+			.first()
+			.click();
 		await page.waitForTimeout(2500);
-		const shown = await page.locator('[data-test-id^="remove-field-button-"]').evaluateAll((els) => els.map((el) => el.getAttribute('data-test-id')!.replace('remove-field-button-', '')));
-		check('Values to Send lists the inputs a person works from, not the Resume Address Field nor what people fill in', JSON.stringify(shown) === JSON.stringify(['customer_message', 'order_total']), shown);
-		check('Route Back: routed (the example\'s trigger is active on this queue)', (await selectValue(page, 'routeBackState')) === "Routed back by this n8n's Task Queue Trigger", await selectValue(page, 'routeBackState'));
+		const shown = await page
+			.locator('[data-test-id^="remove-field-button-"]')
+			.evaluateAll((els) =>
+				els.map((el) => el.getAttribute('data-test-id')!.replace('remove-field-button-', '')),
+			);
+		check(
+			'Values to Send lists the inputs a person works from, not the Resume Address Field nor what people fill in',
+			JSON.stringify(shown) === JSON.stringify(['customer_message', 'order_total']),
+			shown,
+		);
+		check(
+			"Route Back: routed (the example's trigger is active on this queue)",
+			(await selectValue(page, 'routeBackState')) ===
+				"Routed back by this n8n's Task Queue Trigger",
+			await selectValue(page, 'routeBackState'),
+		);
 		await shot(page, 'new-node');
 
 		console.log('2. the example workflow, its trigger active');
 		await openWorkflow(page, n8n, example.id);
 		await openNode(page, NODE);
-		check('Route Back: routed', (await selectValue(page, 'routeBackState')) === "Routed back by this n8n's Task Queue Trigger", await selectValue(page, 'routeBackState'));
+		check(
+			'Route Back: routed',
+			(await selectValue(page, 'routeBackState')) ===
+				"Routed back by this n8n's Task Queue Trigger",
+			await selectValue(page, 'routeBackState'),
+		);
 		const offeredMapped = await dropdownOptions(page, 'resumeField');
 		if (n8n.major === '2') {
-			check('Resume Address Field leaves out Customer message, listed in Values to Send', JSON.stringify(offeredMapped) === JSON.stringify(['Resume address (n8n fills it) (text)']), offeredMapped);
+			check(
+				'Resume Address Field leaves out Customer message, listed in Values to Send',
+				JSON.stringify(offeredMapped) === JSON.stringify(['Resume address (n8n fills it) (text)']),
+				offeredMapped,
+			);
 			await page.keyboard.press('Escape');
 		} else {
 			// n8n 1.x sends Values to Send as null when one of its expressions cannot be resolved without
 			// input data: the list cannot see the mapping. Chosen anyway, 1.x keeps the field in Values to
 			// Send, and the node refuses the set-up before any task, with the fix (createAndWait.test.ts:
 			// "is both the Resume Address Field and one of the Values to Send")
-			check('Resume Address Field (n8n 1.x, no input data): both read-only fields', JSON.stringify(offeredMapped) === JSON.stringify(['Customer message (text)', 'Resume address (n8n fills it) (text)']), offeredMapped);
-			await page.locator('.el-select-dropdown:visible .el-select-dropdown__item', { hasText: 'Customer message' }).first().click();
+			check(
+				'Resume Address Field (n8n 1.x, no input data): both read-only fields',
+				JSON.stringify(offeredMapped) ===
+					JSON.stringify(['Customer message (text)', 'Resume address (n8n fills it) (text)']),
+				offeredMapped,
+			);
+			await page
+				.locator('.el-select-dropdown:visible .el-select-dropdown__item', {
+					hasText: 'Customer message',
+				})
+				.first()
+				.click();
 			await page.waitForTimeout(2500);
-			const left = await page.locator('[data-test-id^="remove-field-button-"]').evaluateAll((els) => els.map((el) => el.getAttribute('data-test-id')!.replace('remove-field-button-', '')));
-			console.log(`  (n8n 1.x, Customer message chosen: Values to Send keeps ${JSON.stringify(left)}; the node refuses this before any task)`);
+			const left = await page
+				.locator('[data-test-id^="remove-field-button-"]')
+				.evaluateAll((els) =>
+					els.map((el) => el.getAttribute('data-test-id')!.replace('remove-field-button-', '')),
+				);
+			console.log(
+				`  (n8n 1.x, Customer message chosen: Values to Send keeps ${JSON.stringify(left)}; the node refuses this before any task)`,
+			);
 			await shot(page, 'mapped-field-chosen');
 			await page.locator('[data-test-id="parameter-input-resumeField"]').first().click();
-			await page.locator('.el-select-dropdown:visible .el-select-dropdown__item', { hasText: 'Resume address' }).first().click();
+			await page
+				.locator('.el-select-dropdown:visible .el-select-dropdown__item', {
+					hasText: 'Resume address',
+				})
+				.first()
+				.click();
 			await page.waitForTimeout(1500);
 		}
 		await page.waitForTimeout(300);
@@ -157,7 +269,11 @@ async function main() {
 		await openWorkflow(page, n8n, example.id);
 		await openNode(page, NODE);
 		const unrouted = await selectValue(page, 'routeBackState');
-		check('Route Back once the trigger is deactivated: not routed back', unrouted === 'Not routed back: the queue has no webhook', unrouted);
+		check(
+			'Route Back once the trigger is deactivated: not routed back',
+			unrouted === 'Not routed back: the queue has no webhook',
+			unrouted,
+		);
 		await page.locator('[data-test-id="parameter-input-routeBackState"]').first().click();
 		await page.waitForTimeout(800);
 		await shot(page, 'not-routed');
@@ -165,13 +281,23 @@ async function main() {
 		await activateWorkflow(n8n, example.id);
 
 		console.log('3. while it waits');
-		await until('the example\'s webhook registered again', async () => {
-			const res = await axios.post(`${n8n.webhookBase}/refund-decision`, { message: 'My kettle leaks', order_total: 42 }, { validateStatus: () => true });
-			return res.status === 200 ? true : undefined;
-		}, 30_000);
+		await until(
+			"the example's webhook registered again",
+			async () => {
+				const res = await axios.post(
+					`${n8n.webhookBase}/refund-decision`,
+					{ message: 'My kettle leaks', order_total: 42 },
+					{ validateStatus: () => true },
+				);
+				return res.status === 200 ? true : undefined;
+			},
+			30_000,
+		);
 		// n8n 1.x's public API leaves waiting executions out of its list; its editor's own API does not
 		const waiting = await until('a waiting execution', async () => {
-			const list = await n8n.rest.get('/executions', { params: { filter: JSON.stringify({ workflowId: example.id, status: ['waiting'] }) } });
+			const list = await n8n.rest.get('/executions', {
+				params: { filter: JSON.stringify({ workflowId: example.id, status: ['waiting'] }) },
+			});
 			const found = (list.data.data?.results ?? []) as Array<{ id: string; status: string }>;
 			return found.find((x) => x.status === 'waiting');
 		});
@@ -180,56 +306,148 @@ async function main() {
 		await page.waitForTimeout(6000);
 		await shot(page, 'waiting-execution');
 		const listed = await page.locator('body').innerText();
-		check('the executions list shows the run as Waiting', /Waiting/.test(listed), listed.slice(0, 300));
+		check(
+			'the executions list shows the run as Waiting',
+			/Waiting/.test(listed),
+			listed.slice(0, 300),
+		);
 		if (n8n.major === '2') {
 			// what n8n shows of the waiting node itself (2.41.1: "No output data"; the run's items appear once it ends)
 			await openNode(page, NODE);
 			const output = await page.locator('[data-test-id="ndv"]').first().innerText();
-			console.log(`  (the waiting node's output pane: ${JSON.stringify(output.slice(output.lastIndexOf('OUTPUT')).replace(/\s+/g, ' ').slice(0, 160))})`);
+			console.log(
+				`  (the waiting node's output pane: ${JSON.stringify(output.slice(output.lastIndexOf('OUTPUT')).replace(/\s+/g, ' ').slice(0, 160))})`,
+			);
 			await shot(page, 'waiting-node');
 		}
 
-		console.log('3b. a run started in the editor ("Execute workflow", then the test URL), while it waits');
+		console.log(
+			'3b. a run started in the editor ("Execute workflow", then the test URL), while it waits',
+		);
 		const manual = await upsertWorkflow(n8n, {
 			name: 'Tour: Create and Wait run from the editor',
-			nodes: [webhookStart('tour-manual'), waitingNode({ resumeField: 'resume_url', taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ $json.body.message }}' }, matchingColumns: [], schema: [] } })],
+			nodes: [
+				webhookStart('tour-manual'),
+				waitingNode({
+					resumeField: 'resume_url',
+					taskData: {
+						mappingMode: 'defineBelow',
+						value: { customer_message: '={{ $json.body.message }}' },
+						matchingColumns: [],
+						schema: [],
+					},
+				}),
+			],
 			connections,
 			settings: {},
 		} as never);
 		await openWorkflow(page, n8n, manual);
 		await page.locator('[data-test-id="execute-workflow-button"]').first().click();
 		await page.waitForTimeout(2000);
-		await until('the test URL answered', async () => {
-			const res = await axios.post(`${n8n.url}/webhook-test/tour-manual`, { message: 'Asked from the editor' }, { validateStatus: () => true });
-			return res.status === 200 ? true : undefined;
-		}, 30_000);
+		await until(
+			'the test URL answered',
+			async () => {
+				const res = await axios.post(
+					`${n8n.url}/webhook-test/tour-manual`,
+					{ message: 'Asked from the editor' },
+					{ validateStatus: () => true },
+				);
+				return res.status === 200 ? true : undefined;
+			},
+			30_000,
+		);
 		await page.waitForTimeout(4000);
 		await openNode(page, NODE);
 		const live = await page.locator('[data-test-id="ndv"]').first().innerText();
 		if (process.env.TQ_TOUR_PNG) writeFileSync(join(process.env.TQ_TOUR_PNG, 'live-ndv.txt'), live);
 		await shot(page, 'waiting-live');
-		check('the waiting node says where people complete the tasks and when the run goes on', /Waiting for people to complete this run's tasks in queue 104, in the service's own app/.test(live), live.slice(live.lastIndexOf('OUTPUT')));
+		check(
+			'the waiting node says where people complete the tasks and when the run goes on',
+			/Waiting for people to complete this run's tasks in queue 104, in the service's own app/.test(
+				live,
+			),
+			live.slice(live.lastIndexOf('OUTPUT')),
+		);
 
 		if (!process.env.TQ_TOUR_NO_TIMEOUT) {
-			console.log('4. a timeout (Limit Wait Time: 1 minute; n8n looks for due waits once a minute)');
-			const saved = (await n8n.api.get(`/workflows/${example.id}`)).data as { nodes: Array<{ name: string; parameters: Record<string, unknown>; webhookId?: string }>; connections: unknown };
-			const nodes = saved.nodes.map((n) => {
-				if (n.name === NODE) return { ...n, parameters: { ...n.parameters, options: { limitWaitTime: { values: { limitType: 'afterTimeInterval', resumeAmount: 1, resumeUnit: 'minutes' } } } } };
-				if (n.name === 'Refund request received') return { ...n, webhookId: 'tour-timeout', parameters: { ...n.parameters, path: 'tour-timeout' } };
-				// the example's own trigger stays the queue's route back
-				return n;
-			}).filter((n) => n.name !== 'Completions come back here');
-			const timing = await upsertWorkflow(n8n, { name: 'Tour: nobody answers within a minute', nodes, connections: saved.connections, settings: {} } as never);
+			console.log(
+				'4. a timeout (Limit Wait Time: 1 minute; n8n looks for due waits once a minute)',
+			);
+			const saved = (await n8n.api.get(`/workflows/${example.id}`)).data as {
+				nodes: Array<{ name: string; parameters: Record<string, unknown>; webhookId?: string }>;
+				connections: unknown;
+			};
+			const nodes = saved.nodes
+				.map((n) => {
+					if (n.name === NODE)
+						return {
+							...n,
+							parameters: {
+								...n.parameters,
+								options: {
+									limitWaitTime: {
+										values: {
+											limitType: 'afterTimeInterval',
+											resumeAmount: 1,
+											resumeUnit: 'minutes',
+										},
+									},
+								},
+							},
+						};
+					if (n.name === 'Refund request received')
+						return {
+							...n,
+							webhookId: 'tour-timeout',
+							parameters: { ...n.parameters, path: 'tour-timeout' },
+						};
+					// the example's own trigger stays the queue's route back
+					return n;
+				})
+				.filter((n) => n.name !== 'Completions come back here');
+			const timing = await upsertWorkflow(n8n, {
+				name: 'Tour: nobody answers within a minute',
+				nodes,
+				connections: saved.connections,
+				settings: {},
+			} as never);
 			await activateWorkflow(n8n, timing);
-			await until('the timeout workflow\'s webhook', async () => {
-				const res = await axios.post(`${n8n.webhookBase}/tour-timeout`, { message: 'Nobody will answer', order_total: 7 }, { validateStatus: () => true });
-				return res.status === 200 ? true : undefined;
-			}, 30_000);
-			const ended = await until('the run ended by its timeout', async () => {
-				const list = await n8n.api.get('/executions', { params: { workflowId: timing, includeData: true } });
-				return (list.data.data as Array<{ id: string; status: string; data?: { resultData: { runData: Record<string, unknown> } } }>).find((x) => x.status === 'success' && x.data?.resultData.runData['Nobody answered: escalate']);
-			}, 180_000);
-			check('after the timeout the run went on to "Nobody answered: escalate", not to the decision', !ended.data?.resultData.runData['Route on the decision'], Object.keys(ended.data?.resultData.runData ?? {}));
+			await until(
+				"the timeout workflow's webhook",
+				async () => {
+					const res = await axios.post(
+						`${n8n.webhookBase}/tour-timeout`,
+						{ message: 'Nobody will answer', order_total: 7 },
+						{ validateStatus: () => true },
+					);
+					return res.status === 200 ? true : undefined;
+				},
+				30_000,
+			);
+			const ended = await until(
+				'the run ended by its timeout',
+				async () => {
+					const list = await n8n.api.get('/executions', {
+						params: { workflowId: timing, includeData: true },
+					});
+					return (
+						list.data.data as Array<{
+							id: string;
+							status: string;
+							data?: { resultData: { runData: Record<string, unknown> } };
+						}>
+					).find(
+						(x) =>
+							x.status === 'success' && x.data?.resultData.runData['Nobody answered: escalate'],
+					);
+				},
+				180_000,
+			);
+			check(
+				'after the timeout the run went on to "Nobody answered: escalate", not to the decision',
+				!ended.data?.resultData.runData['Route on the decision'],
+				Object.keys(ended.data?.resultData.runData ?? {}),
+			);
 			await page.goto(`${n8n.url}/workflow/${timing}/executions/${ended.id}`);
 			await page.waitForTimeout(6000);
 			await shot(page, 'timeout-execution');

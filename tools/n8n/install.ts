@@ -77,7 +77,9 @@ export function installationFor(major: N8nMajor = majorFromEnv()): N8nInstallati
 	const spec = N8N_SPECS[major];
 	const dir = join(cacheRoot(), `n8n-${spec.version}`);
 	const nm = join(dir, 'node_modules');
-	const nodeBinDir = spec.nodePackage ? join(nm, spec.nodePackage, 'bin') : join(process.execPath, '..');
+	const nodeBinDir = spec.nodePackage
+		? join(nm, spec.nodePackage, 'bin')
+		: join(process.execPath, '..');
 	return {
 		spec,
 		dir,
@@ -102,10 +104,18 @@ export function isInstalled(major: N8nMajor = majorFromEnv()): boolean {
 	}
 }
 
-function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; log: (s: string) => void }) {
+function run(
+	cmd: string,
+	args: string[],
+	opts: { cwd: string; env?: NodeJS.ProcessEnv; log: (s: string) => void },
+) {
 	return new Promise<void>((resolve, reject) => {
 		opts.log(`$ ${cmd} ${args.join(' ')}`);
-		const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+		const child = spawn(cmd, args, {
+			cwd: opts.cwd,
+			env: opts.env ?? process.env,
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
 		const tail: string[] = [];
 		const onData = (buf: Buffer) => {
 			for (const line of buf.toString().split('\n')) {
@@ -120,7 +130,9 @@ function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.Proc
 		// a long step says it is alive: what runs, for how long, how big the folder has grown
 		const started = Date.now();
 		const heartbeat = setInterval(() => {
-			opts.log(`... still running ${cmd} ${args[0]} in ${opts.cwd}: ${Math.round((Date.now() - started) / 1000)} s, ${folderMegabytes(opts.cwd)} MB so far`);
+			opts.log(
+				`... still running ${cmd} ${args[0]} in ${opts.cwd}: ${Math.round((Date.now() - started) / 1000)} s, ${folderMegabytes(opts.cwd)} MB so far`,
+			);
 		}, 30_000);
 		child.on('error', reject);
 		child.on('close', (code) => {
@@ -134,13 +146,20 @@ function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.Proc
 /** Size of a folder in MB (du), or '?' where du is not there. */
 function folderMegabytes(dir: string): string {
 	try {
-		return execFileSync('du', ['-sm', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\t')[0];
+		return execFileSync('du', ['-sm', dir], {
+			encoding: 'utf8',
+			stdio: ['ignore', 'pipe', 'ignore'],
+		}).split('\t')[0];
 	} catch {
 		return '?';
 	}
 }
 
-async function withLock<T>(dir: string, log: (s: string) => void, fn: () => Promise<T>): Promise<T> {
+async function withLock<T>(
+	dir: string,
+	log: (s: string) => void,
+	fn: () => Promise<T>,
+): Promise<T> {
 	const lock = `${dir}.lock`;
 	mkdirSync(join(dir, '..'), { recursive: true });
 	for (let waited = 0; ; waited++) {
@@ -220,26 +239,58 @@ export async function ensureN8n(
 			),
 		);
 		// The user's npmrc may carry `nodedir` (node 20 headers); the project's .npmrc does not apply here.
-		const env: NodeJS.ProcessEnv = { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+		const env: NodeJS.ProcessEnv = {
+			...process.env,
+			npm_config_update_notifier: 'false',
+			npm_config_fund: 'false',
+			npm_config_audit: 'false',
+		};
 		await run(
 			'npm',
-			['install', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', '--engine-strict=false'],
+			[
+				'install',
+				'--omit=dev',
+				'--ignore-scripts',
+				'--no-audit',
+				'--no-fund',
+				'--loglevel=error',
+				'--engine-strict=false',
+			],
 			{ cwd: dir, env, log },
 		);
-		log(`npm install done in ${Math.round((Date.now() - started) / 1000)} s; rebuilding ${spec.rebuild.join(', ')}`);
+		log(
+			`npm install done in ${Math.round((Date.now() - started) / 1000)} s; rebuilding ${spec.rebuild.join(', ')}`,
+		);
 		const rebuildEnv: NodeJS.ProcessEnv = { ...env };
 		if (spec.nodePackage) {
 			const nodeDir = join(dir, 'node_modules', spec.nodePackage);
 			rebuildEnv.PATH = `${inst.nodeBinDir}:${process.env.PATH ?? ''}`;
 			rebuildEnv.npm_config_nodedir = nodeDir;
 		}
-		await run('npm', ['rebuild', ...spec.rebuild, '--ignore-scripts=false', '--foreground-scripts=false', '--loglevel=error'], {
-			cwd: dir,
-			env: rebuildEnv,
-			log,
-		});
+		await run(
+			'npm',
+			[
+				'rebuild',
+				...spec.rebuild,
+				'--ignore-scripts=false',
+				'--foreground-scripts=false',
+				'--loglevel=error',
+			],
+			{
+				cwd: dir,
+				env: rebuildEnv,
+				log,
+			},
+		);
 		// Check that n8n's native parts load under the node that will run n8n.
-		await run(inst.nodeBinary, ['-e', `${spec.rebuild.map((m) => `require('${m}');`).join(' ')} console.log(process.version)`], { cwd: dir, env: rebuildEnv, log });
+		await run(
+			inst.nodeBinary,
+			[
+				'-e',
+				`${spec.rebuild.map((m) => `require('${m}');`).join(' ')} console.log(process.version)`,
+			],
+			{ cwd: dir, env: rebuildEnv, log },
+		);
 		writeFileSync(join(dir, MARKER), markerContent(spec));
 		log(`n8n ${spec.version} installed in ${Math.round((Date.now() - started) / 1000)} s`);
 		return inst;
@@ -250,7 +301,9 @@ if (require.main === module) {
 	const started = Date.now();
 	ensureN8n(majorFromEnv(process.argv[2] ?? process.env.TQ_N8N_VERSION))
 		.then((inst) => {
-			console.log(`[n8n-install] ready: ${inst.dir} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+			console.log(
+				`[n8n-install] ready: ${inst.dir} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+			);
 		})
 		.catch((error) => {
 			console.error(error instanceof Error ? error.message : error);

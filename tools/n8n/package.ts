@@ -1,7 +1,16 @@
 // Builds this package, packs it with `npm pack` and extracts the tarball where n8n looks for
 // community packages ($N8N_USER_FOLDER/.n8n/nodes/node_modules/<name>), as n8n's own installer does.
 import { execFile } from 'child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'fs';
+import {
+	cpSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	symlinkSync,
+	writeFileSync,
+} from 'fs';
 import { tmpdir } from 'os';
 import { join, resolve } from 'path';
 import { promisify } from 'util';
@@ -20,23 +29,37 @@ export interface PackOptions {
 }
 
 /** What `npm run build` and `npm pack` read; copied so that a build elsewhere in the tree cannot race ours. */
-const SOURCES = ['package.json', 'tsconfig.json', 'nodes', 'credentials', 'icons', 'README.md', 'LICENSE', 'CHANGELOG.md', '.npmignore'];
+const SOURCES = [
+	'package.json',
+	'tsconfig.json',
+	'nodes',
+	'credentials',
+	'icons',
+	'README.md',
+	'LICENSE',
+	'CHANGELOG.md',
+	'.npmignore',
+];
 
 /**
  * `npm run build` then `npm pack` into a temp folder; returns the tarball path. Both run in a private
  * copy of the sources (node_modules linked), so other builds in the same working tree (which wipe
  * dist/) cannot break the pack; `inPlace` builds and packs the working tree itself.
  */
-export async function buildAndPack(options: PackOptions & { inPlace?: boolean } = {}): Promise<string> {
+export async function buildAndPack(
+	options: PackOptions & { inPlace?: boolean } = {},
+): Promise<string> {
 	const log = options.log ?? (() => undefined);
 	const env = { ...process.env, npm_config_update_notifier: 'false' };
 	let cwd = REPO_ROOT;
 	if (!options.inPlace) {
 		cwd = mkdtempSync(join(tmpdir(), 'tq-build-'));
 		for (const entry of SOURCES) {
-			if (existsSync(join(REPO_ROOT, entry))) cpSync(join(REPO_ROOT, entry), join(cwd, entry), { recursive: true });
+			if (existsSync(join(REPO_ROOT, entry)))
+				cpSync(join(REPO_ROOT, entry), join(cwd, entry), { recursive: true });
 		}
-		if (options.skipBuild && existsSync(join(REPO_ROOT, 'dist'))) cpSync(join(REPO_ROOT, 'dist'), join(cwd, 'dist'), { recursive: true });
+		if (options.skipBuild && existsSync(join(REPO_ROOT, 'dist')))
+			cpSync(join(REPO_ROOT, 'dist'), join(cwd, 'dist'), { recursive: true });
 		symlinkSync(join(REPO_ROOT, 'node_modules'), join(cwd, 'node_modules'), 'dir');
 	}
 	if (!options.skipBuild) {
@@ -50,11 +73,15 @@ export async function buildAndPack(options: PackOptions & { inPlace?: boolean } 
 	}
 	const out = mkdtempSync(join(tmpdir(), 'tq-pack-'));
 	log('npm pack');
-	const { stdout } = await exec('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', out], {
-		cwd,
-		env,
-		maxBuffer: 64 * 1024 * 1024,
-	});
+	const { stdout } = await exec(
+		'npm',
+		['pack', '--ignore-scripts', '--json', '--pack-destination', out],
+		{
+			cwd,
+			env,
+			maxBuffer: 64 * 1024 * 1024,
+		},
+	);
 	const info = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string }>;
 	if (cwd !== REPO_ROOT) rmSync(cwd, { recursive: true, force: true });
 	return join(out, info[0].filename);
@@ -71,7 +98,10 @@ function registerInNodesFolder(nodesDir: string, name: string, version: string):
 }
 
 function manifestOf(packageDir: string): { name: string; version: string } {
-	return JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { name: string; version: string };
+	return JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
+		name: string;
+		version: string;
+	};
 }
 
 /** Extracts a packed tarball into the user folder's community-node folder (replacing any earlier copy). */

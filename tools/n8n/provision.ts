@@ -21,7 +21,13 @@ export interface CredentialData {
 
 export interface WorkflowJson {
 	name: string;
-	nodes: Array<{ name: string; type: string; parameters?: Record<string, unknown>; webhookId?: string; [k: string]: unknown }>;
+	nodes: Array<{
+		name: string;
+		type: string;
+		parameters?: Record<string, unknown>;
+		webhookId?: string;
+		[k: string]: unknown;
+	}>;
 	connections: Record<string, unknown>;
 	settings?: Record<string, unknown>;
 	staticData?: unknown;
@@ -30,17 +36,27 @@ export interface WorkflowJson {
 
 export interface ProvisionResult {
 	credentialId: string;
-	workflows: Array<{ id: string; name: string; file: string; active: boolean; activationError?: string }>;
+	workflows: Array<{
+		id: string;
+		name: string;
+		file: string;
+		active: boolean;
+		activationError?: string;
+	}>;
 }
 
 function describe(error: unknown): string {
 	const e = error as { response?: { status?: number; data?: unknown }; message?: string };
-	if (e.response) return `HTTP ${e.response.status} ${JSON.stringify(e.response.data).slice(0, 400)}`;
+	if (e.response)
+		return `HTTP ${e.response.status} ${JSON.stringify(e.response.data).slice(0, 400)}`;
 	return e.message ?? String(error);
 }
 
 /** Keeps only the fields the installed credential type declares (n8n's public API refuses others). */
-async function fitToSchema(n8n: N8nHandle, data: Record<string, unknown>): Promise<Record<string, unknown>> {
+async function fitToSchema(
+	n8n: N8nHandle,
+	data: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
 	try {
 		const res = await n8n.api.get('/credentials/schema/taskQueueApi');
 		const props = Object.keys(res.data?.properties ?? {});
@@ -48,10 +64,13 @@ async function fitToSchema(n8n: N8nHandle, data: Record<string, unknown>): Promi
 		const out: Record<string, unknown> = {};
 		for (const [key, value] of Object.entries(data)) if (props.includes(key)) out[key] = value;
 		// the same switch under its other name
-		if (props.includes('ignoreSslIssues') && !('ignoreSslIssues' in out)) out.ignoreSslIssues = data.allowUnauthorizedCerts ?? false;
-		if (props.includes('allowUnauthorizedCerts') && !('allowUnauthorizedCerts' in out)) out.allowUnauthorizedCerts = data.ignoreSslIssues ?? false;
+		if (props.includes('ignoreSslIssues') && !('ignoreSslIssues' in out))
+			out.ignoreSslIssues = data.allowUnauthorizedCerts ?? false;
+		if (props.includes('allowUnauthorizedCerts') && !('allowUnauthorizedCerts' in out))
+			out.allowUnauthorizedCerts = data.ignoreSslIssues ?? false;
 		// n8n 1.x adds "allowed HTTP request domains" to every credential; its schema needs the choice spelled out
-		if (props.includes('allowedHttpRequestDomains') && !('allowedHttpRequestDomains' in out)) out.allowedHttpRequestDomains = 'all';
+		if (props.includes('allowedHttpRequestDomains') && !('allowedHttpRequestDomains' in out))
+			out.allowedHttpRequestDomains = 'all';
 		return out;
 	} catch {
 		return data;
@@ -59,17 +78,32 @@ async function fitToSchema(n8n: N8nHandle, data: Record<string, unknown>): Promi
 }
 
 /** Creates (or updates, matched by name) the Task Queue credential; returns its id. */
-export async function ensureCredential(n8n: N8nHandle, data: CredentialData, name = CREDENTIAL_NAME): Promise<string> {
-	const full = await fitToSchema(n8n, { apiPaths: 'queues', allowUnauthorizedCerts: false, ...data });
+export async function ensureCredential(
+	n8n: N8nHandle,
+	data: CredentialData,
+	name = CREDENTIAL_NAME,
+): Promise<string> {
+	const full = await fitToSchema(n8n, {
+		apiPaths: 'queues',
+		allowUnauthorizedCerts: false,
+		...data,
+	});
 	return await ensureNamedCredential(n8n, name, 'taskQueueApi', full);
 }
 
 /** Creates (or updates, matched by name and type) a credential; returns its id. */
-export async function ensureNamedCredential(n8n: N8nHandle, name: string, type: string, data: Record<string, unknown>): Promise<string> {
+export async function ensureNamedCredential(
+	n8n: N8nHandle,
+	name: string,
+	type: string,
+	data: Record<string, unknown>,
+): Promise<string> {
 	let existing: string | undefined;
 	try {
 		const list = await n8n.rest.get('/credentials');
-		const found = (list.data?.data ?? []).find((c: { name: string; type: string }) => c.name === name && c.type === type);
+		const found = (list.data?.data ?? []).find(
+			(c: { name: string; type: string }) => c.name === name && c.type === type,
+		);
 		existing = found?.id;
 	} catch {
 		existing = undefined;
@@ -86,7 +120,12 @@ export async function ensureNamedCredential(n8n: N8nHandle, name: string, type: 
 }
 
 /** Public API first; the editor's own call when the public API's schema check refuses what the editor accepts (1.x). */
-export async function createCredential(n8n: N8nHandle, name: string, type: string, data: Record<string, unknown>): Promise<string> {
+export async function createCredential(
+	n8n: N8nHandle,
+	name: string,
+	type: string,
+	data: Record<string, unknown>,
+): Promise<string> {
 	try {
 		const res = await n8n.api.post('/credentials', { name, type, data });
 		return String(res.data.id);
@@ -119,17 +158,31 @@ export function prepareWorkflow(
 	for (const node of wf.nodes) {
 		const creds = node.credentials as Record<string, { id: string; name: string }> | undefined;
 		if (creds?.taskQueueApi) creds.taskQueueApi = { id: credentialId, name: credentialName };
-		if (model && node.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi' && !creds?.openAiApi) node.credentials = { ...creds, openAiApi: model };
+		if (model && node.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi' && !creds?.openAiApi)
+			node.credentials = { ...creds, openAiApi: model };
 	}
-	return { name: wf.name, nodes: wf.nodes, connections: wf.connections, settings: wf.settings ?? { executionOrder: 'v1' } };
+	return {
+		name: wf.name,
+		nodes: wf.nodes,
+		connections: wf.connections,
+		settings: wf.settings ?? { executionOrder: 'v1' },
+	};
 }
 
-const MANUAL_ONLY = new Set(['n8n-nodes-base.manualTrigger', 'n8n-nodes-base.executeWorkflowTrigger']);
+const MANUAL_ONLY = new Set([
+	'n8n-nodes-base.manualTrigger',
+	'n8n-nodes-base.executeWorkflowTrigger',
+]);
 
 /** A workflow can be activated when it has a trigger other than the manual one. */
 export function isActivatable(wf: WorkflowJson): boolean {
 	return wf.nodes.some(
-		(n) => !MANUAL_ONLY.has(n.type) && (/trigger/i.test(n.type) || n.type === 'n8n-nodes-base.webhook' || n.type === 'n8n-nodes-base.scheduleTrigger') && !n.disabled,
+		(n) =>
+			!MANUAL_ONLY.has(n.type) &&
+			(/trigger/i.test(n.type) ||
+				n.type === 'n8n-nodes-base.webhook' ||
+				n.type === 'n8n-nodes-base.scheduleTrigger') &&
+			!n.disabled,
 	);
 }
 
@@ -166,7 +219,12 @@ export async function activateWorkflow(n8n: N8nHandle, id: string): Promise<void
 export async function provision(
 	n8n: N8nHandle,
 	credential: CredentialData,
-	options: { activate?: boolean; log?: (s: string) => void; examplesDir?: string; model?: { id: string; name: string } } = {},
+	options: {
+		activate?: boolean;
+		log?: (s: string) => void;
+		examplesDir?: string;
+		model?: { id: string; name: string };
+	} = {},
 ): Promise<ProvisionResult> {
 	const log = options.log ?? (() => undefined);
 	const credentialId = await ensureCredential(n8n, credential);

@@ -8,7 +8,17 @@
 //   npx tsx tools/n8n/queue-mode.ts        start it all; Ctrl-C stops all of it
 // Needs tools/install-queue-mode.sh (run by it when something is missing).
 import { execFileSync, spawn, type ChildProcess } from 'child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import {
+	chmodSync,
+	chownSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	writeFileSync,
+} from 'fs';
 import { tmpdir, userInfo } from 'os';
 import { join } from 'path';
 
@@ -51,9 +61,14 @@ interface Service {
 }
 
 function postgresBin(): string {
-	const versions = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(a) - Number(b)) : [];
-	const bin = versions.length ? join('/usr/lib/postgresql', versions[versions.length - 1], 'bin') : '';
-	if (!bin || !existsSync(join(bin, 'initdb'))) throw new Error('PostgreSQL is missing: run tools/install-queue-mode.sh');
+	const versions = existsSync('/usr/lib/postgresql')
+		? readdirSync('/usr/lib/postgresql').sort((a, b) => Number(a) - Number(b))
+		: [];
+	const bin = versions.length
+		? join('/usr/lib/postgresql', versions[versions.length - 1], 'bin')
+		: '';
+	if (!bin || !existsSync(join(bin, 'initdb')))
+		throw new Error('PostgreSQL is missing: run tools/install-queue-mode.sh');
 	return bin;
 }
 
@@ -69,12 +84,23 @@ export function ensureQueueModeServices(log: (s: string) => void = console.log):
 	if (ok()) return;
 	log('[queue-mode] installing PostgreSQL, Redis and nginx from Debian (once)');
 	execFileSync('bash', [join(REPO_ROOT, 'tools', 'install-queue-mode.sh')], { stdio: 'inherit' });
-	if (!ok()) throw new Error('tools/install-queue-mode.sh did not install PostgreSQL, Redis and nginx');
+	if (!ok())
+		throw new Error('tools/install-queue-mode.sh did not install PostgreSQL, Redis and nginx');
 }
 
 /** A child process in its own group, stopped with SIGTERM (SIGKILL after 10 s). */
-function daemon(command: string, args: string[], options: { cwd?: string; log: string; uid?: number; gid?: number }): Service & { proc: ChildProcess } {
-	const proc = spawn(command, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true, uid: options.uid, gid: options.gid });
+function daemon(
+	command: string,
+	args: string[],
+	options: { cwd?: string; log: string; uid?: number; gid?: number },
+): Service & { proc: ChildProcess } {
+	const proc = spawn(command, args, {
+		cwd: options.cwd,
+		stdio: ['ignore', 'pipe', 'pipe'],
+		detached: true,
+		uid: options.uid,
+		gid: options.gid,
+	});
 	const lines: string[] = [];
 	const keep = (b: Buffer) => {
 		lines.push(b.toString());
@@ -111,7 +137,8 @@ function daemon(command: string, args: string[], options: { cwd?: string; log: s
 async function waitFor(what: string, probe: () => boolean, timeoutMs = 30_000): Promise<void> {
 	const deadline = Date.now() + timeoutMs;
 	while (!probe()) {
-		if (Date.now() > deadline) throw new Error(`queue mode: ${what} did not come up in ${timeoutMs} ms`);
+		if (Date.now() > deadline)
+			throw new Error(`queue mode: ${what} did not come up in ${timeoutMs} ms`);
 		await sleep(200);
 	}
 }
@@ -131,29 +158,72 @@ async function startPostgres(dir: string): Promise<Service & { port: number }> {
 	const port = await freePort();
 	mkdirSync(dir, { recursive: true });
 	const asRoot = userInfo().uid === 0;
-	const owner = asRoot ? { uid: Number(execFileSync('id', ['-u', 'postgres']).toString()), gid: Number(execFileSync('id', ['-g', 'postgres']).toString()) } : {};
+	const owner = asRoot
+		? {
+				uid: Number(execFileSync('id', ['-u', 'postgres']).toString()),
+				gid: Number(execFileSync('id', ['-g', 'postgres']).toString()),
+			}
+		: {};
 	if (asRoot) chownSync(dir, owner.uid as number, owner.gid as number);
-	execFileSync(join(bin, 'initdb'), ['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8'], {
-		stdio: ['ignore', 'ignore', 'pipe'],
-		cwd: dir,
-		...owner,
-	});
+	execFileSync(
+		join(bin, 'initdb'),
+		['-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8'],
+		{
+			stdio: ['ignore', 'ignore', 'pipe'],
+			cwd: dir,
+			...owner,
+		},
+	);
 	const server = daemon(
 		join(bin, 'postgres'),
-		['-D', join(dir, 'data'), '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'max_connections=200'],
+		[
+			'-D',
+			join(dir, 'data'),
+			'-p',
+			String(port),
+			'-k',
+			dir,
+			'-c',
+			'listen_addresses=127.0.0.1',
+			'-c',
+			'fsync=off',
+			'-c',
+			'max_connections=200',
+		],
 		{ log: join(tmpdir(), `tq-postgres-${port}.log`), ...owner },
 	);
-	await waitFor('PostgreSQL', () => succeeds(join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port)]));
-	execFileSync(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', 'n8n'], { stdio: 'ignore' });
+	await waitFor('PostgreSQL', () =>
+		succeeds(join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port)]),
+	);
+	execFileSync(
+		join(bin, 'createdb'),
+		['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', 'n8n'],
+		{ stdio: 'ignore' },
+	);
 	return { port, stop: server.stop };
 }
 
 async function startRedis(dir: string): Promise<Service & { port: number }> {
 	const port = await freePort();
 	mkdirSync(dir, { recursive: true });
-	const server = daemon('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
-		log: join(dir, 'redis.log'),
-	});
+	const server = daemon(
+		'/usr/bin/redis-server',
+		[
+			'--port',
+			String(port),
+			'--bind',
+			'127.0.0.1',
+			'--save',
+			'',
+			'--appendonly',
+			'no',
+			'--dir',
+			dir,
+		],
+		{
+			log: join(dir, 'redis.log'),
+		},
+	);
 	await waitFor('Redis', () => succeeds('/usr/bin/redis-cli', ['-p', String(port), 'ping']));
 	return { port, stop: server.stop };
 }
@@ -171,7 +241,13 @@ interface Nginx extends Service {
 }
 
 /** nginx: `/webhook/` and `/webhook-waiting/` to the webhook processes, the rest to the main. */
-async function startNginx(dir: string, port: number, mainPort: number, webhookPorts: number[], routing: WebhookRouting): Promise<Nginx> {
+async function startNginx(
+	dir: string,
+	port: number,
+	mainPort: number,
+	webhookPorts: number[],
+	routing: WebhookRouting,
+): Promise<Nginx> {
 	mkdirSync(join(dir, 'logs'), { recursive: true });
 	const proxy = `proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $http_host; proxy_set_header X-Forwarded-For $remote_addr; proxy_read_timeout 300s; proxy_buffering off;`;
 	const accessLog = join(dir, 'logs', 'access.log');
@@ -203,7 +279,9 @@ http {
 `;
 	const file = join(dir, 'nginx.conf');
 	writeFileSync(file, conf(routing));
-	const server = daemon('/usr/sbin/nginx', ['-c', file, '-p', dir, '-g', 'daemon off;'], { log: join(dir, 'nginx.out') });
+	const server = daemon('/usr/sbin/nginx', ['-c', file, '-p', dir, '-g', 'daemon off;'], {
+		log: join(dir, 'nginx.out'),
+	});
 	await waitFor('nginx', () => existsSync(join(dir, 'nginx.pid')));
 	return {
 		stop: server.stop,
@@ -308,7 +386,11 @@ export async function startQueueMode(
 					...common(`worker-${i + 1}.log`),
 					port,
 					command: 'worker',
-					env: { ...shared, QUEUE_HEALTH_CHECK_ACTIVE: 'true', QUEUE_HEALTH_CHECK_PORT: String(port) },
+					env: {
+						...shared,
+						QUEUE_HEALTH_CHECK_ACTIVE: 'true',
+						QUEUE_HEALTH_CHECK_PORT: String(port),
+					},
 				});
 				workers.push(w);
 				return w;
@@ -319,10 +401,21 @@ export async function startQueueMode(
 		webhooks.sort((a, b) => a.logs.file.localeCompare(b.logs.file));
 		workers.sort((a, b) => a.logs.file.localeCompare(b.logs.file));
 		const routing = options.routing ?? 'round-robin';
-		const nginx = await startNginx(join(root, 'nginx'), proxyPort, main.port, webhooks.map((w) => w.port), routing);
+		const nginx = await startNginx(
+			join(root, 'nginx'),
+			proxyPort,
+			main.port,
+			webhooks.map((w) => w.port),
+			routing,
+		);
 		services.unshift(nginx);
-		log(`${webhooks.length} webhook processes (${webhooks.map((w) => w.port).join(', ')}) behind nginx (${routing}) at ${url}; ${workers.length} workers`);
-		const roleOfPort = new Map<string, string>([[`127.0.0.1:${main.port}`, 'main'], ...webhooks.map((w, i) => [`127.0.0.1:${w.port}`, `webhook-${i + 1}`] as [string, string])]);
+		log(
+			`${webhooks.length} webhook processes (${webhooks.map((w) => w.port).join(', ')}) behind nginx (${routing}) at ${url}; ${workers.length} workers`,
+		);
+		const roleOfPort = new Map<string, string>([
+			[`127.0.0.1:${main.port}`, 'main'],
+			...webhooks.map((w, i) => [`127.0.0.1:${w.port}`, `webhook-${i + 1}`] as [string, string]),
+		]);
 		return {
 			main,
 			workers,
@@ -343,7 +436,12 @@ export async function startQueueMode(
 						const [method, path, status, ...upstream] = line.split(' ');
 						// a call retried on another process lists both: the last one answered
 						const last = upstream.join(' ').split(/,\s*/).pop() ?? '';
-						return { method, path, status: Number(status), role: roleOfPort.get(last) ?? (last || 'nginx') };
+						return {
+							method,
+							path,
+							status: Number(status),
+							role: roleOfPort.get(last) ?? (last || 'nginx'),
+						};
 					}),
 			ranBy: (executionId) => {
 				const line = new RegExp(`Worker finished execution ${executionId} \\(`);
@@ -392,7 +490,9 @@ export async function startQueueMode(
 if (require.main === module) {
 	void (async () => {
 		const q = await startQueueMode({ echo: !!process.env.TQ_N8N_ECHO });
-		console.log(`n8n in queue mode: editor ${q.main.url} (login ${q.main.owner.email} / ${q.main.owner.password}), webhooks ${q.webhookBase}`);
+		console.log(
+			`n8n in queue mode: editor ${q.main.url} (login ${q.main.owner.email} / ${q.main.owner.password}), webhooks ${q.webhookBase}`,
+		);
 		console.log(`processes: ${JSON.stringify(q.processes())}`);
 		const shutdown = () => void q.stop().then(() => process.exit(0));
 		process.on('SIGINT', shutdown);

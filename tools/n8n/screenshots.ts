@@ -10,9 +10,17 @@ import { REPO_ROOT } from './package';
 async function main() {
 	const out = join(REPO_ROOT, 'docs', 'images');
 	mkdirSync(out, { recursive: true });
-	const { n8n, browser, provisioned: result, stop } = await startEditorSession({ activate: false, log: (s) => console.log(s) });
+	const {
+		n8n,
+		browser,
+		provisioned: result,
+		stop,
+	} = await startEditorSession({ activate: false, log: (s) => console.log(s) });
 	try {
-		const page = await browser.newPage({ viewport: { width: 1440, height: 820 }, deviceScaleFactor: 1 });
+		const page = await browser.newPage({
+			viewport: { width: 1440, height: 820 },
+			deviceScaleFactor: 1,
+		});
 		await signIn(page, n8n);
 		for (const wf of result.workflows) {
 			await page.goto(`${n8n.url}/workflow/${wf.id}`);
@@ -20,7 +28,11 @@ async function main() {
 			await page.waitForTimeout(1500);
 			// close anything that floats above the canvas, then fit the view
 			await page.keyboard.press('Escape');
-			await page.locator('.vue-flow__pane, [data-test-id="canvas-wrapper"]').first().click({ position: { x: 5, y: 5 }, force: true }).catch(() => undefined);
+			await page
+				.locator('.vue-flow__pane, [data-test-id="canvas-wrapper"]')
+				.first()
+				.click({ position: { x: 5, y: 5 }, force: true })
+				.catch(() => undefined);
 			await page.keyboard.press('1');
 			await page.waitForTimeout(800);
 			// JPEG, not PNG: n8n-node build copies every .png and .svg of the tree into dist/

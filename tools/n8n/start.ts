@@ -101,7 +101,9 @@ const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
 
 function hashPassword(inst: N8nInstallation, password: string): string {
 	// n8n's own bcryptjs, so the hash is exactly what n8n compares against.
-	const bcryptPath = require.resolve('bcryptjs', { paths: [join(inst.dir, 'node_modules', 'n8n'), inst.dir] });
+	const bcryptPath = require.resolve('bcryptjs', {
+		paths: [join(inst.dir, 'node_modules', 'n8n'), inst.dir],
+	});
 	const bcrypt = require(bcryptPath) as { hashSync(s: string, rounds: number): string };
 	return bcrypt.hashSync(password, 10);
 }
@@ -112,7 +114,10 @@ function cookieFrom(setCookie: string[] | undefined): string {
 
 export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle> {
 	const major = majorFromEnv(options.version ?? process.env.TQ_N8N_VERSION);
-	const installation = options.install === false ? (await import('./install')).installationFor(major) : await ensureN8n(major);
+	const installation =
+		options.install === false
+			? (await import('./install')).installationFor(major)
+			: await ensureN8n(major);
 	const port = options.port === 0 ? await freePort() : (options.port ?? 5678);
 	let brokerPort = options.brokerPort === 0 ? await freePort() : (options.brokerPort ?? 5690);
 	if (brokerPort === port) brokerPort = await freePort();
@@ -191,8 +196,10 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 	let exited: Promise<void> = Promise.resolve();
 
 	const spawnN8n = async () => {
-		if (!(await portFree(port))) throw new Error(`port ${port} is already in use: cannot start n8n there`);
-		if (!(await portFree(brokerPort))) throw new Error(`broker port ${brokerPort} is already in use`);
+		if (!(await portFree(port)))
+			throw new Error(`port ${port} is already in use: cannot start n8n there`);
+		if (!(await portFree(brokerPort)))
+			throw new Error(`broker port ${brokerPort} is already in use`);
 		logStream = createWriteStream(logFile, { flags: 'a' });
 		const proc = spawn(installation.nodeBinary, [installation.n8nBin, command], {
 			cwd: userFolder,
@@ -269,20 +276,42 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 			}
 			await sleep(250);
 		}
-		throw new Error(`n8n not ready on ${url} after ${readyTimeoutMs} ms:\n${lines.slice(-40).join('\n')}`);
+		throw new Error(
+			`n8n not ready on ${url} after ${readyTimeoutMs} ms:\n${lines.slice(-40).join('\n')}`,
+		);
 	};
 
-	const rest = axios.create({ baseURL: `${url}/rest`, headers: { 'browser-id': BROWSER_ID }, timeout: 60_000 });
+	const rest = axios.create({
+		baseURL: `${url}/rest`,
+		headers: { 'browser-id': BROWSER_ID },
+		timeout: 60_000,
+	});
 	const api = axios.create({ baseURL: `${url}/api/v1`, timeout: 60_000 });
 
 	const login = async () => {
-		const anon = axios.create({ baseURL: `${url}/rest`, headers: { 'browser-id': BROWSER_ID }, validateStatus: () => true });
-		let res = await anon.post('/login', { emailOrLdapLoginId: owner.email, email: owner.email, password: owner.password });
+		const anon = axios.create({
+			baseURL: `${url}/rest`,
+			headers: { 'browser-id': BROWSER_ID },
+			validateStatus: () => true,
+		});
+		let res = await anon.post('/login', {
+			emailOrLdapLoginId: owner.email,
+			email: owner.email,
+			password: owner.password,
+		});
 		if (res.status !== 200 && major === '1') {
 			// 1.x has no owner variables: set the owner up once (this also logs in)
-			res = await anon.post('/owner/setup', { email: owner.email, firstName: 'Task', lastName: 'Owner', password: owner.password });
+			res = await anon.post('/owner/setup', {
+				email: owner.email,
+				firstName: 'Task',
+				lastName: 'Owner',
+				password: owner.password,
+			});
 		}
-		if (res.status !== 200) throw new Error(`n8n login failed: HTTP ${res.status} ${JSON.stringify(res.data).slice(0, 300)}`);
+		if (res.status !== 200)
+			throw new Error(
+				`n8n login failed: HTTP ${res.status} ${JSON.stringify(res.data).slice(0, 300)}`,
+			);
 		rest.defaults.headers.common.cookie = cookieFrom(res.headers['set-cookie']);
 	};
 
@@ -326,11 +355,15 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 	const executeCli = async (workflowId: string) => {
 		const cliBroker = await freePort();
 		return await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-			const proc = spawn(installation.nodeBinary, [installation.n8nBin, 'execute', '--id', workflowId, '--rawOutput'], {
-				cwd: userFolder,
-				env: { ...env, N8N_RUNNERS_BROKER_PORT: String(cliBroker), N8N_LOG_LEVEL: 'warn' },
-				stdio: ['ignore', 'pipe', 'pipe'],
-			});
+			const proc = spawn(
+				installation.nodeBinary,
+				[installation.n8nBin, 'execute', '--id', workflowId, '--rawOutput'],
+				{
+					cwd: userFolder,
+					env: { ...env, N8N_RUNNERS_BROKER_PORT: String(cliBroker), N8N_LOG_LEVEL: 'warn' },
+					stdio: ['ignore', 'pipe', 'pipe'],
+				},
+			);
 			let output = '';
 			proc.stdout?.on('data', (b: Buffer) => (output += b.toString()));
 			proc.stderr?.on('data', (b: Buffer) => (output += b.toString()));
@@ -370,8 +403,13 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 if (require.main === module) {
 	// npx tsx tools/n8n/start.ts [port]  -- start n8n alone and keep it running until Ctrl-C
 	void (async () => {
-		const n8n = await startN8n({ port: Number(process.argv[2] ?? 5678), echo: process.env.TQ_N8N_ECHO ? '[n8n] ' : false });
-		console.log(`n8n ${n8n.version} at ${n8n.url}  login ${n8n.owner.email} / ${n8n.owner.password}`);
+		const n8n = await startN8n({
+			port: Number(process.argv[2] ?? 5678),
+			echo: process.env.TQ_N8N_ECHO ? '[n8n] ' : false,
+		});
+		console.log(
+			`n8n ${n8n.version} at ${n8n.url}  login ${n8n.owner.email} / ${n8n.owner.password}`,
+		);
 		const shutdown = () => void n8n.stop().then(() => process.exit(0));
 		process.on('SIGINT', shutdown);
 		process.on('SIGTERM', shutdown);

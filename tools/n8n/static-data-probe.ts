@@ -71,7 +71,10 @@ async function main() {
 		brokerPort: 0,
 		userFolder,
 		version: major,
-		env: { NODE_OPTIONS: `--require ${probe}`, TQ_PROBE_NODE_MODULES: join(installationFor(major).dir, 'node_modules') },
+		env: {
+			NODE_OPTIONS: `--require ${probe}`,
+			TQ_PROBE_NODE_MODULES: join(installationFor(major).dir, 'node_modules'),
+		},
 	});
 	try {
 		const credentialId = await ensureCredential(n8n, {
@@ -83,7 +86,11 @@ async function main() {
 		});
 		const e = { n8n, sandbox, client, credentialId } as unknown as E2E;
 		const stored = async (id: string) =>
-			mask(JSON.stringify((await n8n.api.get(`/workflows/${id}`)).data.staticData?.['node:Trigger'] ?? null));
+			mask(
+				JSON.stringify(
+					(await n8n.api.get(`/workflows/${id}`)).data.staticData?.['node:Trigger'] ?? null,
+				),
+			);
 		await client.reset();
 		await client.createTasks(101, 2);
 		const webhookId = `probe-${Date.now()}`;
@@ -92,22 +99,38 @@ async function main() {
 			triggerWorkflow(e, `static data probe ${webhookId}`, {
 				type: TYPES.trigger,
 				webhookId,
-				parameters: { event: 'taskCompleted', queue: queueLocator(101), options: { catchUp: true, replaceExistingWebhook: true } },
+				parameters: {
+					event: 'taskCompleted',
+					queue: queueLocator(101),
+					options: { catchUp: true, replaceExistingWebhook: true },
+				},
 			}),
 		);
 		await activate(e, wf);
-		await waitFor('the registration', async () => (await webhookTarget(e, 101)).includes(webhookId));
+		await waitFor('the registration', async () =>
+			(await webhookTarget(e, 101)).includes(webhookId),
+		);
 		await sleep(1000);
 		console.log(`n8n ${n8n.version}`);
 		console.log(`stored after activation:  ${await stored(wf)}`);
 		const mark = n8n.logs.mark();
 		await client.complete(101, undefined, { by: 'alice@example.com' });
-		await waitFor('the execution', async () => ((await executions(e, wf)).length === 1 ? true : undefined));
+		await waitFor('the execution', async () =>
+			(await executions(e, wf)).length === 1 ? true : undefined,
+		);
 		await sleep(1500);
 		console.log(`stored after 1 delivery:  ${await stored(wf)}`);
 		const calls = await client.webhookCalls();
 		console.log(`the service's delivery got HTTP ${calls.map((c) => c.status).join(', ')}`);
-		console.log(mask(n8n.logs.since(mark).split('\n').filter((l) => l.includes('[probe]')).join('\n')));
+		console.log(
+			mask(
+				n8n.logs
+					.since(mark)
+					.split('\n')
+					.filter((l) => l.includes('[probe]'))
+					.join('\n'),
+			),
+		);
 	} finally {
 		await n8n.stop();
 		client.close();

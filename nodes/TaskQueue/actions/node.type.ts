@@ -1,4 +1,10 @@
-import type { AllEntities, IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	AllEntities,
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 
 import type { AdaptiveConcurrency } from '../helpers/concurrency';
 import type { QueueConfigCache } from '../helpers/queueConfig';
@@ -29,11 +35,19 @@ export interface ExecutionState {
 export interface TaskQueueOperation {
 	description: INodeProperties[];
 	/** Runs for one input item; its result becomes one output item per object. */
-	execute(this: IExecuteFunctions, itemIndex: number, state: ExecutionState): Promise<IDataObject | IDataObject[]>;
+	execute(
+		this: IExecuteFunctions,
+		itemIndex: number,
+		state: ExecutionState,
+	): Promise<IDataObject | IDataObject[]>;
 	/** Work done once for all items before any is executed (reading and checking parameters). */
 	prepare?(this: IExecuteFunctions, itemCount: number, state: ExecutionState): Promise<void>;
 	/** How many items may be in flight at once (default 1), asked again as items finish. */
 	concurrency?(this: IExecuteFunctions, state: ExecutionState): number | (() => number);
 	/** Turns the items' results into the node's output (default: all of them, in item order). */
-	finish?(this: IExecuteFunctions, results: INodeExecutionData[][], state: ExecutionState): Promise<INodeExecutionData[][]>;
+	finish?(
+		this: IExecuteFunctions,
+		results: INodeExecutionData[][],
+		state: ExecutionState,
+	): Promise<INodeExecutionData[][]>;
 }

@@ -7,7 +7,13 @@ import { QueueConfigCache } from '../helpers/queueConfig';
 import * as queue from './queue';
 import * as task from './task';
 import * as webhook from './webhook';
-import type { ExecutionState, NodeMap, OperationsOf, TaskQueueOperation, TaskQueueType } from './node.type';
+import type {
+	ExecutionState,
+	NodeMap,
+	OperationsOf,
+	TaskQueueOperation,
+	TaskQueueType,
+} from './node.type';
 
 const resources: { [R in keyof NodeMap]: OperationsOf<R> } = {
 	task: task.operations,
@@ -42,7 +48,9 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 	}
 	const operationName = this.getNodeParameter('operation', 0) as string;
 	const operations: Record<string, TaskQueueOperation> = resources[resource];
-	const operation = Object.prototype.hasOwnProperty.call(operations, operationName) ? operations[operationName] : undefined;
+	const operation = Object.prototype.hasOwnProperty.call(operations, operationName)
+		? operations[operationName]
+		: undefined;
 	if (!operation) {
 		throw new NodeOperationError(
 			this.getNode(),

@@ -25,9 +25,14 @@ export interface BlockOptionChoice {
 }
 
 /** A block's options as `{id, name}`; old queues list them as plain strings (id = name). */
-export function optionsOf(block: Block, settings: BlockSettings = blockSettings(block)): BlockOptionChoice[] {
+export function optionsOf(
+	block: Block,
+	settings: BlockSettings = blockSettings(block),
+): BlockOptionChoice[] {
 	return (settings.options ?? []).map((option) =>
-		typeof option === 'string' ? { id: option, name: option } : { id: option.id, name: option.name },
+		typeof option === 'string'
+			? { id: option, name: option }
+			: { id: option.id, name: option.name },
 	);
 }
 
@@ -85,7 +90,8 @@ function compileBlock(block: Block, parent?: { label: string; input: boolean }):
 	const options = optionsOf(block, settings);
 	const optionIds = new Map<string, string>();
 	for (const option of options) optionIds.set(option.id, option.id);
-	for (const option of options) if (!optionIds.has(option.name)) optionIds.set(option.name, option.id);
+	for (const option of options)
+		if (!optionIds.has(option.name)) optionIds.set(option.name, option.id);
 	for (const option of options) {
 		for (const key of [option.id.toLowerCase(), option.name.toLowerCase()]) {
 			if (!optionIds.has(key)) optionIds.set(key, option.id);
@@ -106,7 +112,10 @@ function compileBlock(block: Block, parent?: { label: string; input: boolean }):
 		compiled.subBlocks = new Map(
 			(settings.data as Block[])
 				.filter((sub) => sub && typeof sub.id === 'string')
-				.map((sub) => [sub.id, compileBlock({ ...sub, name: sub.name ?? sub.id }, { label: block.name, input })]),
+				.map((sub) => [
+					sub.id,
+					compileBlock({ ...sub, name: sub.name ?? sub.id }, { label: block.name, input }),
+				]),
 		);
 	}
 	return compiled;
@@ -120,6 +129,9 @@ export function compileQueue(queueId: number, name: string, blocks: Block[]): Co
 /** "customer_message (text), order_total (number), ..." for error descriptions. */
 export function fieldSummary(queue: CompiledQueue): string {
 	return [...queue.blocks.values()]
-		.map((compiled) => `${compiled.block.id} (${compiled.block.type}${compiled.required ? ', required' : ''})`)
+		.map(
+			(compiled) =>
+				`${compiled.block.id} (${compiled.block.type}${compiled.required ? ', required' : ''})`,
+		)
 		.join(', ');
 }

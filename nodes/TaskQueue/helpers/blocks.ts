@@ -1,7 +1,13 @@
 import type { FieldType, ResourceMapperField } from 'n8n-workflow';
 
 import type { Block } from '../transport/schemas';
-import { isInputBlock, isRequiredAtCreation, optionsOf, STRING_KINDS, URL_KINDS } from './blockModel';
+import {
+	isInputBlock,
+	isRequiredAtCreation,
+	optionsOf,
+	STRING_KINDS,
+	URL_KINDS,
+} from './blockModel';
 
 // A queue's blocks as n8n's editor shows them: resource-mapper fields, inputs first.
 

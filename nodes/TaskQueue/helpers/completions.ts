@@ -33,7 +33,9 @@ export function timeKey(timestamp: string): string {
 	const [, day, time, fraction = '', zone] = match;
 	const milli = fraction.padEnd(3, '0').slice(0, 3);
 	if (!zone || zone.toUpperCase() === 'Z') return `${day}T${time}.${milli}`;
-	const ms = Date.parse(`${day}T${time}${zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone}`);
+	const ms = Date.parse(
+		`${day}T${time}${zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone}`,
+	);
 	if (Number.isNaN(ms)) return '';
 	return `${new Date(ms).toISOString().slice(0, 19)}.${milli}`;
 }
@@ -71,7 +73,10 @@ export function isAfter(task: CompletedTask, cursor: Cursor): boolean {
 }
 
 /** The cursor once `tasks` have been emitted too. */
-export function advanceCursor(cursor: Cursor | undefined, tasks: CompletedTask[]): Cursor | undefined {
+export function advanceCursor(
+	cursor: Cursor | undefined,
+	tasks: CompletedTask[],
+): Cursor | undefined {
 	let next = cursor ? { at: cursor.at, ids: [...cursor.ids] } : undefined;
 	for (const task of tasks) {
 		const key = timeKey(task.completed_at);

@@ -42,7 +42,7 @@ export const queueLocator: INodeProperties = {
 					type: 'regex',
 					properties: {
 						regex: `.*${QUEUE_URL_REGEX}.*`,
-						errorMessage: 'Paste the URL of the queue\'s page, which contains /queues/<number>',
+						errorMessage: "Paste the URL of the queue's page, which contains /queues/<number>",
 					},
 				},
 			],

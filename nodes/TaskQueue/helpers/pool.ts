@@ -14,7 +14,11 @@ export async function runPool(
 		let inFlight = 0;
 		let failure: { error: unknown } | undefined;
 		const pump = (): void => {
-			while (failure === undefined && next < count && inFlight < Math.max(1, Math.floor(limit()) || 1)) {
+			while (
+				failure === undefined &&
+				next < count &&
+				inFlight < Math.max(1, Math.floor(limit()) || 1)
+			) {
 				const index = next++;
 				inFlight++;
 				worker(index)

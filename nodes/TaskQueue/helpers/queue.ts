@@ -21,7 +21,8 @@ const URL_ID = new RegExp(QUEUE_URL_REGEX);
  * yields a URL is parsed here.
  */
 export function parseQueueId(raw: unknown): number | undefined {
-	const value = typeof raw === 'object' && raw !== null ? (raw as INodeParameterResourceLocator).value : raw;
+	const value =
+		typeof raw === 'object' && raw !== null ? (raw as INodeParameterResourceLocator).value : raw;
 	const text = String(value ?? '').trim();
 	const id = /^\d+$/.test(text) ? Number(text) : Number(URL_ID.exec(text)?.[1]);
 	return Number.isSafeInteger(id) && id > 0 ? id : undefined;
@@ -30,13 +31,18 @@ export function parseQueueId(raw: unknown): number | undefined {
 function checkedQueueId(node: INode, raw: unknown, itemIndex?: number): number {
 	const id = parseQueueId(raw);
 	if (id !== undefined) return id;
-	const value = typeof raw === 'object' && raw !== null ? (raw as INodeParameterResourceLocator).value : raw;
+	const value =
+		typeof raw === 'object' && raw !== null ? (raw as INodeParameterResourceLocator).value : raw;
 	const text = String(value ?? '').trim();
-	throw new NodeOperationError(node, text === '' ? 'No queue chosen' : `"${text}" is not a queue ID or a queue URL`, {
-		itemIndex,
-		description:
-			'Set the Queue parameter: pick the queue from the list, enter its ID (a whole number such as 101), or paste the URL of its page (…/queues/101).',
-	});
+	throw new NodeOperationError(
+		node,
+		text === '' ? 'No queue chosen' : `"${text}" is not a queue ID or a queue URL`,
+		{
+			itemIndex,
+			description:
+				'Set the Queue parameter: pick the queue from the list, enter its ID (a whole number such as 101), or paste the URL of its page (…/queues/101).',
+		},
+	);
 }
 
 /** The queue an item works on, checked before any request is sent. */
@@ -53,7 +59,9 @@ export function getQueueId(
 export function getTriggerQueueId(
 	this: Pick<IHookFunctions | IPollFunctions | IWebhookFunctions, 'getNodeParameter' | 'getNode'>,
 ): number {
-	const raw = (this.getNodeParameter as IHookFunctions['getNodeParameter'])('queue', '', { extractValue: true });
+	const raw = (this.getNodeParameter as IHookFunctions['getNodeParameter'])('queue', '', {
+		extractValue: true,
+	});
 	return checkedQueueId(this.getNode(), raw);
 }
 
@@ -66,8 +74,12 @@ export function getLimit(
 	if (this.getNodeParameter('returnAll', itemIndex, false) as boolean) return Infinity;
 	const limit = this.getNodeParameter('limit', itemIndex, 50) as number;
 	if (Number.isInteger(limit) && limit >= 1) return limit;
-	throw new NodeOperationError(this.getNode(), `Limit must be a whole number of at least 1, not ${limit}`, {
-		itemIndex,
-		description: `Set Limit to how many ${what} to return, or turn on Return All.`,
-	});
+	throw new NodeOperationError(
+		this.getNode(),
+		`Limit must be a whole number of at least 1, not ${limit}`,
+		{
+			itemIndex,
+			description: `Set Limit to how many ${what} to return, or turn on Return All.`,
+		},
+	);
 }

@@ -11,7 +11,11 @@ import { compileQueue } from './blockModel';
 export class QueueConfigCache {
 	private readonly queues = new Map<number, Promise<CompiledQueue>>();
 
-	async get(context: IExecuteFunctions, queueId: number, itemIndex: number): Promise<CompiledQueue> {
+	async get(
+		context: IExecuteFunctions,
+		queueId: number,
+		itemIndex: number,
+	): Promise<CompiledQueue> {
 		let cached = this.queues.get(queueId);
 		if (!cached) {
 			cached = getQueue

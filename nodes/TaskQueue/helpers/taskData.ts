@@ -3,7 +3,23 @@
 import type { CompiledBlock, CompiledQueue, Problem } from './blockModel';
 import { emptyValueFor, STRING_KINDS, URL_KINDS } from './blockModel';
 import type { Checked } from './values';
-import { EMAIL, bad, dateText, describe, isEmptyValue, isFraction, isPlainObject, isValidDate, isValidUrl, number, ok, parseJsonText, stringList, unknownKey, url } from './values';
+import {
+	EMAIL,
+	bad,
+	dateText,
+	describe,
+	isEmptyValue,
+	isFraction,
+	isPlainObject,
+	isValidDate,
+	isValidUrl,
+	number,
+	ok,
+	parseJsonText,
+	stringList,
+	unknownKey,
+	url,
+} from './values';
 
 function optionList(compiled: CompiledBlock): string {
 	return compiled.options
@@ -23,7 +39,6 @@ function option(compiled: CompiledBlock, value: unknown): Checked {
 	return ok(id);
 }
 
-
 function category(compiled: CompiledBlock, value: unknown, where: string): string | undefined {
 	if (typeof value !== 'string' || value === '') return `${where} needs a category (text)`;
 	if (compiled.options.length > 0 && !compiled.options.some((option) => option.id === value)) {
@@ -36,7 +51,9 @@ function entities(compiled: CompiledBlock, value: unknown): Checked {
 	if (typeof value === 'string') return ok(value);
 	const parsed = parseJsonText(value, '{');
 	if (!isPlainObject(parsed) || typeof parsed.text !== 'string') {
-		return bad(`expected a text, or {text, entities: [{start, end, category}]}, got ${describe(value)}`);
+		return bad(
+			`expected a text, or {text, entities: [{start, end, category}]}, got ${describe(value)}`,
+		);
 	}
 	const list = parsed.entities ?? [];
 	if (!Array.isArray(list)) return bad('entities should be a list of {start, end, category}');
@@ -50,7 +67,11 @@ function entities(compiled: CompiledBlock, value: unknown): Checked {
 		if (!Number.isInteger(start) || !Number.isInteger(end)) {
 			return bad(`${where} needs whole-number start and end`);
 		}
-		if ((start as number) < 0 || (end as number) < (start as number) || (end as number) > text.length) {
+		if (
+			(start as number) < 0 ||
+			(end as number) < (start as number) ||
+			(end as number) > text.length
+		) {
 			return bad(`${where} (${String(start)}-${String(end)}) lies outside the text`);
 		}
 		const problem = category(compiled, entity.category, where);
@@ -84,7 +105,12 @@ function boxes(compiled: CompiledBlock, value: unknown): Checked {
 	return ok({ image: parsed.image, objects });
 }
 
-function checkValue(compiled: CompiledBlock, value: unknown, problems: Problem[], path: string): Checked {
+function checkValue(
+	compiled: CompiledBlock,
+	value: unknown,
+	problems: Problem[],
+	path: string,
+): Checked {
 	const kind = compiled.block.type;
 	if (STRING_KINDS.has(kind)) {
 		if (typeof value === 'number' || typeof value === 'bigint') return ok(String(value));
@@ -107,7 +133,9 @@ function checkValue(compiled: CompiledBlock, value: unknown, problems: Problem[]
 		case 'date': {
 			const text = dateText(value);
 			if (typeof text !== 'string' || !isValidDate(text.trim())) {
-				return bad(`expected a date such as 2024-06-01 or 2024-06-01T10:30:00, got ${describe(value)}`);
+				return bad(
+					`expected a date such as 2024-06-01 or 2024-06-01T10:30:00, got ${describe(value)}`,
+				);
 			}
 			return ok(text.trim());
 		}
@@ -141,7 +169,8 @@ function checkValue(compiled: CompiledBlock, value: unknown, problems: Problem[]
 			return stringList(value);
 		case 'form_sequence': {
 			const parsed = parseJsonText(value, '{');
-			if (!isPlainObject(parsed)) return bad(`expected an object of sub-fields, got ${describe(value)}`);
+			if (!isPlainObject(parsed))
+				return bad(`expected an object of sub-fields, got ${describe(value)}`);
 			if (!compiled.subBlocks) return ok(parsed);
 			const out = checkData(compiled.subBlocks, parsed, problems, `${path}.`);
 			return out === undefined ? { ok: false, message: '' } : ok(out);
@@ -189,7 +218,10 @@ function checkData(
 }
 
 /** Fills the blocks left empty that must not be left out (emptyValueFor), at the top level. */
-function withEmptyValues(blocks: Map<string, CompiledBlock>, data: Record<string, unknown>): Record<string, unknown> {
+function withEmptyValues(
+	blocks: Map<string, CompiledBlock>,
+	data: Record<string, unknown>,
+): Record<string, unknown> {
 	let out = data;
 	for (const [key, compiled] of blocks) {
 		if (key in data) continue;
@@ -210,7 +242,10 @@ export interface ValidationResult {
 }
 
 /** Checks one item's task data against its queue's blocks and returns ALL its problems. */
-export function validateTaskData(queue: CompiledQueue, input: Record<string, unknown>): ValidationResult {
+export function validateTaskData(
+	queue: CompiledQueue,
+	input: Record<string, unknown>,
+): ValidationResult {
 	const problems: Problem[] = [];
 	const data = checkData(queue.blocks, input, problems) ?? {};
 	if (problems.length === 0 && Object.keys(data).length === 0) {

@@ -44,7 +44,8 @@ export const EMAIL = /^[^\s@]+@[^\s@]+$/;
 export function describe(value: unknown): string {
 	if (value === null) return 'null';
 	if (Array.isArray(value)) return 'a list';
-	if (typeof value === 'string') return `"${value.length > 60 ? `${value.slice(0, 57)}...` : value}"`;
+	if (typeof value === 'string')
+		return `"${value.length > 60 ? `${value.slice(0, 57)}...` : value}"`;
 	if (typeof value === 'object') return 'an object';
 	return `${typeof value} ${String(value)}`;
 }
@@ -111,6 +112,7 @@ export function stringList(value: unknown): Checked {
 	const parsed = parseJsonText(value, '[');
 	if (!Array.isArray(parsed)) return bad(`expected a list of texts, got ${describe(value)}`);
 	const wrong = parsed.findIndex((entry) => typeof entry !== 'string' && typeof entry !== 'number');
-	if (wrong !== -1) return bad(`entry ${wrong + 1} should be a text, got ${describe(parsed[wrong])}`);
+	if (wrong !== -1)
+		return bad(`entry ${wrong + 1} should be a text, got ${describe(parsed[wrong])}`);
 	return ok(parsed.map(String));
 }

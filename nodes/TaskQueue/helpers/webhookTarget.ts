@@ -38,7 +38,11 @@ export function secretOf(url: string): string | undefined {
  */
 export type TargetKind = 'none' | 'mine' | 'ours' | 'foreign';
 
-export function classifyTarget(target: string | null | undefined, myUrl: string, webhookId?: string): TargetKind {
+export function classifyTarget(
+	target: string | null | undefined,
+	myUrl: string,
+	webhookId?: string,
+): TargetKind {
 	if (!target) return 'none';
 	const live = withoutQuery(target);
 	if (live === withoutQuery(myUrl)) return 'mine';
@@ -64,9 +68,13 @@ export function newSecret(url: string, node: () => INode): string {
 	// 32 random bytes (64 hex characters); fewer if the URL is long, never fewer than 16 bytes.
 	const bytes = Math.min(32, Math.floor(room / 2));
 	if (bytes < 16) {
-		throw new NodeOperationError(node(), `This workflow's webhook URL is too long for the Task Queue Service (${url.length} characters)`, {
-			description: `The service stores at most ${MAX_TARGET_LENGTH} characters per webhook, including a secret of at least 32 characters. Shorten n8n's WEBHOOK_URL, or use the Task Queue Poll Trigger.`,
-		});
+		throw new NodeOperationError(
+			node(),
+			`This workflow's webhook URL is too long for the Task Queue Service (${url.length} characters)`,
+			{
+				description: `The service stores at most ${MAX_TARGET_LENGTH} characters per webhook, including a secret of at least 32 characters. Shorten n8n's WEBHOOK_URL, or use the Task Queue Poll Trigger.`,
+			},
+		);
 	}
 	return randomBytes(bytes).toString('hex');
 }
@@ -79,7 +87,11 @@ export function isTriggerOfThisN8n(target: string | null, waitingBase: string): 
 	if (!target) return false;
 	try {
 		const url = new URL(target);
-		return url.origin === new URL(waitingBase).origin && url.pathname.endsWith(`/${WEBHOOK_PATH}`) && !url.pathname.includes('/webhook-test/');
+		return (
+			url.origin === new URL(waitingBase).origin &&
+			url.pathname.endsWith(`/${WEBHOOK_PATH}`) &&
+			!url.pathname.includes('/webhook-test/')
+		);
 	} catch {
 		return false;
 	}

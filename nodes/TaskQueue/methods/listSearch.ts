@@ -11,7 +11,10 @@ export async function searchQueues(
 	const needle = filter?.trim().toLowerCase() ?? '';
 	return {
 		results: queues
-			.filter((queue) => !needle || queue.name.toLowerCase().includes(needle) || String(queue.id) === needle)
+			.filter(
+				(queue) =>
+					!needle || queue.name.toLowerCase().includes(needle) || String(queue.id) === needle,
+			)
 			.sort((a, b) => a.name.localeCompare(b.name))
 			.map((queue) => ({
 				name: `${queue.name} (${queue.id})`,

@@ -10,7 +10,9 @@ import type { Block } from '../transport/schemas';
 // The field pickers of Create and Wait: blocks of the chosen queue, of the kinds each parameter takes.
 
 async function blocksOf(context: ILoadOptionsFunctions): Promise<Block[]> {
-	const queueId = parseQueueId(context.getNodeParameter('queue', undefined, { extractValue: true }));
+	const queueId = parseQueueId(
+		context.getNodeParameter('queue', undefined, { extractValue: true }),
+	);
 	if (queueId === undefined) return [];
 	return (await getQueue.call(context, queueId)).data ?? [];
 }
@@ -23,12 +25,20 @@ const asOptions = (blocks: Block[]): INodePropertyOptions[] =>
  * sends expressions resolved (null without input data), so every field listed in Values to Send
  * counts, whatever its value; remove one there to offer it here.
  */
-export async function getResumeFields(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
+export async function getResumeFields(
+	this: ILoadOptionsFunctions,
+): Promise<INodePropertyOptions[]> {
 	const mapped = fieldsInValuesToSend(this.getNodeParameter('taskData', null));
-	return asOptions((await blocksOf(this)).filter((block) => RESUME_FIELD_KINDS.has(block.type) && isInputBlock(block) && !mapped.has(block.id)));
+	return asOptions(
+		(await blocksOf(this)).filter(
+			(block) => RESUME_FIELD_KINDS.has(block.type) && isInputBlock(block) && !mapped.has(block.id),
+		),
+	);
 }
 
-export async function getSelectionFields(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
+export async function getSelectionFields(
+	this: ILoadOptionsFunctions,
+): Promise<INodePropertyOptions[]> {
 	return asOptions((await blocksOf(this)).filter((block) => block.type === 'single_selection'));
 }
 
@@ -37,22 +47,34 @@ export async function getTextFields(this: ILoadOptionsFunctions): Promise<INodeP
 }
 
 /** The options of the chosen approval field. */
-export async function getApprovalChoices(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
+export async function getApprovalChoices(
+	this: ILoadOptionsFunctions,
+): Promise<INodePropertyOptions[]> {
 	const fieldId = this.getNodeParameter('approvalField', '') as string;
 	const block = (await blocksOf(this)).find((b) => b.id === fieldId);
-	return block ? optionsOf(block).map((option) => ({ name: option.name || option.id, value: option.id })) : [];
+	return block
+		? optionsOf(block).map((option) => ({ name: option.name || option.id, value: option.id }))
+		: [];
 }
 
 /**
  * Create and Wait's route back, checked each time the node opens or its queue changes: its only
  * option's name is the state, so the editor shows it where the node is configured.
  */
-export async function getRouteBackState(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
-	const state = (name: string, description: string): INodePropertyOptions[] => [{ name, value: '', description }];
+export async function getRouteBackState(
+	this: ILoadOptionsFunctions,
+): Promise<INodePropertyOptions[]> {
+	const state = (name: string, description: string): INodePropertyOptions[] => [
+		{ name, value: '', description },
+	];
 	const queueId = parseQueueId(this.getNodeParameter('queue', undefined, { extractValue: true }));
-	if (queueId === undefined) return state('Choose a queue first', 'The route back is checked once a queue is chosen');
+	if (queueId === undefined)
+		return state('Choose a queue first', 'The route back is checked once a queue is chosen');
 	if (this.getNodeParameter('options.routeBack', 'trigger') === 'pollTrigger') {
-		return state('Through a Poll Trigger (not checked)', `Make sure a Task Queue Poll Trigger on queue ${queueId} is active: the node cannot check it`);
+		return state(
+			'Through a Poll Trigger (not checked)',
+			`Make sure a Task Queue Poll Trigger on queue ${queueId} is active: the node cannot check it`,
+		);
 	}
 	let target: string | null;
 	try {
@@ -61,6 +83,10 @@ export async function getRouteBackState(this: ILoadOptionsFunctions): Promise<IN
 		return state("Not checked: the queue's webhook cannot be read", (error as Error).message);
 	}
 	// the editor's address stands for the webhook address (they differ only where N8N_EDITOR_BASE_URL is set)
-	const { state: name, detail } = describeRouteBack(routeBackOf(target, this.getInstanceBaseUrl()), queueId, target);
+	const { state: name, detail } = describeRouteBack(
+		routeBackOf(target, this.getInstanceBaseUrl()),
+		queueId,
+		target,
+	);
 	return state(name, detail);
 }

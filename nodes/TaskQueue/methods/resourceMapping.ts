@@ -8,7 +8,8 @@ import { getQueue } from '../transport/endpoints';
 /** The Create operation's fields: one per block of the chosen queue, inputs first. */
 export async function getTaskFields(this: ILoadOptionsFunctions): Promise<ResourceMapperFields> {
 	// n8n's editor may ask the first "taskData" property's method whatever the operation (seen in 2.41.1)
-	if (this.getNodeParameter('operation', '') === 'sendAndWait') return await getWaitTaskFields.call(this);
+	if (this.getNodeParameter('operation', '') === 'sendAndWait')
+		return await getWaitTaskFields.call(this);
 	const queueId = parseQueueId(this.getNodeParameter('queue', undefined, { extractValue: true }));
 	if (queueId === undefined) {
 		return { fields: [], emptyFieldsNotice: 'Choose a queue first: its fields appear here.' };
@@ -24,18 +25,29 @@ export async function getTaskFields(this: ILoadOptionsFunctions): Promise<Resour
  * Create and Wait's fields: only the inputs a person works from (what people fill in comes back in
  * the answer, it is not sent), never the Resume Address Field (the node writes the address there).
  */
-export async function getWaitTaskFields(this: ILoadOptionsFunctions): Promise<ResourceMapperFields> {
+export async function getWaitTaskFields(
+	this: ILoadOptionsFunctions,
+): Promise<ResourceMapperFields> {
 	const queueId = parseQueueId(this.getNodeParameter('queue', undefined, { extractValue: true }));
 	if (queueId === undefined) {
 		return { fields: [], emptyFieldsNotice: 'Choose a queue first: its fields appear here.' };
 	}
 	const resumeField = this.getNodeParameter('resumeField', '') as string;
 	if (!resumeField) {
-		return { fields: [], emptyFieldsNotice: 'Choose the Resume Address Field first: the inputs a person works from appear here.' };
+		return {
+			fields: [],
+			emptyFieldsNotice:
+				'Choose the Resume Address Field first: the inputs a person works from appear here.',
+		};
 	}
 	const queue = await getQueue.call(this, queueId);
-	const fields = (queue.data ?? []).filter((block) => isInputBlock(block) && block.id !== resumeField).map(blockToField);
+	const fields = (queue.data ?? [])
+		.filter((block) => isInputBlock(block) && block.id !== resumeField)
+		.map(blockToField);
 	return fields.length > 0
 		? { fields }
-		: { fields, emptyFieldsNotice: `Queue ${queueId} has no input fields besides the Resume Address Field: people fill in every other field.` };
+		: {
+				fields,
+				emptyFieldsNotice: `Queue ${queueId} has no input fields besides the Resume Address Field: people fill in every other field.`,
+			};
 }

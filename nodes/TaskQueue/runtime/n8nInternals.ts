@@ -1,4 +1,10 @@
-import type { IDataObject, IExecuteFunctions, IPollFunctions, IRunExecutionData, IWebhookFunctions } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	IPollFunctions,
+	IRunExecutionData,
+	IWebhookFunctions,
+} from 'n8n-workflow';
 
 // Everything the package reads of n8n that its typings do not promise on every version it supports
 // (1.123.x and 2.41.x, checked in real n8n by the e2e suites). Each probe says which versions have
@@ -16,7 +22,9 @@ export function canSignResumeUrls(context: IExecuteFunctions): boolean {
 
 /** n8n's resume URL of the waiting node with `query` added, signed with n8n's secret (`&signature=`). */
 export function signedResumeUrl(context: IExecuteFunctions, query: Record<string, string>): string {
-	const sign = (context as SigningContext).getSignedResumeUrl as (parameters?: Record<string, string>) => string;
+	const sign = (context as SigningContext).getSignedResumeUrl as (
+		parameters?: Record<string, string>,
+	) => string;
 	return sign.call(context, query);
 }
 
@@ -35,8 +43,11 @@ export function requireSignedCalls(context: IExecuteFunctions): void {
  * `$execution.resumeUrl` gives n8n's waiting-webhook base, `…/webhook-waiting`.
  */
 export function waitingBaseUrl(context: object): string {
-	const evaluate = (context as { evaluateExpression?: (expression: string, itemIndex: number) => unknown }).evaluateExpression;
-	if (typeof evaluate !== 'function') throw new Error('this n8n does not tell its resume addresses');
+	const evaluate = (
+		context as { evaluateExpression?: (expression: string, itemIndex: number) => unknown }
+	).evaluateExpression;
+	if (typeof evaluate !== 'function')
+		throw new Error('this n8n does not tell its resume addresses');
 	const resumeUrl = new URL(String(evaluate.call(context, '{{ $execution.resumeUrl }}', 0)));
 	resumeUrl.search = '';
 	resumeUrl.hash = '';
@@ -50,7 +61,9 @@ export function pollBudgetMs(context: IPollFunctions): number | undefined {
 
 /** `getWorkflowSettings`: present in 1.123 and 2.41; an empty object where it is missing. */
 export function workflowSettings(context: IExecuteFunctions): IDataObject {
-	return (typeof context.getWorkflowSettings === 'function' ? context.getWorkflowSettings() : {}) as IDataObject;
+	return (
+		typeof context.getWorkflowSettings === 'function' ? context.getWorkflowSettings() : {}
+	) as IDataObject;
 }
 
 /**
@@ -59,6 +72,9 @@ export function workflowSettings(context: IExecuteFunctions): IDataObject {
  * 2.41); undefined when it does not, and the run then matches its tasks by their addresses.
  */
 export function waitingNodeContext(context: IWebhookFunctions): IDataObject | undefined {
-	const data = (context as unknown as { runExecutionData?: IRunExecutionData | null }).runExecutionData;
-	return data?.executionData?.contextData?.[`node:${context.getNode().name}`] as IDataObject | undefined;
+	const data = (context as unknown as { runExecutionData?: IRunExecutionData | null })
+		.runExecutionData;
+	return data?.executionData?.contextData?.[`node:${context.getNode().name}`] as
+		| IDataObject
+		| undefined;
 }

@@ -39,62 +39,77 @@ export class BoundedSet<T> extends Set<T> {
 export const PROCESS_MEMORY = {
 	webhookCredentials: {
 		bound: 100,
-		holds: "the credential data webhook calls looked up in the last minute (transport/index.ts)",
+		holds: 'the credential data webhook calls looked up in the last minute (transport/index.ts)',
 		restart: 'one credential lookup per credential on the next webhook call',
 	},
 	seenDeliveryScopes: {
 		bound: 200,
-		holds: "per trigger registration, the keys of completions it accepted (each bounded by SEEN_LIMIT; trigger/deliveryChecks.ts)",
-		restart: 'none where the record is durable (static data); otherwise a duplicate of a delivery accepted before the restart starts one more execution',
+		holds:
+			'per trigger registration, the keys of completions it accepted (each bounded by SEEN_LIMIT; trigger/deliveryChecks.ts)',
+		restart:
+			'none where the record is durable (static data); otherwise a duplicate of a delivery accepted before the restart starts one more execution',
 	},
 	firstHandledHere: {
 		bound: 200,
-		holds: 'per trigger registration, when this process first handled one of its deliveries (trigger/deliveryChecks.ts)',
+		holds:
+			'per trigger registration, when this process first handled one of its deliveries (trigger/deliveryChecks.ts)',
 		restart: 'none (the several-processes warning starts counting again)',
 	},
 	warnedScopes: {
 		bound: 200,
-		holds: 'registrations already warned that deliveries reach several processes (trigger/deliveryChecks.ts)',
+		holds:
+			'registrations already warned that deliveries reach several processes (trigger/deliveryChecks.ts)',
 		restart: 'the warning may be logged once more',
 	},
 	testEvents: {
 		bound: 200,
-		holds: "a test delivery's items, handed from webhook() to the manual execution's poll() (trigger/testEvents.ts)",
+		holds:
+			"a test delivery's items, handed from webhook() to the manual execution's poll() (trigger/testEvents.ts)",
 		restart: 'a test delivery in flight during the restart is not shown in the editor',
 	},
 	runOfTask: {
 		bound: 50_000,
-		holds: 'which waiting run each announced task belongs to, and one of its addresses (trigger/relay/knownRuns.ts)',
-		restart: 'a completion whose address a person replaced is routed by that address until the run is known again',
+		holds:
+			'which waiting run each announced task belongs to, and one of its addresses (trigger/relay/knownRuns.ts)',
+		restart:
+			'a completion whose address a person replaced is routed by that address until the run is known again',
 	},
 	runTasks: {
 		bound: 5_000,
 		holds: "each known run's task ids (trigger/relay/knownRuns.ts)",
-		restart: 'a completion reaching a finished run the process no longer knows is not emitted (it may have been the run\'s)',
+		restart:
+			"a completion reaching a finished run the process no longer knows is not emitted (it may have been the run's)",
 	},
 	settledCompletions: {
 		bound: 10_000,
-		holds: 'completions whose forward was settled here, so a check does not pass them on again (trigger/relay/checkLostCompletions.ts)',
-		restart: 'the first check passes on again every completion of the last 24 hours that carries a waiting address',
+		holds:
+			'completions whose forward was settled here, so a check does not pass them on again (trigger/relay/checkLostCompletions.ts)',
+		restart:
+			'the first check passes on again every completion of the last 24 hours that carries a waiting address',
 	},
 	owedCompletions: {
 		bound: 10_000,
-		holds: 'delivered completions no run could take yet: emitted if none takes them (trigger/relay/checkLostCompletions.ts)',
-		restart: 'such a completion is passed on by the first check but not emitted if it belongs to no run',
+		holds:
+			'delivered completions no run could take yet: emitted if none takes them (trigger/relay/checkLostCompletions.ts)',
+		restart:
+			'such a completion is passed on by the first check but not emitted if it belongs to no run',
 	},
 	retryCompletions: {
 		bound: 10_000,
-		holds: 'completions a check could not settle (n8n or the service unreachable), tried again next check (trigger/relay/checkLostCompletions.ts)',
+		holds:
+			'completions a check could not settle (n8n or the service unreachable), tried again next check (trigger/relay/checkLostCompletions.ts)',
 		restart: 'none: the first check looks back 24 hours',
 	},
 	lostCompletionCursors: {
 		bound: 200,
-		holds: "where each trigger's Check for Lost Completions stands (trigger/relay/checkLostCompletions.ts)",
+		holds:
+			"where each trigger's Check for Lost Completions stands (trigger/relay/checkLostCompletions.ts)",
 		restart: 'the first check reads the last 24 hours of completions',
 	},
 	confirmationIndexes: {
 		bound: 200,
-		holds: "per queue, the completions the confirming reads listed (each at most 20,000; waiting/confirmation.ts)",
+		holds:
+			'per queue, the completions the confirming reads listed (each at most 20,000; waiting/confirmation.ts)',
 		restart: "the next confirming read of a queue goes down to its run's tasks' creation",
 	},
 } as const satisfies Record<string, { bound: number; holds: string; restart: string }>;

@@ -60,7 +60,11 @@ export async function* completedPages(
 	queueId: number,
 	sizes: { first: number; next: number },
 ): AsyncGenerator<PageRead> {
-	for (let offset = 0, limit = Math.min(MAX_PAGE, sizes.first); ; limit = Math.min(MAX_PAGE, sizes.next)) {
+	for (
+		let offset = 0, limit = Math.min(MAX_PAGE, sizes.first);
+		;
+		limit = Math.min(MAX_PAGE, sizes.next)
+	) {
 		const page = await fetchCompletedPage.call(this, queueId, offset, limit);
 		const last = page.tasks.length < limit || offset + page.tasks.length >= page.count;
 		yield { page, limit, last };
@@ -143,7 +147,10 @@ export async function readCompletedTasks(
 	return tasks;
 
 	/** The pages after the first, several in flight; says where one-by-one paging goes on, if it must. */
-	async function readAhead(first: CompletedPage, firstLength: number): Promise<{ more: boolean; offset: number }> {
+	async function readAhead(
+		first: CompletedPage,
+		firstLength: number,
+	): Promise<{ more: boolean; offset: number }> {
 		const inFlight: Array<{ offset: number; size: number; page: Promise<CompletedPage> }> = [];
 		let count = first.count;
 		let nextOffset = overlapping(0, firstLength);
@@ -171,7 +178,8 @@ export async function readCompletedTasks(
 					return { more: true, offset: next.offset }; // tasks may hide before this page
 				}
 				lastEnd = next.offset + answer.tasks.length;
-				if (!keep(answer) || isLast(answer, next.size, lastEnd)) return { more: false, offset: lastEnd };
+				if (!keep(answer) || isLast(answer, next.size, lastEnd))
+					return { more: false, offset: lastEnd };
 			}
 		} finally {
 			await settle();

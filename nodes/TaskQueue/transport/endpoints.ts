@@ -3,7 +3,13 @@ import type { IDataObject } from 'n8n-workflow';
 import type { ConcurrencyFeedback, TaskQueueContext, TaskQueueResponse } from './types';
 import { parseBody, taskQueueRequest } from './index';
 import type { CompletedPage, Queue } from './schemas';
-import { completedPageSchema, isCompletedPage, queueListSchema, queueSchema, webhookSchema } from './schemas';
+import {
+	completedPageSchema,
+	isCompletedPage,
+	queueListSchema,
+	queueSchema,
+	webhookSchema,
+} from './schemas';
 
 // One function per endpoint of the service: the only place that knows its paths, methods and retry
 // rules. Paths are below `/orgs/{organization}/{queues|workflows}` (the transport adds that part).
@@ -15,8 +21,19 @@ const queuePath = (queueId: number, tail = '') => `/${queueId}${tail}`;
 
 /** GET the organization's queues (not paginated). */
 export async function listQueues(this: TaskQueueContext, itemIndex?: number): Promise<Queue[]> {
-	const request = { method: 'GET' as const, path: '', retry: 'idempotent' as const, action: 'list the queues', itemIndex };
-	return parseBody(this.getNode(), queueListSchema, await taskQueueRequest.call(this, request), request);
+	const request = {
+		method: 'GET' as const,
+		path: '',
+		retry: 'idempotent' as const,
+		action: 'list the queues',
+		itemIndex,
+	};
+	return parseBody(
+		this.getNode(),
+		queueListSchema,
+		await taskQueueRequest.call(this, request),
+		request,
+	);
 }
 
 /**
@@ -24,7 +41,11 @@ export async function listQueues(this: TaskQueueContext, itemIndex?: number): Pr
  * organization is "not found". Routes that find a queue by its id alone (webhook, create) read it
  * here first, so that nothing is read from or written to another organization's queue.
  */
-export async function getQueue(this: TaskQueueContext, queueId: number, itemIndex?: number): Promise<Queue> {
+export async function getQueue(
+	this: TaskQueueContext,
+	queueId: number,
+	itemIndex?: number,
+): Promise<Queue> {
 	const request = {
 		method: 'GET' as const,
 		path: queuePath(queueId),
@@ -32,11 +53,20 @@ export async function getQueue(this: TaskQueueContext, queueId: number, itemInde
 		action: `get queue ${queueId}`,
 		itemIndex,
 	};
-	return parseBody(this.getNode(), queueSchema, await taskQueueRequest.call(this, request), request);
+	return parseBody(
+		this.getNode(),
+		queueSchema,
+		await taskQueueRequest.call(this, request),
+		request,
+	);
 }
 
 /** PUT flush: the service answers 200 with an empty, non-JSON body; flushing twice is harmless. */
-export async function flushQueue(this: TaskQueueContext, queueId: number, itemIndex?: number): Promise<void> {
+export async function flushQueue(
+	this: TaskQueueContext,
+	queueId: number,
+	itemIndex?: number,
+): Promise<void> {
 	await taskQueueRequest.call(this, {
 		method: 'PUT',
 		path: queuePath(queueId, '/flush'),
@@ -82,11 +112,21 @@ export async function getCompletedPage(
 		action: `list the completed tasks of queue ${queueId}`,
 		itemIndex,
 	};
-	return parseBody(this.getNode(), completedPageSchema, await taskQueueRequest.call(this, request), request, isCompletedPage);
+	return parseBody(
+		this.getNode(),
+		completedPageSchema,
+		await taskQueueRequest.call(this, request),
+		request,
+		isCompletedPage,
+	);
 }
 
 /** GET the queue's webhook target; null when none is set (the service answers `{"target": ""}`). */
-export async function getWebhookTarget(this: TaskQueueContext, queueId: number, itemIndex?: number): Promise<string | null> {
+export async function getWebhookTarget(
+	this: TaskQueueContext,
+	queueId: number,
+	itemIndex?: number,
+): Promise<string | null> {
 	const request = {
 		method: 'GET' as const,
 		path: queuePath(queueId, '/webhook'),
@@ -94,7 +134,12 @@ export async function getWebhookTarget(this: TaskQueueContext, queueId: number, 
 		action: `read the webhook of queue ${queueId}`,
 		itemIndex,
 	};
-	const webhook = parseBody(this.getNode(), webhookSchema, await taskQueueRequest.call(this, request), request);
+	const webhook = parseBody(
+		this.getNode(),
+		webhookSchema,
+		await taskQueueRequest.call(this, request),
+		request,
+	);
 	return typeof webhook.target === 'string' && webhook.target.trim() !== '' ? webhook.target : null;
 }
 
@@ -110,9 +155,13 @@ export async function setWebhookTarget(
 		path: queuePath(queueId, '/webhook'),
 		body: { target },
 		retry: 'idempotent',
-		action: target ? `set the webhook of queue ${queueId}` : `remove the webhook of queue ${queueId}`,
+		action: target
+			? `set the webhook of queue ${queueId}`
+			: `remove the webhook of queue ${queueId}`,
 		itemIndex,
 	});
 	const parsed = webhookSchema.safeParse(response.body);
-	return parsed.success && typeof parsed.data.target === 'string' && parsed.data.target ? parsed.data.target : null;
+	return parsed.success && typeof parsed.data.target === 'string' && parsed.data.target
+		? parsed.data.target
+		: null;
 }

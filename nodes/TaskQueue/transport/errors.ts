@@ -53,7 +53,11 @@ export function networkError(
  * request reached the service, which may have acted on it. Self-hosted servers answer a webhook
  * removal this way when the queue had no webhook (a 204 with a body).
  */
-export function malformedAnswerError(node: INode, request: TaskQueueRequest, code: string): NodeApiError {
+export function malformedAnswerError(
+	node: INode,
+	request: TaskQueueRequest,
+	code: string,
+): NodeApiError {
 	const message = `The service answered the request to ${request.action} with a malformed HTTP response (${code})`;
 	const error = new NodeApiError(node, { code } as JsonObject, {
 		message,
@@ -76,7 +80,12 @@ export function isMalformedAnswer(error: unknown): boolean {
  * A redirect is never followed: the API key goes only to the Base URL's origin (an SSO page, a moved
  * host or an open redirect would receive it, and on 307 the task's data too).
  */
-export function redirectError(node: INode, request: TaskQueueRequest, credentials: TaskQueueCredentials, response: TaskQueueResponse): NodeApiError {
+export function redirectError(
+	node: INode,
+	request: TaskQueueRequest,
+	credentials: TaskQueueCredentials,
+	response: TaskQueueResponse,
+): NodeApiError {
 	const location = response.headers.location;
 	const to = Array.isArray(location) ? location[0] : location;
 	let origin = 'an address it did not give';
@@ -85,15 +94,11 @@ export function redirectError(node: INode, request: TaskQueueRequest, credential
 	} catch {
 		origin = 'an address that is not a URL';
 	}
-	const error = new NodeApiError(
-		node,
-		{ statusCode: response.statusCode } as JsonObject,
-		{
-			message: `The service redirected the request to ${origin} (HTTP ${response.statusCode}) instead of answering: could not ${request.action}`,
-			description: `The node does not follow redirects, so the API key stays with ${new URL(credentials.baseUrl).origin}. If ${origin} is the service's own address, set the credential's Base URL to it; otherwise check the Base URL (a proxy or a sign-in page answers there).`,
-			httpCode: String(response.statusCode),
-		},
-	);
+	const error = new NodeApiError(node, { statusCode: response.statusCode } as JsonObject, {
+		message: `The service redirected the request to ${origin} (HTTP ${response.statusCode}) instead of answering: could not ${request.action}`,
+		description: `The node does not follow redirects, so the API key stays with ${new URL(credentials.baseUrl).origin}. If ${origin} is the service's own address, set the credential's Base URL to it; otherwise check the Base URL (a proxy or a sign-in page answers there).`,
+		httpCode: String(response.statusCode),
+	});
 	return keepMessage(error, error.message);
 }
 
@@ -107,9 +112,7 @@ export function httpError(
 	const { statusCode, body } = response;
 	const envelope = errorEnvelopeSchema.safeParse(body);
 	const serviceMessages = envelope.success
-		? envelope.data.errors
-				.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message))
-				.join('; ')
+		? envelope.data.errors.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message)).join('; ')
 		: undefined;
 	const html = isHtml(body);
 	let message: string;
@@ -162,11 +165,12 @@ export function httpError(
 		} else {
 			description = html
 				? 'The service answered with an error page. This happens when a value has a type the service does not expect; check the values sent, or try again later.'
-				: 'The service had a temporary problem. Run the workflow again later; if it persists, contact the service\'s administrator.';
+				: "The service had a temporary problem. Run the workflow again later; if it persists, contact the service's administrator.";
 		}
 	} else {
 		message = `Unexpected answer (HTTP ${statusCode}) trying to ${request.action}`;
-		description = serviceMessages ?? 'Check the Base URL and the API Paths setting of the credential.';
+		description =
+			serviceMessages ?? 'Check the Base URL and the API Paths setting of the credential.';
 	}
 
 	const error = new NodeApiError(

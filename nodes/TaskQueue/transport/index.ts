@@ -10,7 +10,12 @@ import type { ZodType } from 'zod';
 
 import { rememberedMap } from '../runtime/processMemory';
 import { httpError, networkError, redirectError } from './errors';
-import type { TaskQueueContext, TaskQueueCredentials, TaskQueueRequest, TaskQueueResponse } from './types';
+import type {
+	TaskQueueContext,
+	TaskQueueCredentials,
+	TaskQueueRequest,
+	TaskQueueResponse,
+} from './types';
 import { CREDENTIAL_TYPE } from './types';
 
 export const MAX_ATTEMPTS = 5;
@@ -53,9 +58,15 @@ const setupCache = new WeakMap<object, Promise<RequestSetup>>();
  * the last minute looked up. An answer of 401 or 403 drops it, so a changed key is read again.
  */
 const WEBHOOK_CREDENTIAL_TTL_MS = 60_000;
-const webhookCredentials = rememberedMap<string, { data: ICredentialDataDecryptedObject; at: number }>('webhookCredentials');
+const webhookCredentials = rememberedMap<
+	string,
+	{ data: ICredentialDataDecryptedObject; at: number }
+>('webhookCredentials');
 
-async function credentialData(this: TaskQueueContext, node: INode): Promise<ICredentialDataDecryptedObject> {
+async function credentialData(
+	this: TaskQueueContext,
+	node: INode,
+): Promise<ICredentialDataDecryptedObject> {
 	const id = node.credentials?.[CREDENTIAL_TYPE]?.id ?? '';
 	if (!id || !('getBodyData' in this)) return await this.getCredentials(CREDENTIAL_TYPE);
 	const cached = webhookCredentials.get(id);
@@ -96,7 +107,9 @@ async function requestSetup(this: TaskQueueContext): Promise<RequestSetup> {
  * n8n does not look the credential up (outside a running execution n8n 2.41 builds an expression
  * isolate for each lookup).
  */
-export const withoutTheKey = () => ({ credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data: {} } });
+export const withoutTheKey = () => ({
+	credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data: {} },
+});
 
 export function normalizeCredentials(data: ICredentialDataDecryptedObject): TaskQueueCredentials {
 	return {
@@ -108,7 +121,9 @@ export function normalizeCredentials(data: ICredentialDataDecryptedObject): Task
 	};
 }
 
-export async function getTaskQueueCredentials(this: TaskQueueContext): Promise<TaskQueueCredentials> {
+export async function getTaskQueueCredentials(
+	this: TaskQueueContext,
+): Promise<TaskQueueCredentials> {
 	return (await requestSetup.call(this)).credentials;
 }
 
@@ -162,13 +177,15 @@ export async function taskQueueRequest(
 			throw networkError(node, request, credentials, code, attempt);
 		}
 
-		if (response.statusCode === 401 || response.statusCode === 403) webhookCredentials.delete(credentialsDecrypted.id);
+		if (response.statusCode === 401 || response.statusCode === 403)
+			webhookCredentials.delete(credentialsDecrypted.id);
 		const result: TaskQueueResponse = {
 			statusCode: response.statusCode,
 			headers: response.headers as TaskQueueResponse['headers'],
 			body: response.body,
 		};
-		if (result.statusCode >= 300 && result.statusCode < 400) throw redirectError(node, request, credentials, result);
+		if (result.statusCode >= 300 && result.statusCode < 400)
+			throw redirectError(node, request, credentials, result);
 		if (result.statusCode < 400) return result;
 
 		const retryAfter = retryAfterMs(result.headers['retry-after']);
@@ -202,16 +219,12 @@ export function parseBody<T>(
 		.slice(0, 3)
 		.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
 		.join('; ');
-	throw new NodeApiError(
-		node,
-		{ statusCode: response.statusCode, problem } as JsonObject,
-		{
-			message: `The service's answer to "${request.action}" has an unexpected shape`,
-			description: `${problem}. Check that the Base URL points at a Task Queue Service and that the API Paths setting matches the server.`,
-			httpCode: String(response.statusCode),
-			itemIndex: request.itemIndex,
-		},
-	);
+	throw new NodeApiError(node, { statusCode: response.statusCode, problem } as JsonObject, {
+		message: `The service's answer to "${request.action}" has an unexpected shape`,
+		description: `${problem}. Check that the Base URL points at a Task Queue Service and that the API Paths setting matches the server.`,
+		httpCode: String(response.statusCode),
+		itemIndex: request.itemIndex,
+	});
 }
 
 function backoffMs(attempt: number): number {

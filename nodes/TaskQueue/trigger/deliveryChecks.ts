@@ -19,9 +19,7 @@ export function secretMatches(provided: unknown, expected: string | undefined): 
 	return timingSafeEqual(a, b);
 }
 
-export type DeliveryCheck =
-	| { ok: true; task: CompletedTask }
-	| { ok: false; reason: string };
+export type DeliveryCheck = { ok: true; task: CompletedTask } | { ok: false; reason: string };
 
 /** A delivery must be a completed Task of this queue; anything else is refused without an execution. */
 export function checkDelivery(body: unknown, queueId: number): DeliveryCheck {
@@ -128,7 +126,11 @@ const CLOCK_SLACK_MS = 2_000;
  * so a restart alone does not count. Reads `lastDelivery` (written by `markDeliveryHandledHere`)
  * and writes nothing there, so a dropped delivery saves no static data. True once per registration.
  */
-export function deliveriesReachSeveralProcesses(state: IDataObject, scope: string, now = Date.now()): boolean {
+export function deliveriesReachSeveralProcesses(
+	state: IDataObject,
+	scope: string,
+	now = Date.now(),
+): boolean {
 	const previous = state.lastDelivery as { process?: unknown; at?: unknown } | undefined;
 	let first = firstHandledHere.get(scope);
 	if (first === undefined) {

@@ -3,7 +3,14 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { getTriggerQueueId } from '../helpers/queue';
 import type { Cursor } from '../helpers/completions';
-import { advanceCursor, collectAfter, completionKey, cursorAtNewest, readCursor, toItem } from '../helpers/completions';
+import {
+	advanceCursor,
+	collectAfter,
+	completionKey,
+	cursorAtNewest,
+	readCursor,
+	toItem,
+} from '../helpers/completions';
 import { fetchCompletedPage, FIRST_PAGE_LIMIT } from '../transport/completedPages';
 import { isCompletedTask, type CompletedTask } from '../transport/schemas';
 import { pollBudgetMs } from '../runtime/n8nInternals';
@@ -17,7 +24,9 @@ const BUDGET_SHARE = 0.8;
  * The first poll after activation only places the cursor at the newest completion (unless the
  * option Include Existing is on); a manual test returns the latest completed task.
  */
-export async function pollCompletions(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+export async function pollCompletions(
+	this: IPollFunctions,
+): Promise<INodeExecutionData[][] | null> {
 	const queueId = getTriggerQueueId.call(this);
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const dataOnly = options.dataOnly === true;
@@ -26,10 +35,14 @@ export async function pollCompletions(this: IPollFunctions): Promise<INodeExecut
 		const page = await fetchCompletedPage.call(this, queueId, 0, 1);
 		const latest = page.tasks[0];
 		if (!latest) {
-			throw new NodeOperationError(this.getNode(), `No task of queue ${queueId} has been completed yet`, {
-				description:
-					'Complete a task in the queue, then test again. Once the workflow is active, it starts for each task completed after activation.',
-			});
+			throw new NodeOperationError(
+				this.getNode(),
+				`No task of queue ${queueId} has been completed yet`,
+				{
+					description:
+						'Complete a task in the queue, then test again. Once the workflow is active, it starts for each task completed after activation.',
+				},
+			);
 		}
 		return [[toItem(latest, dataOnly)]];
 	}
@@ -49,7 +62,8 @@ export async function pollCompletions(this: IPollFunctions): Promise<INodeExecut
 
 	// n8n 2.x tells a poll how long it may take; 1.x has no budget.
 	const budgetMs = pollBudgetMs(this);
-	const deadline = budgetMs !== undefined && budgetMs > 0 ? Date.now() + budgetMs * BUDGET_SHARE : undefined;
+	const deadline =
+		budgetMs !== undefined && budgetMs > 0 ? Date.now() + budgetMs * BUDGET_SHARE : undefined;
 	const collected = await collectAfter.call(this, queueId, cursor, { deadline });
 	if (!collected.complete) {
 		this.logger.warn(
@@ -69,8 +83,11 @@ export async function pollCompletions(this: IPollFunctions): Promise<INodeExecut
 	const tasks = [...unsettled, ...collected.tasks];
 	const outcomes = await forwardToWaiting.call(this, tasks);
 	const outcome = (task: CompletedTask) => outcomes.get(completionKey(task));
-	const stillUnsettled = tasks.filter((task) => outcome(task) === 'unsettled').slice(-MAX_UNSETTLED);
-	if (stillUnsettled.length > 0 || unsettled.length > 0) state.unsettled = stillUnsettled as unknown as IDataObject[];
+	const stillUnsettled = tasks
+		.filter((task) => outcome(task) === 'unsettled')
+		.slice(-MAX_UNSETTLED);
+	if (stillUnsettled.length > 0 || unsettled.length > 0)
+		state.unsettled = stillUnsettled as unknown as IDataObject[];
 	const emit = tasks.filter((task) => outcome(task) === undefined || outcome(task) === 'other');
 	return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;
 }

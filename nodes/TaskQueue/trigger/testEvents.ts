@@ -9,7 +9,8 @@ import { rememberedMap } from '../runtime/processMemory';
 
 const waiting = rememberedMap<string, INodeExecutionData[][][]>('testEvents');
 
-const scope = (context: IWebhookFunctions | IPollFunctions) => `${context.getWorkflow().id}:${context.getNode().id}`;
+const scope = (context: IWebhookFunctions | IPollFunctions) =>
+	`${context.getWorkflow().id}:${context.getNode().id}`;
 
 /** Keeps the items a test delivery starts a manual execution with. */
 export function handOverTestEvent(context: IWebhookFunctions, items: INodeExecutionData[][]): void {

@@ -1,7 +1,14 @@
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
-import { advanceCursor, collectAfter, compareCompletions, completionKey, readCursor, toItem } from '../helpers/completions';
+import {
+	advanceCursor,
+	collectAfter,
+	compareCompletions,
+	completionKey,
+	readCursor,
+	toItem,
+} from '../helpers/completions';
 import {
 	checkDelivery,
 	deliveriesReachSeveralProcesses,
@@ -43,13 +50,16 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	if (announced) {
 		// a Create and Wait of this n8n says which tasks it waits for (trigger/relay/knownRuns.ts)
 		const address = parseResumeAddress(announced.address, waitingBaseUrl(this));
-		if (!address || address.queueId !== registration.queueId) return answer.call(this, 400, { message: 'Not a waiting run of this n8n on this queue' });
+		if (!address || address.queueId !== registration.queueId)
+			return answer.call(this, 400, { message: 'Not a waiting run of this n8n on this queue' });
 		rememberRun(address.url, `${address.executionId}/${address.nodeId}`, announced.tasks);
 		return answer.call(this, 200, { received: true, tasks: announced.tasks.length });
 	}
 	const check = checkDelivery(this.getBodyData(), registration.queueId);
 	if (!check.ok) {
-		this.logger.warn(`Task Queue Trigger: refused a delivery for queue ${registration.queueId}: ${check.reason}`);
+		this.logger.warn(
+			`Task Queue Trigger: refused a delivery for queue ${registration.queueId}: ${check.reason}`,
+		);
 		return answer.call(this, 400, { message: check.reason });
 	}
 	// --- duplicates: a delivery may be repeated, late or reordered ---
@@ -124,7 +134,10 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		return { noWebhookResponse: true, workflowData: undefined };
 	}
 	this.getResponseObject().status(200).json({ message: 'Workflow was started' });
-	return started.call(this, { noWebhookResponse: true, workflowData: [emit.map((t) => toItem(t, dataOnly))] });
+	return started.call(this, {
+		noWebhookResponse: true,
+		workflowData: [emit.map((t) => toItem(t, dataOnly))],
+	});
 }
 
 /**
@@ -143,6 +156,7 @@ async function notTaken(this: IWebhookFunctions, tasks: CompletedTask[]): Promis
 
 /** A test delivery's items also go to the manual execution's poll() (see testEvents.ts). */
 function started(this: IWebhookFunctions, response: IWebhookResponseData): IWebhookResponseData {
-	if (this.getMode() === 'manual' && response.workflowData) handOverTestEvent(this, response.workflowData);
+	if (this.getMode() === 'manual' && response.workflowData)
+		handOverTestEvent(this, response.workflowData);
 	return response;
 }

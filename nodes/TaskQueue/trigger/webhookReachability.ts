@@ -42,7 +42,10 @@ function hostOf(url: string): string | undefined {
  * undefined when it probably can. A service that is itself local (the sandbox, a self-hosted
  * server on the same network) can reach a local n8n, so no warning then.
  */
-export function reachabilityWarning(webhookUrl: string, serviceBaseUrl: string): string | undefined {
+export function reachabilityWarning(
+	webhookUrl: string,
+	serviceBaseUrl: string,
+): string | undefined {
 	const webhookHost = hostOf(webhookUrl);
 	const serviceHost = hostOf(serviceBaseUrl);
 	if (webhookHost === undefined || serviceHost === undefined) return undefined;

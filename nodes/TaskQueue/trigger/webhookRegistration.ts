@@ -6,7 +6,13 @@ import { asNodeError } from '../helpers/errors';
 import { getTriggerQueueId } from '../helpers/queue';
 import { getTaskQueueCredentials } from '../transport';
 import { getQueue, getWebhookTarget, setWebhookTarget } from '../transport/endpoints';
-import { classifyTarget, newSecret, secretOf, targetWithSecret, withoutQuery } from '../helpers/webhookTarget';
+import {
+	classifyTarget,
+	newSecret,
+	secretOf,
+	targetWithSecret,
+	withoutQuery,
+} from '../helpers/webhookTarget';
 import { reachabilityWarning } from './webhookReachability';
 
 /** What this node registered, kept in the workflow's static data (`registration`). */
@@ -24,14 +30,21 @@ export interface Registration {
 export function readRegistration(state: IDataObject): Registration | undefined {
 	const value = state.registration as Partial<Registration> | undefined;
 	if (!value || typeof value !== 'object') return undefined;
-	if (typeof value.queueId !== 'number' || typeof value.secret !== 'string' || typeof value.url !== 'string') {
+	if (
+		typeof value.queueId !== 'number' ||
+		typeof value.secret !== 'string' ||
+		typeof value.url !== 'string'
+	) {
 		return undefined;
 	}
 	return {
 		queueId: value.queueId,
 		url: value.url,
 		secret: value.secret,
-		previousTarget: typeof value.previousTarget === 'string' && value.previousTarget !== '' ? value.previousTarget : null,
+		previousTarget:
+			typeof value.previousTarget === 'string' && value.previousTarget !== ''
+				? value.previousTarget
+				: null,
 		test: value.test === true,
 	};
 }
@@ -43,10 +56,14 @@ export function readRegistration(state: IDataObject): Registration | undefined {
  */
 function checkWebhookUrl(url: string, node: IHookFunctions['getNode']): void {
 	if (isValidUrl(url)) return;
-	throw new NodeOperationError(node(), `The Task Queue Service would refuse this workflow's webhook URL (${url}): set n8n's WEBHOOK_URL to an address whose host has a dot or is localhost, or use the Task Queue Poll Trigger`, {
-		description:
-			"The service accepts only http:// or https:// addresses whose host has a dot (example.com) or is localhost. Set n8n's WEBHOOK_URL to such an address (for example http://localhost:5678/ or your public host name), restart n8n, and activate again; or use the Task Queue Poll Trigger.",
-	});
+	throw new NodeOperationError(
+		node(),
+		`The Task Queue Service would refuse this workflow's webhook URL (${url}): set n8n's WEBHOOK_URL to an address whose host has a dot or is localhost, or use the Task Queue Poll Trigger`,
+		{
+			description:
+				"The service accepts only http:// or https:// addresses whose host has a dot (example.com) or is localhost. Set n8n's WEBHOOK_URL to such an address (for example http://localhost:5678/ or your public host name), restart n8n, and activate again; or use the Task Queue Poll Trigger.",
+		},
+	);
 }
 
 function isTestRegistration(this: IHookFunctions): boolean {
@@ -76,7 +93,11 @@ export async function createWebhook(this: IHookFunctions): Promise<boolean> {
 		return await register.call(this);
 	} catch (error) {
 		const nodeError = asNodeError(this.getNode(), error, 0);
-		if (nodeError instanceof NodeApiError && nodeError.description && !nodeError.message.includes(nodeError.description)) {
+		if (
+			nodeError instanceof NodeApiError &&
+			nodeError.description &&
+			!nodeError.message.includes(nodeError.description)
+		) {
 			nodeError.message = `${nodeError.message}. ${nodeError.description}`;
 		}
 		throw nodeError;
@@ -100,23 +121,32 @@ async function register(this: IHookFunctions): Promise<boolean> {
 	const live = await getWebhookTarget.call(this, queueId);
 	const kind = classifyTarget(live, url, node.webhookId);
 
-	let previousTarget: string | null = previous?.queueId === queueId ? previous.previousTarget : null;
+	let previousTarget: string | null =
+		previous?.queueId === queueId ? previous.previousTarget : null;
 	if (kind === 'ours' && test) {
-		throw new NodeOperationError(node, `Queue ${label} already sends its completed tasks to this workflow's production webhook: while the workflow is active (published), each completed task starts a production execution (see its Executions); to listen for a test event here, deactivate it first`, {
-			description:
-				'The service allows one webhook per queue, and a test must not take it from the active workflow. ' +
-				"While the workflow is active, each completed task starts a production execution: open the workflow's Executions list to see them. " +
-				'To listen for a test event here, deactivate the workflow first. If the workflow is not active, the production address is left over: remove it on the queue\'s Connections screen in the service (or with the Task Queue node\'s Webhook > Remove operation), then test again.',
-		});
+		throw new NodeOperationError(
+			node,
+			`Queue ${label} already sends its completed tasks to this workflow's production webhook: while the workflow is active (published), each completed task starts a production execution (see its Executions); to listen for a test event here, deactivate it first`,
+			{
+				description:
+					'The service allows one webhook per queue, and a test must not take it from the active workflow. ' +
+					"While the workflow is active, each completed task starts a production execution: open the workflow's Executions list to see them. " +
+					"To listen for a test event here, deactivate the workflow first. If the workflow is not active, the production address is left over: remove it on the queue's Connections screen in the service (or with the Task Queue node's Webhook > Remove operation), then test again.",
+			},
+		);
 	}
 	if (kind === 'foreign') {
 		if (options.replaceExistingWebhook !== true) {
-			throw new NodeOperationError(node, `Queue ${label} already sends its completed tasks to another address (${withoutQuery(live as string)}): turn on the trigger's option "Replace Existing Webhook" to take it over, or remove that address in the service, then activate again`, {
-				description:
-					'The service allows one webhook per queue, and this one was set by someone else (on the queue\'s Connections screen, by another workflow or another tool). ' +
-					'To let this workflow take it over, turn on the option "Replace Existing Webhook": the other address stops receiving completed tasks, and is put back when this workflow is deactivated (option "Restore Previous Webhook"). ' +
-					'Or remove the other address on the queue\'s Connections screen in the service, then activate again.',
-			});
+			throw new NodeOperationError(
+				node,
+				`Queue ${label} already sends its completed tasks to another address (${withoutQuery(live as string)}): turn on the trigger's option "Replace Existing Webhook" to take it over, or remove that address in the service, then activate again`,
+				{
+					description:
+						"The service allows one webhook per queue, and this one was set by someone else (on the queue's Connections screen, by another workflow or another tool). " +
+						'To let this workflow take it over, turn on the option "Replace Existing Webhook": the other address stops receiving completed tasks, and is put back when this workflow is deactivated (option "Restore Previous Webhook"). ' +
+						"Or remove the other address on the queue's Connections screen in the service, then activate again.",
+				},
+			);
 		}
 		previousTarget = live;
 		this.logger.warn(

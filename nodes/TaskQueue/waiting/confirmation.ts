@@ -53,12 +53,19 @@ const indexes = rememberedMap<string, QueueIndex>('confirmationIndexes');
 
 /** The queue's index, now the most recently used one. */
 function indexOf(key: string): QueueIndex {
-	const index = indexes.get(key) ?? { tasks: new Map(), readFrom: '', coveredFrom: '', deep: false, lastStart: 0 };
+	const index = indexes.get(key) ?? {
+		tasks: new Map(),
+		readFrom: '',
+		coveredFrom: '',
+		deep: false,
+		lastStart: 0,
+	};
 	indexes.set(key, index);
 	return index;
 }
 
-const earlier = (key: string, ms: number) => (key ? new Date(Date.parse(`${key}Z`) - ms).toISOString().slice(0, 23) : key);
+const earlier = (key: string, ms: number) =>
+	key ? new Date(Date.parse(`${key}Z`) - ms).toISOString().slice(0, 23) : key;
 
 /** Where a read must stop for a run: down to its tasks' creation, unless the index covers that far. */
 function stopBelowFor(index: QueueIndex, since: string): string {
@@ -71,13 +78,20 @@ function forgetOldest(index: QueueIndex): void {
 	if (index.tasks.size <= MAX_INDEXED) return;
 	const keys = [...index.tasks.values()].map((t) => timeKey(t.completed_at)).sort();
 	const cutoff = keys[keys.length - Math.floor(MAX_INDEXED * 0.75) - 1];
-	for (const [id, task] of index.tasks) if (timeKey(task.completed_at) <= cutoff) index.tasks.delete(id);
+	for (const [id, task] of index.tasks)
+		if (timeKey(task.completed_at) <= cutoff) index.tasks.delete(id);
 	const kept = [...index.tasks.values()].map((t) => timeKey(t.completed_at)).sort()[0];
 	if (kept && kept > index.coveredFrom) index.coveredFrom = kept;
 }
 
 /** Lists the queue from the top down to `since` or to the previous read, into the index. */
-async function read(this: IWebhookFunctions, index: QueueIndex, queueId: number, since: string, count: number): Promise<void> {
+async function read(
+	this: IWebhookFunctions,
+	index: QueueIndex,
+	queueId: number,
+	since: string,
+	count: number,
+): Promise<void> {
 	const stopBelow = stopBelowFor(index, since);
 	const sizes = { first: index.deep ? MAX_PAGE : count + 100, next: MAX_PAGE };
 	let readFrom: string | undefined;
@@ -87,12 +101,17 @@ async function read(this: IWebhookFunctions, index: QueueIndex, queueId: number,
 		readFrom ??= tasks[0] ? timeKey(tasks[0].completed_at) : '';
 		pages++;
 		// newest first: a task listed twice on one read keeps its newer completion
-		const ofQueue = tasks.filter((task) => task.queue_id === undefined || task.queue_id === queueId);
+		const ofQueue = tasks.filter(
+			(task) => task.queue_id === undefined || task.queue_id === queueId,
+		);
 		for (const task of [...ofQueue].reverse()) index.tasks.set(task.id, task);
 		const oldest = tasks[tasks.length - 1];
 		if (last || !oldest || timeKey(oldest.completed_at) < stopBelow) break;
 	}
-	const continuous = index.readFrom !== '' && stopBelow >= index.coveredFrom && stopBelow <= earlier(index.readFrom, REREAD_MS);
+	const continuous =
+		index.readFrom !== '' &&
+		stopBelow >= index.coveredFrom &&
+		stopBelow <= earlier(index.readFrom, REREAD_MS);
 	index.coveredFrom = continuous ? index.coveredFrom : stopBelow;
 	index.readFrom = readFrom || index.readFrom || stopBelow;
 	index.deep = pages > 1;
@@ -100,10 +119,15 @@ async function read(this: IWebhookFunctions, index: QueueIndex, queueId: number,
 }
 
 /** The run's completed tasks by input item (the newest completion of each item) among what the index holds. */
-function completionsOf(index: QueueIndex | undefined, run: Pick<RunToConfirm, 'itemOf' | 'since' | 'taskIds'>): Map<number, CompletedTask> {
+function completionsOf(
+	index: QueueIndex | undefined,
+	run: Pick<RunToConfirm, 'itemOf' | 'since' | 'taskIds'>,
+): Map<number, CompletedTask> {
 	const found = new Map<number, CompletedTask>();
 	// by id when the run keeps its ids (a lookup per item); older runs, matched by address, search the index
-	const candidates = run.taskIds ? run.taskIds.flatMap((id) => index?.tasks.get(id) ?? []) : (index?.tasks.values() ?? []);
+	const candidates = run.taskIds
+		? run.taskIds.flatMap((id) => index?.tasks.get(id) ?? [])
+		: (index?.tasks.values() ?? []);
 	for (const task of candidates) {
 		const item = run.itemOf(task);
 		// a completion from before the run's tasks existed is not theirs (a service reset reuses ids)
@@ -124,7 +148,10 @@ async function queueKey(this: IWebhookFunctions, queueId: number): Promise<strin
  * Reads of one queue are made one at a time: a call arriving during a read waits for the next one,
  * which every call arriving meanwhile shares.
  */
-export async function confirmCompletions(this: IWebhookFunctions, run: RunToConfirm): Promise<Map<number, CompletedTask>> {
+export async function confirmCompletions(
+	this: IWebhookFunctions,
+	run: RunToConfirm,
+): Promise<Map<number, CompletedTask>> {
 	const index = indexOf(await queueKey.call(this, run.queueId));
 	const start = async (since: () => string, count: () => number) => {
 		const gap = index.lastStart + MIN_GAP_MS - Date.now();
@@ -138,7 +165,10 @@ export async function confirmCompletions(this: IWebhookFunctions, run: RunToConf
 		queued.count = Math.max(queued.count, run.count);
 		await queued.read;
 	} else if (!index.running) {
-		const running = start(() => run.since, () => run.count).finally(() => {
+		const running = start(
+			() => run.since,
+			() => run.count,
+		).finally(() => {
 			if (index.running === running) index.running = undefined;
 		});
 		index.running = running;
@@ -150,7 +180,10 @@ export async function confirmCompletions(this: IWebhookFunctions, run: RunToConf
 			.then(async () => {
 				index.running = queued.read;
 				index.queued = undefined;
-				await start(() => queued.since, () => queued.count);
+				await start(
+					() => queued.since,
+					() => queued.count,
+				);
 			})
 			.finally(() => {
 				if (index.running === queued.read) index.running = undefined;

@@ -19,8 +19,16 @@ export const limitWaitTimeOption: INodeProperties = {
 					type: 'options',
 					default: 'afterTimeInterval',
 					options: [
-						{ name: 'After Time Interval', value: 'afterTimeInterval', description: 'Waits for a certain amount of time' },
-						{ name: 'At Specified Time', value: 'atSpecifiedTime', description: 'Waits until a set date and time' },
+						{
+							name: 'After Time Interval',
+							value: 'afterTimeInterval',
+							description: 'Waits for a certain amount of time',
+						},
+						{
+							name: 'At Specified Time',
+							value: 'atSpecifiedTime',
+							description: 'Waits until a set date and time',
+						},
 					],
 				},
 				{
@@ -63,10 +71,16 @@ export const limitWaitTimeOption: INodeProperties = {
  * evaluates it with the node's parameters only, as its own send-and-wait nodes do ($parameter gives
  * the queue's id, not its name); the run's task ids are in its data.
  */
-export function waitingTooltip(parameters: { operation?: unknown; queue?: unknown; waitFor?: unknown } | undefined): string {
+export function waitingTooltip(
+	parameters: { operation?: unknown; queue?: unknown; waitFor?: unknown } | undefined,
+): string {
 	if (parameters?.operation !== 'sendAndWait') return '';
-	const queue = typeof parameters.queue === 'object' && parameters.queue !== null ? (parameters.queue as { value?: unknown }).value : parameters.queue;
-	const when = parameters.waitFor === 'first' ? 'the first of them is completed' : 'all of them are completed';
+	const queue =
+		typeof parameters.queue === 'object' && parameters.queue !== null
+			? (parameters.queue as { value?: unknown }).value
+			: parameters.queue;
+	const when =
+		parameters.waitFor === 'first' ? 'the first of them is completed' : 'all of them are completed';
 	return `Waiting for people to complete this run's tasks in queue ${String(queue ?? '')}, in the service's own app. The execution goes on when ${when}.`;
 }
 

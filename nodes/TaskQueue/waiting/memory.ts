@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	IWebhookFunctions,
+} from 'n8n-workflow';
 
 import { waitingNodeContext } from '../runtime/n8nInternals';
 
@@ -32,7 +37,8 @@ interface Stored extends RunMemory {
 const KEY = 'taskQueueWait';
 
 /** The run's identity in its addresses: when it was put to wait, how many tasks and inputs. */
-export const runToken = (run: { createdAt: number; count: number; inputs: number }) => `${run.createdAt}-${run.count}-${run.inputs}`;
+export const runToken = (run: { createdAt: number; count: number; inputs: number }) =>
+	`${run.createdAt}-${run.count}-${run.inputs}`;
 
 /**
  * The node's output while it waits: one item per input item with its task's id and queue (what the
@@ -45,17 +51,43 @@ export function waitingItems(
 	return results.map((created, item) => {
 		const task = created.find((entry) => typeof entry.json.id === 'number');
 		const wait = { outcome: task ? 'waiting' : 'refused', node: meta.node, item, of: meta.of };
-		if (!task) return { json: { error: created[0]?.json.error ?? 'No task was sent', wait }, pairedItem: { item } };
+		if (!task)
+			return {
+				json: { error: created[0]?.json.error ?? 'No task was sent', wait },
+				pairedItem: { item },
+			};
 		const { id, status, queue, queue_id: queueId, created_at: createdAt } = task.json;
-		return { json: { id, status, queue: queue ?? meta.queueName, queue_id: queueId ?? meta.queueId, created_at: createdAt, wait }, pairedItem: { item } };
+		return {
+			json: {
+				id,
+				status,
+				queue: queue ?? meta.queueName,
+				queue_id: queueId ?? meta.queueId,
+				created_at: createdAt,
+				wait,
+			},
+			pairedItem: { item },
+		};
 	});
 }
 
 /** Keeps the run's tasks with the execution, before it is put to wait. */
-export function keepRunMemory(context: IExecuteFunctions, run: string, items: INodeExecutionData[]): void {
+export function keepRunMemory(
+	context: IExecuteFunctions,
+	run: string,
+	items: INodeExecutionData[],
+): void {
 	const tasks: WaitingTask[] = items.map((entry, item) => {
-		const sent = (entry.json.wait as IDataObject | undefined)?.outcome === 'waiting' && typeof entry.json.id === 'number';
-		return sent ? { item, taskId: entry.json.id as number, createdAt: typeof entry.json.created_at === 'string' ? entry.json.created_at : undefined } : { item };
+		const sent =
+			(entry.json.wait as IDataObject | undefined)?.outcome === 'waiting' &&
+			typeof entry.json.id === 'number';
+		return sent
+			? {
+					item,
+					taskId: entry.json.id as number,
+					createdAt: typeof entry.json.created_at === 'string' ? entry.json.created_at : undefined,
+				}
+			: { item };
 	});
 	context.getContext('node')[KEY] = { run, tasks } satisfies Stored;
 }
@@ -65,13 +97,31 @@ export function keepRunMemory(context: IExecuteFunctions, run: string, items: IN
  * webhook; undefined when n8n does not hand the webhook the execution's context data, or for
  * another wait of the node.
  */
-export function readRunMemory(context: IWebhookFunctions, run: string, inputs: number): RunMemory | undefined {
+export function readRunMemory(
+	context: IWebhookFunctions,
+	run: string,
+	inputs: number,
+): RunMemory | undefined {
 	const stored = waitingNodeContext(context)?.[KEY] as Partial<Stored> | undefined;
-	if (!stored || stored.run !== run || !Array.isArray(stored.tasks) || stored.tasks.length !== inputs) return undefined;
+	if (
+		!stored ||
+		stored.run !== run ||
+		!Array.isArray(stored.tasks) ||
+		stored.tasks.length !== inputs
+	)
+		return undefined;
 	const tasks: WaitingTask[] = [];
 	for (const [index, entry] of stored.tasks.entries()) {
-		if (entry?.item !== index || (entry.taskId !== undefined && !Number.isSafeInteger(entry.taskId))) return undefined;
-		tasks.push({ item: index, taskId: entry.taskId, createdAt: typeof entry.createdAt === 'string' ? entry.createdAt : undefined });
+		if (
+			entry?.item !== index ||
+			(entry.taskId !== undefined && !Number.isSafeInteger(entry.taskId))
+		)
+			return undefined;
+		tasks.push({
+			item: index,
+			taskId: entry.taskId,
+			createdAt: typeof entry.createdAt === 'string' ? entry.createdAt : undefined,
+		});
 	}
 	return { tasks };
 }

@@ -51,14 +51,23 @@ export function resumeAddressQuery(parts: AddressParts): Record<string, string> 
 }
 
 /** The parts of a resume address's query, when it has exactly the expected ones. */
-export function readAddressQuery(query: URLSearchParams): (AddressParts & { signature: string }) | undefined {
+export function readAddressQuery(
+	query: URLSearchParams,
+): (AddressParts & { signature: string }) | undefined {
 	const keys = [...query.keys()];
-	if (keys.length !== 4 || keys.some((key) => !['tq', 'q', 't', SIGNATURE].includes(key))) return undefined;
+	if (keys.length !== 4 || keys.some((key) => !['tq', 'q', 't', SIGNATURE].includes(key)))
+		return undefined;
 	const itemOfCount = ITEM_OF_COUNT.exec(query.get('tq') ?? '');
 	const queue = query.get('q') ?? '';
 	const createdAt = query.get('t') ?? '';
 	const signature = query.get(SIGNATURE) ?? '';
-	if (!itemOfCount || !DIGITS.test(queue) || !DIGITS.test(createdAt) || !HEX_SIGNATURE.test(signature)) return undefined;
+	if (
+		!itemOfCount ||
+		!DIGITS.test(queue) ||
+		!DIGITS.test(createdAt) ||
+		!HEX_SIGNATURE.test(signature)
+	)
+		return undefined;
 	const [item, count, inputs] = itemOfCount.slice(1).map(Number);
 	if (count < 1 || count > inputs || item >= inputs) return undefined;
 	return { item, count, inputs, queueId: Number(queue), createdAt: Number(createdAt), signature };
@@ -79,7 +88,8 @@ export function parseResumeAddress(value: unknown, waitingBase: string): ResumeA
 	} catch {
 		return undefined;
 	}
-	if (url.origin !== base.origin || url.username !== '' || url.password !== '' || url.hash !== '') return undefined;
+	if (url.origin !== base.origin || url.username !== '' || url.password !== '' || url.hash !== '')
+		return undefined;
 	const basePath = base.pathname.replace(/\/$/, '');
 	if (!url.pathname.startsWith(`${basePath}/`)) return undefined;
 	const segments = url.pathname.slice(basePath.length + 1).split('/');
@@ -95,7 +105,10 @@ export function parseResumeAddress(value: unknown, waitingBase: string): ResumeA
 /** A cheap test before any address is parsed: only a task carrying a resume address has both. */
 export function mayCarryAddress(task: CompletedTask): boolean {
 	const values = Object.values((task.data ?? {}) as IDataObject);
-	return values.some((value) => typeof value === 'string' && value.includes('tq=') && value.includes(`${SIGNATURE}=`));
+	return values.some(
+		(value) =>
+			typeof value === 'string' && value.includes('tq=') && value.includes(`${SIGNATURE}=`),
+	);
 }
 
 /** The first value of a task's data that is a resume address of this n8n. */
@@ -112,7 +125,10 @@ export function findResumeAddress(data: unknown, waitingBase: string): ResumeAdd
  * The item a stored value names when it is a resume address of this waiting node and run (same
  * execution, node, queue, counts and time), whatever host it names.
  */
-export function itemOfThisWait(value: unknown, wait: Omit<ResumeAddress, 'url' | 'item'>): number | undefined {
+export function itemOfThisWait(
+	value: unknown,
+	wait: Omit<ResumeAddress, 'url' | 'item'>,
+): number | undefined {
 	if (typeof value !== 'string' || value.length > 2000) return undefined;
 	let url: URL;
 	try {
@@ -120,7 +136,8 @@ export function itemOfThisWait(value: unknown, wait: Omit<ResumeAddress, 'url' |
 	} catch {
 		return undefined;
 	}
-	if (!url.pathname.endsWith(`/${wait.executionId}/${encodeURIComponent(wait.nodeId)}`)) return undefined;
+	if (!url.pathname.endsWith(`/${wait.executionId}/${encodeURIComponent(wait.nodeId)}`))
+		return undefined;
 	const parts = readAddressQuery(url.searchParams);
 	if (!parts) return undefined;
 	const same =
@@ -137,7 +154,9 @@ export function itemOfThisWait(value: unknown, wait: Omit<ResumeAddress, 'url' |
 // trigger route its completions by id); or n8n answers for it (the run resumed, has finished, is
 // gone, or the signature is not n8n's).
 
-export function forwardCall(tasks: CompletedTask[]): { tasks: Array<{ id: number; completed_at: string }> } {
+export function forwardCall(tasks: CompletedTask[]): {
+	tasks: Array<{ id: number; completed_at: string }>;
+} {
 	return { tasks: tasks.map((t) => ({ id: t.id, completed_at: t.completed_at })) };
 }
 
@@ -155,21 +174,40 @@ export interface ForwardAnswer {
 
 /** What the waiting node answers a forward call with, when it does not resume the run. */
 export const forwardAnswer = {
-	notAnAddress: (): ForwardAnswer => ({ status: 400, body: { message: 'Not a resume address of a Task Queue Create and Wait' } }),
+	notAnAddress: (): ForwardAnswer => ({
+		status: 400,
+		body: { message: 'Not a resume address of a Task Queue Create and Wait' },
+	}),
 	/** None of the named tasks is the run's: nothing was read. */
 	notTheRuns: (others: number[], runTasks?: number[]): ForwardAnswer => ({
 		status: 200,
 		body: { taken: [], others, ...(runTasks ? { tasks: runTasks } : {}) },
 	}),
 	/** The run took `taken` and waits for more of its tasks. */
-	stillWaiting: (found: { completed: number; of: number }, taken: number[], others: number[], runTasks?: number[]): ForwardAnswer => ({
+	stillWaiting: (
+		found: { completed: number; of: number },
+		taken: number[],
+		others: number[],
+		runTasks?: number[],
+	): ForwardAnswer => ({
 		status: 202,
-		body: { waiting: true, completed: found.completed, of: found.of, taken, others, ...(runTasks ? { tasks: runTasks } : {}) },
+		body: {
+			waiting: true,
+			completed: found.completed,
+			of: found.of,
+			taken,
+			others,
+			...(runTasks ? { tasks: runTasks } : {}),
+		},
 	}),
 	/** The service could not be read: the run keeps waiting, and the caller calls again later. */
 	couldNotConfirm: (taken: number[], others: number[]): ForwardAnswer => ({
 		status: 503,
-		body: { message: 'Could not confirm the completion with the service; still waiting', taken, others },
+		body: {
+			message: 'Could not confirm the completion with the service; still waiting',
+			taken,
+			others,
+		},
 	}),
 };
 
@@ -181,23 +219,35 @@ export type Outcome = 'taken' | 'other' | 'finished' | 'unsettled';
 export type ReceivedAnswer = { status: number; body: unknown; html: boolean } | { error: string };
 
 /** How the caller reads an answer: an outcome per task, call again later, or an address n8n refused. */
-export type AnswerReading = { outcomes: Map<number, Outcome>; why: string; resumed: boolean } | 'retry' | 'refusedAddress';
+export type AnswerReading =
+	| { outcomes: Map<number, Outcome>; why: string; resumed: boolean }
+	| 'retry'
+	| 'refusedAddress';
 
 /** What an answer says of each task named in the call. */
 export function readForwardAnswer(answer: ReceivedAnswer, tasks: CompletedTask[]): AnswerReading {
 	if ('error' in answer) return 'retry';
 	const { status, body, html } = answer;
-	const all = (outcome: Outcome, why: string, resumed = false) => ({ outcomes: new Map(tasks.map((t) => [t.id, outcome])), why, resumed });
+	const all = (outcome: Outcome, why: string, resumed = false) => ({
+		outcomes: new Map(tasks.map((t) => [t.id, outcome])),
+		why,
+		resumed,
+	});
 	// 503: the execution could not read the service, or n8n's database was not ready; 502/504: a
 	// proxy; 409 "running": it is resuming right now; 500: n8n could not start it
 	const text = JSON.stringify(body ?? '').slice(0, 200);
-	if ([500, 502, 503, 504].includes(status) || (status === 409 && /running/i.test(text))) return 'retry';
+	if ([500, 502, 503, 504].includes(status) || (status === 409 && /running/i.test(text)))
+		return 'retry';
 	// 401: a signature n8n did not make (an address altered by hand); n8n 2.41 answers it with its
 	// "Invalid Form Link" page, so this comes before the HTML test
 	if (status === 401) return 'refusedAddress';
 	// n8n (1.123 and 2.41) answers a call to a finished send-and-wait execution with its "No action
 	// required" page (200); 409: it ended with an error
-	if ((html && status === 200) || status === 409) return all('finished', `the execution has finished (it resumed, or its wait timed out; HTTP ${status}${html ? '' : `: ${text}`})`);
+	if ((html && status === 200) || status === 409)
+		return all(
+			'finished',
+			`the execution has finished (it resumed, or its wait timed out; HTTP ${status}${html ? '' : `: ${text}`})`,
+		);
 	// any other page is not n8n's answer for a waiting execution: a proxy, or n8n starting up
 	if (html) return 'retry';
 	// 404: the execution is gone (deleted): it may have taken the task before, so nothing is emitted
@@ -207,13 +257,22 @@ export function readForwardAnswer(answer: ReceivedAnswer, tasks: CompletedTask[]
 	// n8n's own answer when the call resumed the run ("Workflow was started"): it does not say which
 	// tasks the run took
 	if (!Array.isArray(taken)) return all('taken', 'resumed', true);
-	return { outcomes: new Map(tasks.map((t) => [t.id, taken.includes(t.id) ? 'taken' : 'other'])), why: 'not one of its tasks', resumed: false };
+	return {
+		outcomes: new Map(tasks.map((t) => [t.id, taken.includes(t.id) ? 'taken' : 'other'])),
+		why: 'not one of its tasks',
+		resumed: false,
+	};
 }
 
 /** The run's own task ids an answer tells, if any. */
 export function runTasksOf(answer: ReceivedAnswer): number[] | undefined {
-	const body = 'body' in answer && typeof answer.body === 'object' && answer.body !== null ? (answer.body as IDataObject) : {};
-	return Array.isArray(body.tasks) ? body.tasks.filter((id): id is number => Number.isSafeInteger(id)) : undefined;
+	const body =
+		'body' in answer && typeof answer.body === 'object' && answer.body !== null
+			? (answer.body as IDataObject)
+			: {};
+	return Array.isArray(body.tasks)
+		? body.tasks.filter((id): id is number => Number.isSafeInteger(id))
+		: undefined;
 }
 
 // ---- 3. The announcement -----------------------------------------------------------------------
@@ -225,13 +284,19 @@ export interface Announcement {
 	tasks: number[];
 }
 
-export function announcement(address: string, tasks: number[]): { taskQueueWaitingRun: Announcement } {
+export function announcement(
+	address: string,
+	tasks: number[],
+): { taskQueueWaitingRun: Announcement } {
 	return { taskQueueWaitingRun: { address, tasks } };
 }
 
 export function readAnnouncement(body: unknown): Announcement | undefined {
-	const run = (body as { taskQueueWaitingRun?: { address?: unknown; tasks?: unknown } } | undefined)?.taskQueueWaitingRun;
+	const run = (body as { taskQueueWaitingRun?: { address?: unknown; tasks?: unknown } } | undefined)
+		?.taskQueueWaitingRun;
 	if (!run || typeof run.address !== 'string' || !Array.isArray(run.tasks)) return undefined;
 	const tasks = run.tasks.filter((id): id is number => Number.isSafeInteger(id));
-	return tasks.length === run.tasks.length && tasks.length <= MAX_TASKS ? { address: run.address, tasks } : undefined;
+	return tasks.length === run.tasks.length && tasks.length <= MAX_TASKS
+		? { address: run.address, tasks }
+		: undefined;
 }

@@ -45,20 +45,37 @@ function answer(this: IWebhookFunctions, { status, body }: ForwardAnswer): IWebh
  * How a listed task maps to an input item: by the ids the run remembers, or, when n8n does not hand
  * the webhook the execution's context data, by the resume address stored in the task.
  */
-function itemMatcher(wait: Wait, memory: RunMemory | undefined, settings: WaitSettings): (task: CompletedTask) => number | undefined {
+function itemMatcher(
+	wait: Wait,
+	memory: RunMemory | undefined,
+	settings: WaitSettings,
+): (task: CompletedTask) => number | undefined {
 	if (memory) {
-		const byId = new Map(memory.tasks.filter((t) => t.taskId !== undefined).map((t) => [t.taskId as number, t.item]));
+		const byId = new Map(
+			memory.tasks.filter((t) => t.taskId !== undefined).map((t) => [t.taskId as number, t.item]),
+		);
 		return (task) => byId.get(task.id);
 	}
-	return (task) => itemOfThisWait((task.data as IDataObject | undefined)?.[settings.resumeField], wait);
+	return (task) =>
+		itemOfThisWait((task.data as IDataObject | undefined)?.[settings.resumeField], wait);
 }
 
 function since(wait: Wait, memory: RunMemory | undefined): string {
-	const created = memory?.tasks.map((t) => (t.createdAt ? timeKey(t.createdAt) : '')).filter(Boolean).sort()[0];
-	return created ?? new Date((wait.createdAt - CLOCK_SKEW_SECONDS) * 1000).toISOString().slice(0, 23);
+	const created = memory?.tasks
+		.map((t) => (t.createdAt ? timeKey(t.createdAt) : ''))
+		.filter(Boolean)
+		.sort()[0];
+	return (
+		created ?? new Date((wait.createdAt - CLOCK_SKEW_SECONDS) * 1000).toISOString().slice(0, 23)
+	);
 }
 
-function outputItem(task: CompletedTask, item: number, settings: WaitSettings, meta: IDataObject): INodeExecutionData {
+function outputItem(
+	task: CompletedTask,
+	item: number,
+	settings: WaitSettings,
+	meta: IDataObject,
+): INodeExecutionData {
 	// the resume address is the node's own plumbing: later nodes get the person's values, not a signed URL
 	const data: IDataObject = { ...((task.data ?? {}) as IDataObject) };
 	delete data[settings.resumeField];
@@ -77,17 +94,33 @@ function outputItem(task: CompletedTask, item: number, settings: WaitSettings, m
  * One output item per input item, in input order: n8n pairs a resumed node's items with its input
  * by position (2.41 renumbers them), so the answer to item i must be item i.
  */
-function resumedItems(wait: Wait, memory: RunMemory | undefined, found: Map<number, CompletedTask>, settings: WaitSettings, meta: IDataObject): INodeExecutionData[] {
+function resumedItems(
+	wait: Wait,
+	memory: RunMemory | undefined,
+	found: Map<number, CompletedTask>,
+	settings: WaitSettings,
+	meta: IDataObject,
+): INodeExecutionData[] {
 	const items: INodeExecutionData[] = [];
 	for (let item = 0; item < wait.inputs; item++) {
 		const task = found.get(item);
 		const taskId = memory?.tasks[item]?.taskId;
 		if (task) items.push(outputItem(task, item, settings, meta));
 		else if (memory ? taskId !== undefined : settings.waitFor === 'first') {
-			items.push({ json: { ...(taskId !== undefined ? { id: taskId } : {}), status: 'pending', wait: { ...meta, outcome: 'pending' } }, pairedItem: { item } });
+			items.push({
+				json: {
+					...(taskId !== undefined ? { id: taskId } : {}),
+					status: 'pending',
+					wait: { ...meta, outcome: 'pending' },
+				},
+				pairedItem: { item },
+			});
 		} else {
 			items.push({
-				json: { error: 'No task was created for this item: its task data was refused before the wait', wait: { ...meta, outcome: 'refused' } },
+				json: {
+					error: 'No task was created for this item: its task data was refused before the wait',
+					wait: { ...meta, outcome: 'refused' },
+				},
 				pairedItem: { item },
 			});
 		}
@@ -104,10 +137,16 @@ function resumedItems(wait: Wait, memory: RunMemory | undefined, found: Map<numb
  */
 export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 	// --- routing: which run, and which wait of it, the address names ---
-	const parts = readAddressQuery(new URLSearchParams(this.getQueryData() as Record<string, string>));
+	const parts = readAddressQuery(
+		new URLSearchParams(this.getQueryData() as Record<string, string>),
+	);
 	if (!parts) return answer.call(this, forwardAnswer.notAnAddress());
 	const settings = readWaitSettings(this);
-	const wait: Wait = { executionId: String(this.getExecutionId()), nodeId: this.getNode().id, ...parts };
+	const wait: Wait = {
+		executionId: String(this.getExecutionId()),
+		nodeId: this.getNode().id,
+		...parts,
+	};
 	const memory = readRunMemory(this, runToken(wait), wait.inputs);
 
 	// --- authorization: only the run's own tasks count, whatever the call names ---
@@ -116,8 +155,11 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	const taken = members ? named.filter((id) => members.has(id)) : named;
 	const others = named.filter((id) => !taken.includes(id));
 	// the run's own tasks, so the trigger can route their completions here by id (a hint, no secret)
-	const runTasks = memory ? memory.tasks.flatMap((t) => (t.taskId === undefined ? [] : [t.taskId])) : undefined;
-	if (named.length > 0 && taken.length === 0) return answer.call(this, forwardAnswer.notTheRuns(others, runTasks));
+	const runTasks = memory
+		? memory.tasks.flatMap((t) => (t.taskId === undefined ? [] : [t.taskId]))
+		: undefined;
+	if (named.length > 0 && taken.length === 0)
+		return answer.call(this, forwardAnswer.notTheRuns(others, runTasks));
 
 	// --- confirmation: a call proves nothing; the service says which of the run's tasks are done ---
 	// Always a read that starts after the call arrived, even for a task this process has seen completed:
@@ -126,20 +168,42 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	// (an address a person replaced, in a process that does not know the run). Replays cost little:
 	// reads of a queue are shared by the calls that arrive meanwhile and start at least 250 ms apart.
 	const itemOf = itemMatcher(wait, memory, settings);
-	const toConfirm = { queueId: wait.queueId, itemOf, count: wait.count, since: since(wait, memory), taskIds: runTasks };
+	const toConfirm = {
+		queueId: wait.queueId,
+		itemOf,
+		count: wait.count,
+		since: since(wait, memory),
+		taskIds: runTasks,
+	};
 	let found: Map<number, CompletedTask>;
 	try {
 		found = await confirmCompletions.call(this, toConfirm);
 	} catch (error) {
 		// keeps waiting: the trigger calls again after a pause, and its check for lost completions later still
-		this.logger.warn(`Task Queue: could not confirm completions with the service (${(error as Error).message}); still waiting`);
+		this.logger.warn(
+			`Task Queue: could not confirm completions with the service (${(error as Error).message}); still waiting`,
+		);
 		return answer.call(this, forwardAnswer.couldNotConfirm(taken, others));
 	}
 
 	// --- response: keep waiting, or resume with one item per input item ---
 	const enough = settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0;
-	if (!enough) return answer.call(this, forwardAnswer.stillWaiting({ completed: found.size, of: wait.count }, taken, others, runTasks));
-	const meta = { outcome: 'completed', node: this.getNode().name, completed: found.size, of: wait.count };
+	if (!enough)
+		return answer.call(
+			this,
+			forwardAnswer.stillWaiting(
+				{ completed: found.size, of: wait.count },
+				taken,
+				others,
+				runTasks,
+			),
+		);
+	const meta = {
+		outcome: 'completed',
+		node: this.getNode().name,
+		completed: found.size,
+		of: wait.count,
+	};
 	// n8n answers the caller ("Workflow was started", 200) once the resumed run has started
 	return { workflowData: [resumedItems(wait, memory, found, settings, meta)] };
 }

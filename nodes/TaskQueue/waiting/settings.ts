@@ -6,12 +6,18 @@ export const RESUME_FIELD_KINDS = new Set(['text', 'link']);
 /** Values to Send as "Map Each Field Below" holds them (none when mapped from the input automatically). */
 function valuesToSend(taskData: unknown): Record<string, unknown> {
 	const { mappingMode, value } = (taskData ?? {}) as { mappingMode?: unknown; value?: unknown };
-	return mappingMode === 'autoMapInputData' || !value || typeof value !== 'object' ? {} : (value as Record<string, unknown>);
+	return mappingMode === 'autoMapInputData' || !value || typeof value !== 'object'
+		? {}
+		: (value as Record<string, unknown>);
 }
 
 /** The fields given a value in Values to Send. */
 export function mappedFields(taskData: unknown): Set<string> {
-	return new Set(Object.entries(valuesToSend(taskData)).filter(([, v]) => v !== null && v !== undefined && v !== '').map(([field]) => field));
+	return new Set(
+		Object.entries(valuesToSend(taskData))
+			.filter(([, v]) => v !== null && v !== undefined && v !== '')
+			.map(([field]) => field),
+	);
 }
 
 /** Every field listed in Values to Send, mapped or left empty: what the editor shows there. */

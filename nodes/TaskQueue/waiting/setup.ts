@@ -16,23 +16,37 @@ import { mappedFields, RESUME_FIELD_KINDS, type WaitSettings } from './settings'
 /** Whether this n8n can sign resume addresses (n8n 1.9x and later; checked before any task is created). */
 export function assertCanSign(context: IExecuteFunctions): void {
 	if (canSignResumeUrls(context)) return;
-	throw new NodeOperationError(context.getNode(), 'This n8n cannot sign the address of a waiting execution', {
-		description: 'Create and Wait needs n8n 1.100 or later (it uses signed resume addresses). Update n8n, or use Create and a Task Queue Trigger workflow.',
-	});
+	throw new NodeOperationError(
+		context.getNode(),
+		'This n8n cannot sign the address of a waiting execution',
+		{
+			description:
+				'Create and Wait needs n8n 1.100 or later (it uses signed resume addresses). Update n8n, or use Create and a Task Queue Trigger workflow.',
+		},
+	);
 }
 
 const LIMIT_UNITS = { minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
 
 /** When the wait ends without every completion; checked before any task is created. */
 export function waitTill(this: IExecuteFunctions): Date {
-	const limit = this.getNodeParameter('options.limitWaitTime.values', 0, null) as IDataObject | null;
+	const limit = this.getNodeParameter(
+		'options.limitWaitTime.values',
+		0,
+		null,
+	) as IDataObject | null;
 	if (!limit) return WAIT_INDEFINITELY;
 	if (limit.limitType === 'atSpecifiedTime') {
 		const at = parseDateParameter.call(this, limit.maxDateAndTime, 'Max Date and Time', 0);
 		if (!at || at.toMillis() <= Date.now()) {
-			throw new NodeOperationError(this.getNode(), 'Limit Wait Time is set to a date that has passed', {
-				description: 'Set Max Date and Time to a date in the future, or remove the Limit Wait Time option.',
-			});
+			throw new NodeOperationError(
+				this.getNode(),
+				'Limit Wait Time is set to a date that has passed',
+				{
+					description:
+						'Set Max Date and Time to a date in the future, or remove the Limit Wait Time option.',
+				},
+			);
 		}
 		return at.toJSDate();
 	}
@@ -42,17 +56,28 @@ export function waitTill(this: IExecuteFunctions): Date {
 		throw new NodeOperationError(
 			this.getNode(),
 			`Limit Wait Time must be a positive amount of time, not ${JSON.stringify(limit.resumeAmount)} ${String(limit.resumeUnit)}`,
-			{ description: 'Set Amount to more than 0 (minutes, hours or days), or remove the Limit Wait Time option.' },
+			{
+				description:
+					'Set Amount to more than 0 (minutes, hours or days), or remove the Limit Wait Time option.',
+			},
 		);
 	}
-	return DateTime.now().plus({ milliseconds: amount * unit }).toJSDate();
+	return DateTime.now()
+		.plus({ milliseconds: amount * unit })
+		.toJSDate();
 }
 
-export function checkFields(this: IExecuteFunctions, queue: CompiledQueue, settings: WaitSettings): void {
+export function checkFields(
+	this: IExecuteFunctions,
+	queue: CompiledQueue,
+	settings: WaitSettings,
+): void {
 	const fields = [...queue.blocks.values()].map((c) => c.block);
 	const resume = fields.find((b) => b.id === settings.resumeField);
 	const mapped = mappedFields(this.getNodeParameter('taskData', 0, null, { rawExpressions: true }));
-	const suitable = fields.filter((b) => RESUME_FIELD_KINDS.has(b.type) && isInputBlock(b) && !mapped.has(b.id)).map((b) => b.id);
+	const suitable = fields
+		.filter((b) => RESUME_FIELD_KINDS.has(b.type) && isInputBlock(b) && !mapped.has(b.id))
+		.map((b) => b.id);
 	const pick =
 		suitable.length > 0
 			? `Set Resume Address Field to a read-only text or link field of the queue that is not among the Values to Send: ${suitable.join(', ')}.`
@@ -67,26 +92,45 @@ export function checkFields(this: IExecuteFunctions, queue: CompiledQueue, setti
 		);
 	}
 	if (!isInputBlock(resume)) {
-		throw new NodeOperationError(this.getNode(), `People fill in the field "${resume.id}": it cannot carry the resume address`, {
-			description: `A person would see the address in "${resume.id}" and could type over it; the run would then never hear of their answer. ${pick}`,
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`People fill in the field "${resume.id}": it cannot carry the resume address`,
+			{
+				description: `A person would see the address in "${resume.id}" and could type over it; the run would then never hear of their answer. ${pick}`,
+			},
+		);
 	}
 	if (mapped.has(resume.id)) {
-		throw new NodeOperationError(this.getNode(), `The field "${resume.id}" is both the Resume Address Field and one of the Values to Send`, {
-			description: `The node writes the resume address into "${resume.id}", so the value mapped there would never reach the person. Remove "${resume.id}" from Values to Send, or ${pick.charAt(0).toLowerCase()}${pick.slice(1)}`,
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`The field "${resume.id}" is both the Resume Address Field and one of the Values to Send`,
+			{
+				description: `The node writes the resume address into "${resume.id}", so the value mapped there would never reach the person. Remove "${resume.id}" from Values to Send, or ${pick.charAt(0).toLowerCase()}${pick.slice(1)}`,
+			},
+		);
 	}
 	if (settings.responseType !== 'approval') return;
 	const approval = fields.find((b) => b.id === settings.approvalField);
 	if (!approval || approval.type !== 'single_selection') {
-		throw new NodeOperationError(this.getNode(), `Queue ${queue.queueId} has no selection field "${settings.approvalField}" for the approval`, {
-			description: 'Set Approval Field to a single-selection field of the queue whose options approve or deny.',
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`Queue ${queue.queueId} has no selection field "${settings.approvalField}" for the approval`,
+			{
+				description:
+					'Set Approval Field to a single-selection field of the queue whose options approve or deny.',
+			},
+		);
 	}
 	if (!optionsOf(approval).some((option) => option.id === settings.approveOption)) {
-		throw new NodeOperationError(this.getNode(), `"${settings.approveOption}" is not an option of field ${approval.id}`, {
-			description: `Set Approve Option to one of: ${optionsOf(approval).map((o) => `${o.id} (${o.name})`).join(', ')}.`,
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`"${settings.approveOption}" is not an option of field ${approval.id}`,
+			{
+				description: `Set Approve Option to one of: ${optionsOf(approval)
+					.map((o) => `${o.id} (${o.name})`)
+					.join(', ')}.`,
+			},
+		);
 	}
 	for (const [label, id] of [
 		['Feedback Field', settings.feedbackField],
@@ -94,9 +138,13 @@ export function checkFields(this: IExecuteFunctions, queue: CompiledQueue, setti
 	] as const) {
 		const block = id ? fields.find((b) => b.id === id) : undefined;
 		if (id && (!block || block.type !== 'text')) {
-			throw new NodeOperationError(this.getNode(), `Queue ${queue.queueId} has no text field "${id}" for the ${label}`, {
-				description: `Set ${label} to one of the queue's text fields, or leave it empty.`,
-			});
+			throw new NodeOperationError(
+				this.getNode(),
+				`Queue ${queue.queueId} has no text field "${id}" for the ${label}`,
+				{
+					description: `Set ${label} to one of the queue's text fields, or leave it empty.`,
+				},
+			);
 		}
 	}
 }
@@ -110,7 +158,10 @@ export function reviewMessage(this: IExecuteFunctions, itemIndex: number): strin
 	const raw = this.getNodeParameter('message', itemIndex, '', { rawExpressions: true });
 	if (typeof raw !== 'string' || raw === '') return '';
 	if (!raw.startsWith('=')) return raw;
-	const readable = raw.replace(/\{\{\s*\$tool\.parameters\s*\}\}/g, '{{ JSON.stringify($tool.parameters, null, 2) }}');
+	const readable = raw.replace(
+		/\{\{\s*\$tool\.parameters\s*\}\}/g,
+		'{{ JSON.stringify($tool.parameters, null, 2) }}',
+	);
 	const message = this.evaluateExpression(readable.slice(1), itemIndex);
 	return typeof message === 'string' ? message : JSON.stringify(message);
 }
@@ -125,22 +176,36 @@ function linkAccepts(address: string): boolean {
  * A link field holds only URLs whose host has a dot: n8n's address on `localhost` (a local n8n's
  * default) would make the service refuse every task.
  */
-export function checkResumeFieldTakesAddress(this: IExecuteFunctions, queue: CompiledQueue, settings: WaitSettings, waitingBase: string): void {
+export function checkResumeFieldTakesAddress(
+	this: IExecuteFunctions,
+	queue: CompiledQueue,
+	settings: WaitSettings,
+	waitingBase: string,
+): void {
 	const field = queue.blocks.get(settings.resumeField)?.block;
 	if (field?.type !== 'link' || linkAccepts(waitingBase)) return;
 	const host = new URL(waitingBase).hostname;
-	throw new NodeOperationError(this.getNode(), `The link field "${field.id}" cannot hold this n8n's address: the service refuses links to "${host}"`, {
-		description: `The service accepts a link only when its host has a dot, and n8n's resume address is ${waitingBase}/…. Pick a text field as Resume Address Field, or give n8n an address with a dotted host (WEBHOOK_URL, for example http://127.0.0.1:5678/ or your n8n's domain name).`,
-	});
+	throw new NodeOperationError(
+		this.getNode(),
+		`The link field "${field.id}" cannot hold this n8n's address: the service refuses links to "${host}"`,
+		{
+			description: `The service accepts a link only when its host has a dot, and n8n's resume address is ${waitingBase}/…. Pick a text field as Resume Address Field, or give n8n an address with a dotted host (WEBHOOK_URL, for example http://127.0.0.1:5678/ or your n8n's domain name).`,
+		},
+	);
 }
 
 /** n8n 2.41's Engine 2.0 (a workflow setting) cannot resume a waiting execution: refused before any task. */
 export function checkEngineCanResume(this: IExecuteFunctions): void {
 	const settings = workflowSettings(this);
 	if (settings.engineType !== 'v2') return;
-	throw new NodeOperationError(this.getNode(), 'This workflow runs on n8n\'s Engine 2.0, which cannot resume a waiting execution', {
-		description: 'Open the workflow\'s settings and switch its execution engine back to the default (v1), then run it again. Create and Wait, like n8n\'s own Wait and send-and-wait nodes, needs an engine that resumes waiting executions.',
-	});
+	throw new NodeOperationError(
+		this.getNode(),
+		"This workflow runs on n8n's Engine 2.0, which cannot resume a waiting execution",
+		{
+			description:
+				"Open the workflow's settings and switch its execution engine back to the default (v1), then run it again. Create and Wait, like n8n's own Wait and send-and-wait nodes, needs an engine that resumes waiting executions.",
+		},
+	);
 }
 
 /** Where a queue's completions go, told against this n8n's own addresses. */
@@ -149,32 +214,59 @@ export type RouteBack = 'routed' | 'none' | 'test' | 'elsewhere';
 export function routeBackOf(target: string | null, waitingBase: string): RouteBack {
 	if (!target) return 'none';
 	if (isTriggerOfThisN8n(target, waitingBase)) return 'routed';
-	return target.includes('/webhook-test/') && target.includes(`/${WEBHOOK_PATH}`) ? 'test' : 'elsewhere';
+	return target.includes('/webhook-test/') && target.includes(`/${WEBHOOK_PATH}`)
+		? 'test'
+		: 'elsewhere';
 }
 
 /** The route's state: a short line for the editor's field, and the detail with its fix. */
-export function describeRouteBack(route: RouteBack, queueId: number, target: string | null): { state: string; detail: string } {
+export function describeRouteBack(
+	route: RouteBack,
+	queueId: number,
+	target: string | null,
+): { state: string; detail: string } {
 	const fix = `Activate a workflow with a Task Queue Trigger on queue ${queueId} (this workflow is fine); the node refuses to run until then.`;
 	if (route === 'routed') {
-		return { state: "Routed back by this n8n's Task Queue Trigger", detail: `Queue ${queueId}'s webhook is an active Task Queue Trigger of this n8n. The node checks it again before it creates anything.` };
+		return {
+			state: "Routed back by this n8n's Task Queue Trigger",
+			detail: `Queue ${queueId}'s webhook is an active Task Queue Trigger of this n8n. The node checks it again before it creates anything.`,
+		};
 	}
-	if (route === 'none') return { state: 'Not routed back: the queue has no webhook', detail: `Queue ${queueId} has no webhook. ${fix}` };
+	if (route === 'none')
+		return {
+			state: 'Not routed back: the queue has no webhook',
+			detail: `Queue ${queueId} has no webhook. ${fix}`,
+		};
 	if (route === 'test') {
-		return { state: 'Not routed back: only a test listener', detail: `Only a trigger's test listener receives queue ${queueId}, until its test event. ${fix}` };
+		return {
+			state: 'Not routed back: only a test listener',
+			detail: `Only a trigger's test listener receives queue ${queueId}, until its test event. ${fix}`,
+		};
 	}
-	return { state: 'Not routed back: the webhook goes elsewhere', detail: `Queue ${queueId}'s webhook goes to ${maskSecret(target ?? '')}. ${fix}` };
+	return {
+		state: 'Not routed back: the webhook goes elsewhere',
+		detail: `Queue ${queueId}'s webhook goes to ${maskSecret(target ?? '')}. ${fix}`,
+	};
 }
 
 /**
  * The route back: the queue's webhook must be an active Task Queue Trigger of this n8n. Returns its
  * target (with its secret: never shown, see maskSecret), which the run announces its tasks to.
  */
-export async function checkTriggerRoutesBack(this: IExecuteFunctions, queueId: number, waitingBase: string): Promise<string> {
+export async function checkTriggerRoutesBack(
+	this: IExecuteFunctions,
+	queueId: number,
+	waitingBase: string,
+): Promise<string> {
 	const target = await getWebhookTarget.call(this, queueId, 0);
 	if (routeBackOf(target, waitingBase) !== 'routed') {
-		throw new NodeOperationError(this.getNode(), `No Task Queue Trigger of this n8n receives the completions of queue ${queueId}`, {
-			description: `${target ? `The queue's webhook goes to ${maskSecret(target)}. ` : 'The queue has no webhook. '}Activate a workflow with a Task Queue Trigger on queue ${queueId} (it forwards each completion to the execution waiting for it), then run this again. If the service cannot reach this n8n, activate a Task Queue Poll Trigger on the queue instead and set Options > Route Completions Back Through to it.`,
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`No Task Queue Trigger of this n8n receives the completions of queue ${queueId}`,
+			{
+				description: `${target ? `The queue's webhook goes to ${maskSecret(target)}. ` : 'The queue has no webhook. '}Activate a workflow with a Task Queue Trigger on queue ${queueId} (it forwards each completion to the execution waiting for it), then run this again. If the service cannot reach this n8n, activate a Task Queue Poll Trigger on the queue instead and set Options > Route Completions Back Through to it.`,
+			},
+		);
 	}
 	return target as string;
 }

@@ -90,7 +90,9 @@ test(`${CYCLES} activate/deactivate cycles and ${RESTARTS} n8n restarts: one reg
 		for (let cycle = 0; cycle < CYCLES; cycle++) {
 			if (cycle > 0 && cycle % 20 === 0) {
 				const spent = (Date.now() - churnStarted) / 1000;
-				process.stderr.write(`[churn] ${cycle}/${CYCLES} cycles in ${Math.round(spent)} s, about ${Math.round((spent / cycle) * (CYCLES - cycle))} s left\n`);
+				process.stderr.write(
+					`[churn] ${cycle}/${CYCLES} cycles in ${Math.round(spent)} s, about ${Math.round((spent / cycle) * (CYCLES - cycle))} s left\n`,
+				);
 			}
 			await activateWhenReady();
 			const live = await waitFor(`cycle ${cycle}: registered`, async () => {

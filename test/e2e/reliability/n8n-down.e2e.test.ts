@@ -109,7 +109,8 @@ test(`${COMPLETIONS} completions per queue while n8n is down for ${DOWN_MS / 100
 		// the cursor written by webhook() is in n8n's database before the outage (catch-up needs it)
 		const stored = await waitFor('the cursor in the stored static data', async () => {
 			const res = await e.n8n.api.get(`/workflows/${webhookWf}`);
-			return (res.data.staticData?.['node:Trigger'] as { cursor?: { ids: number[] } } | undefined)?.cursor;
+			return (res.data.staticData?.['node:Trigger'] as { cursor?: { ids: number[] } } | undefined)
+				?.cursor;
 		});
 		expect(stored.ids).toEqual([first.id]);
 

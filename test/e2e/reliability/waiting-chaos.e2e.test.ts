@@ -80,7 +80,9 @@ beforeAll(async () => {
 		}),
 	);
 	await activate(e, triggerId);
-	await waitFor('the trigger registered', async () => (await webhookTarget(e, QUEUE)).includes(`/webhook/${triggerWebhookId}/`));
+	await waitFor('the trigger registered', async () =>
+		(await webhookTarget(e, QUEUE)).includes(`/webhook/${triggerWebhookId}/`),
+	);
 	for (const mode of MODES) workflows.set(mode, await waitingWorkflow(mode));
 });
 
@@ -93,13 +95,29 @@ afterAll(async () => {
 /** Start (webhook) -> Items -> Ask a person (Create and Wait) -> Paired (what a downstream node sees). */
 async function waitingWorkflow(mode: Mode): Promise<{ id: string; path: string }> {
 	const path = uniq(`chaos-${mode.waitFor}-${mode.responseType}`);
-	const approval = mode.responseType === 'approval' ? { approvalField: 'decision', approveOption: 'approve', feedbackField: 'note' } : {};
+	const approval =
+		mode.responseType === 'approval'
+			? { approvalField: 'decision', approveOption: 'approve', feedbackField: 'note' }
+			: {};
 	const id = await createWorkflow(e, {
 		name: `e2e chaos ${path}`,
 		nodes: [
-			{ name: 'Start', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: path, parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} } },
+			{
+				name: 'Start',
+				type: 'n8n-nodes-base.webhook',
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId: path,
+				parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
+			},
 			// built-in nodes that need no task runner (n8n stops its runner first when it shuts down)
-			{ name: 'Items', type: 'n8n-nodes-base.splitOut', typeVersion: 1, position: [200, 0], parameters: { fieldToSplitOut: 'body.items', options: {} } },
+			{
+				name: 'Items',
+				type: 'n8n-nodes-base.splitOut',
+				typeVersion: 1,
+				position: [200, 0],
+				parameters: { fieldToSplitOut: 'body.items', options: {} },
+			},
 			{
 				name: 'Ask a person',
 				type: TYPES.action,
@@ -109,7 +127,12 @@ async function waitingWorkflow(mode: Mode): Promise<{ id: string; path: string }
 					resource: 'task',
 					operation: 'sendAndWait',
 					queue: queueLocator(QUEUE),
-					taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ $json.message }}' }, matchingColumns: [], schema: [] },
+					taskData: {
+						mappingMode: 'defineBelow',
+						value: { customer_message: '={{ $json.message }}' },
+						matchingColumns: [],
+						schema: [],
+					},
 					resumeField: 'resume_url',
 					waitFor: mode.waitFor,
 					responseType: mode.responseType,
@@ -142,7 +165,8 @@ async function waitingWorkflow(mode: Mode): Promise<{ id: string; path: string }
 }
 
 async function byId(executionId: string): Promise<Execution> {
-	return (await e.n8n.api.get(`/executions/${executionId}`, { params: { includeData: true } })).data as Execution;
+	return (await e.n8n.api.get(`/executions/${executionId}`, { params: { includeData: true } }))
+		.data as Execution;
 }
 
 /** Whether n8n is running an execution of the waiting workflows now (one resumed, going on). */
@@ -151,24 +175,34 @@ async function runningNow(): Promise<boolean> {
 	return (res.data.data as unknown[]).length > 0;
 }
 
-const alter = (address: string) => address.replace(/signature=(.)/, (_, c: string) => `signature=${c === 'a' ? 'b' : 'a'}`);
+const alter = (address: string) =>
+	address.replace(/signature=(.)/, (_, c: string) => `signature=${c === 'a' ? 'b' : 'a'}`);
 
 /** What is wrong with a finished run, as the Paired node saw each item. */
-function problemsOf(run: Run, x: Execution, completed: Map<number, { data: Record<string, unknown>; status: string }>): string[] {
+function problemsOf(
+	run: Run,
+	x: Execution,
+	completed: Map<number, { data: Record<string, unknown>; status: string }>,
+): string[] {
 	const problems: string[] = [];
 	const runData = x.data?.resultData.runData ?? {};
-	if ((runData.Paired?.length ?? 0) !== 1) problems.push(`Paired ran ${runData.Paired?.length ?? 0} times`);
+	if ((runData.Paired?.length ?? 0) !== 1)
+		problems.push(`Paired ran ${runData.Paired?.length ?? 0} times`);
 	const paired = nodeOutput(x, 'Paired');
 	if (paired.length !== run.size) problems.push(`${paired.length} items for ${run.size} inputs`);
 	paired.forEach((item, i) => {
 		const message = `chaos run ${run.number} item ${i}`;
 		if (item.input !== message) problems.push(`item ${i} pairs with input ${String(item.input)}`);
-		if (item.task !== run.tasks[i].id) problems.push(`item ${i} is task ${String(item.task)}, not ${run.tasks[i].id}`);
+		if (item.task !== run.tasks[i].id)
+			problems.push(`item ${i} is task ${String(item.task)}, not ${run.tasks[i].id}`);
 		if (item.outcome === 'completed') {
 			if (item.answer !== message) problems.push(`item ${i} answers ${String(item.answer)}`);
-			if (completed.get(run.tasks[i].id)?.status !== 'completed') problems.push(`item ${i} resumed before its task was completed`);
-			if (run.mode.responseType === 'approval' && item.approved !== (item.decision === 'approve')) problems.push(`item ${i} approved ${String(item.approved)} for ${String(item.decision)}`);
-		} else if (run.mode.waitFor === 'all' || item.outcome !== 'pending') problems.push(`item ${i} ${String(item.outcome)}`);
+			if (completed.get(run.tasks[i].id)?.status !== 'completed')
+				problems.push(`item ${i} resumed before its task was completed`);
+			if (run.mode.responseType === 'approval' && item.approved !== (item.decision === 'approve'))
+				problems.push(`item ${i} approved ${String(item.approved)} for ${String(item.decision)}`);
+		} else if (run.mode.waitFor === 'all' || item.outcome !== 'pending')
+			problems.push(`item ${i} ${String(item.outcome)}`);
 	});
 	if (!paired.some((item) => item.outcome === 'completed')) problems.push('no completed item');
 	return problems;
@@ -181,7 +215,19 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 	const pastedGenuine = new Set<number>();
 	/** A run's own tasks whose address a person replaced with another run's. */
 	const overwrittenTasks = new Set<number>();
-	const counts = { dropped: 0, duplicated: 0, delayed: 0, readFaults: 0, restarts: 0, pasted: 0, altered: 0, overwritten: 0, forged: 0, replayed: 0, otherCompletions: 0 };
+	const counts = {
+		dropped: 0,
+		duplicated: 0,
+		delayed: 0,
+		readFaults: 0,
+		restarts: 0,
+		pasted: 0,
+		altered: 0,
+		overwritten: 0,
+		forged: 0,
+		replayed: 0,
+		otherCompletions: 0,
+	};
 	await e.client.createTasks(QUEUE, OTHER_WORK); // older than the runs' tasks: completeMany takes these first
 
 	const runs: Run[] = [];
@@ -190,23 +236,45 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 		const size = rng() < 0.35 ? 1 : 2 + Math.floor(rng() * 3);
 		const { id: workflowId, path } = workflows.get(mode) as { id: string; path: string };
 		await waitFor(`webhook ${path}`, async () => {
-			const items = Array.from({ length: size }, (_, i) => ({ message: `chaos run ${number} item ${i}` }));
-			const res = await axios.post(`${e.n8n.webhookBase}/${path}`, { items }, { validateStatus: () => true });
+			const items = Array.from({ length: size }, (_, i) => ({
+				message: `chaos run ${number} item ${i}`,
+			}));
+			const res = await axios.post(
+				`${e.n8n.webhookBase}/${path}`,
+				{ items },
+				{ validateStatus: () => true },
+			);
 			return res.status === 404 ? undefined : res.status === 200;
 		});
 		runs.push({ number, mode, workflowId, size, executionId: '', tasks: [] });
 	}
 	for (const run of runs) {
-		const tasks = await waitFor(`the tasks of chaos run ${run.number}`, async () => {
-			const mine = (await e.client.tasks(QUEUE)).filter((t) => String(t.data.customer_message).startsWith(`chaos run ${run.number} item `));
-			return mine.length === run.size ? mine : undefined;
-		}, 60_000, 250);
-		const item = (t: (typeof tasks)[number]) => Number(/ item (\d+)$/.exec(String(t.data.customer_message))?.[1]);
+		const tasks = await waitFor(
+			`the tasks of chaos run ${run.number}`,
+			async () => {
+				const mine = (await e.client.tasks(QUEUE)).filter((t) =>
+					String(t.data.customer_message).startsWith(`chaos run ${run.number} item `),
+				);
+				return mine.length === run.size ? mine : undefined;
+			},
+			60_000,
+			250,
+		);
+		const item = (t: (typeof tasks)[number]) =>
+			Number(/ item (\d+)$/.exec(String(t.data.customer_message))?.[1]);
 		tasks.sort((a, b) => item(a) - item(b));
 		run.tasks = tasks.map((t) => ({ id: t.id, address: String(t.data.resume_url) }));
 		run.executionId = /\/webhook-waiting\/(\d+)\//.exec(run.tasks[0].address)?.[1] ?? '';
 	}
-	await waitFor('every run waiting', async () => (await Promise.all(runs.map(async (r) => (await byId(r.executionId)).status))).every((s) => s === 'waiting'), 60_000, 500);
+	await waitFor(
+		'every run waiting',
+		async () =>
+			(await Promise.all(runs.map(async (r) => (await byId(r.executionId)).status))).every(
+				(s) => s === 'waiting',
+			),
+		60_000,
+		500,
+	);
 	const runTaskIds = new Set(runs.flatMap((run) => run.tasks.map((t) => t.id)));
 
 	await e.client.clearWebhookCalls();
@@ -227,7 +295,10 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 	for (let round = 0; pending.length > 0; round++) {
 		for (let k = 0, n = 1 + Math.floor(rng() * 3); k < n && pending.length > 0; k++) {
 			const { run, task } = pending.splice(Math.floor(rng() * pending.length), 1)[0];
-			const data: Record<string, unknown> = { decision: pick(['approve', 'reject', 'escalate']), note: `answer ${task.id}` };
+			const data: Record<string, unknown> = {
+				decision: pick(['approve', 'reject', 'escalate']),
+				note: `answer ${task.id}`,
+			};
 			if (rng() < 0.1) {
 				// a person overwrites the read-only address with a run's (now and then its own run's)
 				const owner = pick(runs);
@@ -240,20 +311,34 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 			await e.client.complete(QUEUE, task.id, { by: 'alice@example.com', data });
 			lastCompletion = Date.now();
 		}
-		if (rng() < 0.3) counts.otherCompletions += (await e.client.completeMany(QUEUE, 10 + Math.floor(rng() * 40), { by: 'bob@example.com' })).count;
+		if (rng() < 0.3)
+			counts.otherCompletions += (
+				await e.client.completeMany(QUEUE, 10 + Math.floor(rng() * 40), { by: 'bob@example.com' })
+			).count;
 		if (rng() < 0.25) {
 			const altered = rng() < 0.5;
 			const source = pick(runs).tasks[0].address;
-			const { ids } = await e.client.createTasks(QUEUE, [{ customer_message: 'pasted', resume_url: altered ? alter(source) : source }]);
+			const { ids } = await e.client.createTasks(QUEUE, [
+				{ customer_message: 'pasted', resume_url: altered ? alter(source) : source },
+			]);
 			if (!altered) pastedGenuine.add(ids[0]);
-			await e.client.complete(QUEUE, ids[0], { by: 'bob@example.com', data: { decision: 'approve' } });
+			await e.client.complete(QUEUE, ids[0], {
+				by: 'bob@example.com',
+				data: { decision: 'approve' },
+			});
 			counts[altered ? 'altered' : 'pasted']++;
 		}
 		if (rng() < 0.2) {
 			const target = pick(runs);
 			const forged = rng() < 0.5;
 			const address = forged ? alter(pick(target.tasks).address) : pick(target.tasks).address;
-			await axios.post(address, { tasks: [{ id: rng() < 0.5 ? pick(target.tasks).id : 424242 }] }, { validateStatus: () => true, timeout: 30_000 }).catch(() => undefined);
+			await axios
+				.post(
+					address,
+					{ tasks: [{ id: rng() < 0.5 ? pick(target.tasks).id : 424242 }] },
+					{ validateStatus: () => true, timeout: 30_000 },
+				)
+				.catch(() => undefined);
 			counts[forged ? 'forged' : 'replayed']++;
 		}
 		if (round === restartAt) {
@@ -264,15 +349,25 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 			// In queue mode the webhook processes restart (they take the deliveries and the waiting
 			// calls): restarting every process crashed executions resumed meanwhile (n8n marks them
 			// "crashed"; README, "Not guaranteed").
-			const restart = e.queueMode ? e.queueMode.restartWebhookProcesses.bind(e.queueMode) : e.n8n.restart.bind(e.n8n);
+			const restart = e.queueMode
+				? e.queueMode.restartWebhookProcesses.bind(e.queueMode)
+				: e.n8n.restart.bind(e.n8n);
 			await restart(async () => {
 				const next = pending.splice(0, 1)[0];
-				if (next) await e.client.complete(QUEUE, next.task.id, { by: 'alice@example.com', data: { decision: 'approve', note: 'while n8n was down' } });
+				if (next)
+					await e.client.complete(QUEUE, next.task.id, {
+						by: 'alice@example.com',
+						data: { decision: 'approve', note: 'while n8n was down' },
+					});
 				lastCompletion = Date.now();
 				await sleep(1000);
 			});
 			counts.restarts++;
-			await waitFor('the trigger re-activated', async () => (await webhookTarget(e, QUEUE)).includes(`/webhook/${triggerWebhookId}/`), 60_000);
+			await waitFor(
+				'the trigger re-activated',
+				async () => (await webhookTarget(e, QUEUE)).includes(`/webhook/${triggerWebhookId}/`),
+				60_000,
+			);
 		}
 		await sleep(100);
 	}
@@ -299,29 +394,59 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 	counts.dropped = calls.filter((c) => c.fault === 'dropped').length;
 	counts.duplicated = calls.filter((c) => c.fault === 'duplicate').length;
 	counts.delayed = calls.filter((c) => c.fault === 'delayed').length;
-	counts.readFaults = (await e.client.requests()).filter((r) => r.path.endsWith('/tasks/completed') && (r.status ?? 0) >= 500).length;
+	counts.readFaults = (await e.client.requests()).filter(
+		(r) => r.path.endsWith('/tasks/completed') && (r.status ?? 0) >= 500,
+	).length;
 
 	const stored = new Map((await e.client.tasks(QUEUE)).map((t) => [t.id, t]));
 	const stuck: string[] = [];
 	// README, "Not guaranteed": a run whose every task's address a person replaced comes back only
 	// through a process that knows it (the announcement, kept in memory): after a restart, or in
 	// another webhook process, it waits until its Limit Wait Time. Counted apart, never asserted away.
-	const unreachable = runs.filter((r) => !finished.has(r.executionId) && r.tasks.every((t) => overwrittenTasks.has(t.id)));
+	const unreachable = runs.filter(
+		(r) => !finished.has(r.executionId) && r.tasks.every((t) => overwrittenTasks.has(t.id)),
+	);
 	for (const run of runs.filter((r) => !finished.has(r.executionId) && !unreachable.includes(r))) {
-		const x = (await byId(run.executionId)) as Execution & { finished?: boolean; waitTill?: string; data?: { resultData: { lastNodeExecuted?: string }; executionData?: { nodeExecutionStack?: Array<{ node: { name: string } }> } } };
+		const x = (await byId(run.executionId)) as Execution & {
+			finished?: boolean;
+			waitTill?: string;
+			data?: {
+				resultData: { lastNodeExecuted?: string };
+				executionData?: { nodeExecutionStack?: Array<{ node: { name: string } }> };
+			};
+		};
 		const status = `${x.status}, finished ${String(x.finished)}, waitTill ${String(x.waitTill)}, last node ${String(x.data?.resultData.lastNodeExecuted)}, stack ${JSON.stringify(x.data?.executionData?.nodeExecutionStack?.map((s) => s.node.name))}, ran ${Object.keys(x.data?.resultData.runData ?? {}).join('/')}`;
-		const tasks = run.tasks.map((t) => `${t.id} ${stored.get(t.id)?.status}: ${JSON.stringify(calls.filter((c) => c.taskId === t.id).map((c) => [c.status, c.fault]))}`);
-		const call = await axios.post(run.tasks[0].address, { tasks: [{ id: run.tasks[0].id }] }, { validateStatus: () => true });
+		const tasks = run.tasks.map(
+			(t) =>
+				`${t.id} ${stored.get(t.id)?.status}: ${JSON.stringify(calls.filter((c) => c.taskId === t.id).map((c) => [c.status, c.fault]))}`,
+		);
+		const call = await axios.post(
+			run.tasks[0].address,
+			{ tasks: [{ id: run.tasks[0].id }] },
+			{ validateStatus: () => true },
+		);
 		const answered = `${call.status} ${String(call.headers['content-type'])} ${JSON.stringify(call.data).slice(0, 200)}`;
-		const said = e.n8n.logs.text().split('\n').filter((line) => line.includes(`execution ${run.executionId}`) || line.includes(`/webhook-waiting/${run.executionId}/`));
-		stuck.push(`${run.executionId} (${run.mode.waitFor}, ${run.size} items, ${status}; its address answers ${answered}; tasks ${tasks.join(', ')}; n8n said: ${said.join(' | ').slice(0, 1500)})`);
+		const said = e.n8n.logs
+			.text()
+			.split('\n')
+			.filter(
+				(line) =>
+					line.includes(`execution ${run.executionId}`) ||
+					line.includes(`/webhook-waiting/${run.executionId}/`),
+			);
+		stuck.push(
+			`${run.executionId} (${run.mode.waitFor}, ${run.size} items, ${status}; its address answers ${answered}; tasks ${tasks.join(', ')}; n8n said: ${said.join(' | ').slice(0, 1500)})`,
+		);
 	}
 	const wrong: string[] = [];
 	const double: string[] = [];
 	for (const run of runs) {
 		const x = finished.get(run.executionId);
 		if (!x) continue;
-		if (x.status !== 'success') wrong.push(`${run.executionId}: ${x.status} ${JSON.stringify(x.data?.resultData.error ?? '').slice(0, 300)}`);
+		if (x.status !== 'success')
+			wrong.push(
+				`${run.executionId}: ${x.status} ${JSON.stringify(x.data?.resultData.error ?? '').slice(0, 300)}`,
+			);
 		const problems = problemsOf(run, x, stored);
 		if ((x.data?.resultData.runData.Paired?.length ?? 0) > 1) double.push(run.executionId);
 		if (problems.length > 0) wrong.push(`${run.executionId}: ${problems.join('; ')}`);
@@ -330,34 +455,70 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 	for (const [mode, { id }] of workflows) {
 		const started = runs.filter((run) => run.mode === mode).length;
 		const seen = (await executions(e, id)).length;
-		if (seen > started) double.push(`${mode.waitFor}/${mode.responseType}: ${seen} executions for ${started} runs`);
+		if (seen > started)
+			double.push(`${mode.waitFor}/${mode.responseType}: ${seen} executions for ${started} runs`);
 	}
 
 	// per completion, what the trigger's workflow emitted
-	const emitted = (await executions(e, triggerId)).flatMap((x) => nodeOutput(x, 'Trigger')).map((j) => ({ id: j.id as number, at: String(j.completed_at).slice(0, 23) }));
+	const emitted = (await executions(e, triggerId))
+		.flatMap((x) => nodeOutput(x, 'Trigger'))
+		.map((j) => ({ id: j.id as number, at: String(j.completed_at).slice(0, 23) }));
 	const keys = emitted.map((t) => `${t.id}:${t.at}`);
 	const emittedTwice = keys.filter((key, i) => keys.indexOf(key) !== i);
 	const takenIds = new Set(
-		[...finished.values()].flatMap((x) => nodeOutput(x, 'Paired').filter((i) => i.outcome === 'completed').map((i) => i.task as number)),
+		[...finished.values()].flatMap((x) =>
+			nodeOutput(x, 'Paired')
+				.filter((i) => i.outcome === 'completed')
+				.map((i) => i.task as number),
+		),
 	);
 	// In queue mode a run's task whose address a person replaced reaches its run by id only through the
 	// process that knows the run; another process may take it for a copy when the run it names has
 	// ended, and emit it (documented). Counted apart, everything else must hold.
 	const takenEmitted = emitted.filter((t) => takenIds.has(t.id)).map((t) => t.id);
-	const overwrittenEmitted = process.env.TQ_QUEUE_MODE ? takenEmitted.filter((id) => overwrittenTasks.has(id)) : [];
+	const overwrittenEmitted = process.env.TQ_QUEUE_MODE
+		? takenEmitted.filter((id) => overwrittenTasks.has(id))
+		: [];
 	const runTasksEmitted = takenEmitted.filter((id) => !overwrittenEmitted.includes(id));
 	const emittedIds = new Set(emitted.map((t) => t.id));
-	const received = new Set(calls.filter((c) => c.status === 200 && !runTaskIds.has(c.taskId)).map((c) => c.taskId));
+	const received = new Set(
+		calls.filter((c) => c.status === 200 && !runTaskIds.has(c.taskId)).map((c) => c.taskId),
+	);
 	const notEmitted = [...received].filter((id) => !emittedIds.has(id));
 	// In queue mode the check runs on the main process, which does not know a run that finished
 	// through a webhook process: a genuine copy reaching it then is logged, not emitted (documented).
-	const knownLimit = process.env.TQ_QUEUE_MODE ? notEmitted.filter((id) => pastedGenuine.has(id)) : [];
+	const knownLimit = process.env.TQ_QUEUE_MODE
+		? notEmitted.filter((id) => pastedGenuine.has(id))
+		: [];
 	const lost = notEmitted.filter((id) => !knownLimit.includes(id));
 
 	const items = runs.reduce((sum, run) => sum + run.size, 0);
-	const figures = { seed: SEED, queueMode: !!process.env.TQ_QUEUE_MODE, runs: RUNS, items, faults: counts, resumedWithinSeconds: resumedWithin, stuck: stuck.length, everyAddressReplacedAndWaiting: unreachable.length, wrong: wrong.length, double: double.length, emittedTwice: emittedTwice.length, runTasksEmitted: runTasksEmitted.length, lost: lost.length, pastedCopiesLoggedNotEmitted: knownLimit.length, overwrittenTasksAlsoEmitted: overwrittenEmitted.length };
+	const figures = {
+		seed: SEED,
+		queueMode: !!process.env.TQ_QUEUE_MODE,
+		runs: RUNS,
+		items,
+		faults: counts,
+		resumedWithinSeconds: resumedWithin,
+		stuck: stuck.length,
+		everyAddressReplacedAndWaiting: unreachable.length,
+		wrong: wrong.length,
+		double: double.length,
+		emittedTwice: emittedTwice.length,
+		runTasksEmitted: runTasksEmitted.length,
+		lost: lost.length,
+		pastedCopiesLoggedNotEmitted: knownLimit.length,
+		overwrittenTasksAlsoEmitted: overwrittenEmitted.length,
+	};
 	console.log(`waiting chaos in n8n: ${JSON.stringify(figures)}`);
 	recordFigures(`waiting-chaos-e2e-seed-${SEED}`, figures);
-	expect({ stuck, double, wrong, emittedTwice, runTasksEmitted, lost }).toEqual({ stuck: [], double: [], wrong: [], emittedTwice: [], runTasksEmitted: [], lost: [] });
+	expect({ stuck, double, wrong, emittedTwice, runTasksEmitted, lost }).toEqual({
+		stuck: [],
+		double: [],
+		wrong: [],
+		emittedTwice: [],
+		runTasksEmitted: [],
+		lost: [],
+	});
 	expect(counts.dropped + counts.duplicated + counts.delayed).toBeGreaterThan(0);
 }, 900_000);

@@ -29,7 +29,8 @@ function trigger(options: Record<string, unknown> = {}, queueId = QUEUE) {
 	});
 }
 
-const key = (t: { id?: unknown; completed_at?: unknown }) => `${String(t.id)}:${String(t.completed_at)}`;
+const key = (t: { id?: unknown; completed_at?: unknown }) =>
+	`${String(t.id)}:${String(t.completed_at)}`;
 
 async function completedRequests() {
 	return (await env.client.requests())
@@ -42,7 +43,9 @@ async function completedNewestFirst(queueId = QUEUE): Promise<IDataObject[]> {
 	const page = await env.client.tasks(queueId);
 	return page
 		.filter((t) => t.status === 'completed')
-		.sort((a, b) => String(b.completed_at).localeCompare(String(a.completed_at))) as unknown as IDataObject[];
+		.sort((a, b) =>
+			String(b.completed_at).localeCompare(String(a.completed_at)),
+		) as unknown as IDataObject[];
 }
 
 describe('first activation', () => {
@@ -51,9 +54,17 @@ describe('first activation', () => {
 		const [newest] = await completedNewestFirst();
 		await env.client.clearRequests();
 		expect(await t.poll()).toBeNull();
-		expect(t.state()).toEqual({ queueId: QUEUE, cursor: { at: expect.any(String), ids: [newest.id] } });
+		expect(t.state()).toEqual({
+			queueId: QUEUE,
+			cursor: { at: expect.any(String), ids: [newest.id] },
+		});
 		expect(await completedRequests()).toEqual([
-			{ method: 'GET', path: '/orgs/1/queues/101/tasks/completed', query: { limit: '20' }, status: 200 },
+			{
+				method: 'GET',
+				path: '/orgs/1/queues/101/tasks/completed',
+				query: { limit: '20' },
+				status: 200,
+			},
 		]);
 	});
 
@@ -115,7 +126,12 @@ describe('manual mode', () => {
 		expect(result).toEqual([[{ json: newest }]]);
 		expect(t.db).toEqual({});
 		expect(await completedRequests()).toEqual([
-			{ method: 'GET', path: '/orgs/1/queues/101/tasks/completed', query: { limit: '1' }, status: 200 },
+			{
+				method: 'GET',
+				path: '/orgs/1/queues/101/tasks/completed',
+				query: { limit: '1' },
+				status: 200,
+			},
 		]);
 	});
 
@@ -144,7 +160,8 @@ describe('a backlog of 2,500 completions read while more arrive', () => {
 		const traffic = (async () => {
 			let i = 0;
 			while (polling) {
-				if (i % 3 === 2) await env.client.recomplete(backlog[(i * 97) % backlog.length].id as number);
+				if (i % 3 === 2)
+					await env.client.recomplete(backlog[(i * 97) % backlog.length].id as number);
 				else await env.client.completeMany(QUEUE, 1, BY);
 				arrived++;
 				i++;
@@ -188,7 +205,9 @@ describe('a backlog of 2,500 completions read while more arrive', () => {
 		for (const x of superseded) {
 			const now = liveById.get(x.id);
 			expect(now).toBeDefined();
-			expect(Date.parse(String(now?.completed_at))).toBeGreaterThan(Date.parse(String(x.completed_at)));
+			expect(Date.parse(String(now?.completed_at))).toBeGreaterThan(
+				Date.parse(String(x.completed_at)),
+			);
 		}
 		// The paging started small and went on with large pages, each starting one item early.
 		expect(requests[0].query).toEqual({ limit: '20' });

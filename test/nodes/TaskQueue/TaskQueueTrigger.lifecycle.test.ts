@@ -2,7 +2,12 @@
 // HookContext, against the sandbox over HTTP.
 import type { INodeParameters } from 'n8n-workflow';
 
-import { locator, startTriggerEnv, WebhookTriggerUnderTest, type TriggerTestEnv } from './trigger/env';
+import {
+	locator,
+	startTriggerEnv,
+	WebhookTriggerUnderTest,
+	type TriggerTestEnv,
+} from './trigger/env';
 
 const QUEUE = 101;
 const PERSON_TARGET = 'https://hooks.example.com/intake?token=person-set';
@@ -21,16 +26,25 @@ beforeEach(async () => {
 	await env.client.reset();
 });
 
-function trigger(options: Record<string, unknown> = {}, extra: { isTest?: boolean; webhookId?: string } = {}) {
+function trigger(
+	options: Record<string, unknown> = {},
+	extra: { isTest?: boolean; webhookId?: string } = {},
+) {
 	return new WebhookTriggerUnderTest({
 		credentials: env.credentials(),
-		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: options as INodeParameters },
+		parameters: {
+			event: 'taskCompleted',
+			queue: locator(QUEUE),
+			options: options as INodeParameters,
+		},
 		...extra,
 	});
 }
 
 async function liveTarget(queueId = QUEUE): Promise<string> {
-	const queue = (await env.client.getQueue(queueId)) as unknown as { webhook?: { target?: string } };
+	const queue = (await env.client.getQueue(queueId)) as unknown as {
+		webhook?: { target?: string };
+	};
 	return queue.webhook?.target ?? '';
 }
 
@@ -63,7 +77,12 @@ describe('registration', () => {
 		expect(await webhookRequests()).toEqual([
 			{ method: 'GET', path: '/orgs/1/queues/101', body: null, status: 200 },
 			{ method: 'GET', path: '/orgs/1/queues/101/webhook', body: null, status: 200 },
-			{ method: 'PUT', path: '/orgs/1/queues/101/webhook', body: { target: `${t.url()}?secret=${secret}` }, status: 201 },
+			{
+				method: 'PUT',
+				path: '/orgs/1/queues/101/webhook',
+				body: { target: `${t.url()}?secret=${secret}` },
+				status: 201,
+			},
 			{ method: 'GET', path: '/orgs/1/queues/101/webhook', body: null, status: 200 },
 		]);
 	});
@@ -114,7 +133,10 @@ describe('registration', () => {
 	});
 
 	it('a registration of this node under an old n8n address is replaced without the option', async () => {
-		await env.client.setWebhook(QUEUE, `https://old-n8n.example.com/webhook/6f1c2b0e-4d7a-4e8b-9a51-0c3d2e1f4a5b/task-completed?secret=abc`);
+		await env.client.setWebhook(
+			QUEUE,
+			`https://old-n8n.example.com/webhook/6f1c2b0e-4d7a-4e8b-9a51-0c3d2e1f4a5b/task-completed?secret=abc`,
+		);
 		const t = trigger();
 		await t.activate();
 		expect(await liveTarget()).toBe(`${t.url()}?secret=${t.secret()}`);
@@ -132,8 +154,12 @@ describe('a target set by someone else', () => {
 		expect((error as Error).message).toBe(
 			'Queue "Refund Requests" (101) already sends its completed tasks to another address (https://hooks.example.com/intake): turn on the trigger\'s option "Replace Existing Webhook" to take it over, or remove that address in the service, then activate again',
 		);
-		expect((error as { description?: string }).description).toContain('turn on the option "Replace Existing Webhook"');
-		expect((error as { description?: string }).description).toContain("remove the other address on the queue's Connections screen");
+		expect((error as { description?: string }).description).toContain(
+			'turn on the option "Replace Existing Webhook"',
+		);
+		expect((error as { description?: string }).description).toContain(
+			"remove the other address on the queue's Connections screen",
+		);
 		// The other party's secret (query string) is not repeated.
 		expect(JSON.stringify(error)).not.toContain('person-set');
 		expect(await liveTarget()).toBe(PERSON_TARGET);
@@ -145,7 +171,9 @@ describe('a target set by someone else', () => {
 		const t = trigger({ replaceExistingWebhook: true });
 		await t.activate();
 		expect(await liveTarget()).toBe(`${t.url()}?secret=${t.secret()}`);
-		expect((t.state().registration as { previousTarget: unknown }).previousTarget).toBe(PERSON_TARGET);
+		expect((t.state().registration as { previousTarget: unknown }).previousTarget).toBe(
+			PERSON_TARGET,
+		);
 
 		expect(await t.delete()).toBe(true);
 		expect(await liveTarget()).toBe(PERSON_TARGET);
@@ -205,7 +233,9 @@ describe('delete', () => {
 		await t.activate();
 		await env.client.setFaults([{ route: 'getWebhook', kind: 'html500' }]);
 		const error = await t.delete().catch((e: Error) => e);
-		expect((error as Error).message).toBe("Could not check the webhook of queue 101 to remove this workflow's address");
+		expect((error as Error).message).toBe(
+			"Could not check the webhook of queue 101 to remove this workflow's address",
+		);
 		expect(JSON.stringify(error)).not.toContain(env.sandbox.apiKey);
 		await env.client.clearFaults();
 		expect(await liveTarget()).toBe(`${t.url()}?secret=${t.secret()}`);
@@ -223,7 +253,7 @@ describe('test registrations ("listen for test event")', () => {
 		expect(await liveTarget()).toBe('');
 	});
 
-	it("never takes the production webhook away: refused with a message, production left in place", async () => {
+	it('never takes the production webhook away: refused with a message, production left in place', async () => {
 		const production = trigger();
 		await production.activate();
 		const live = await liveTarget();
@@ -272,17 +302,27 @@ describe('test registrations ("listen for test event")', () => {
 
 describe('activation refuses what real deployments would get wrong, before writing anything', () => {
 	it("a queue of another organization: not found, and its webhook is left alone (the service's webhook route ignores the organization)", async () => {
-		await env.client.setWebhook(201, 'https://other-org.example.com/hook', { by: 'carol@example.com' });
+		await env.client.setWebhook(201, 'https://other-org.example.com/hook', {
+			by: 'carol@example.com',
+		});
 		const t = new WebhookTriggerUnderTest({
 			credentials: env.credentials(),
-			parameters: { event: 'taskCompleted', queue: locator(201), options: { replaceExistingWebhook: true } },
+			parameters: {
+				event: 'taskCompleted',
+				queue: locator(201),
+				options: { replaceExistingWebhook: true },
+			},
 		});
 		await expect(t.create()).rejects.toMatchObject({
 			name: 'NodeApiError',
 			message: expect.stringMatching(/^Not found: could not get queue 201\. Check the queue ID/),
 		});
-		expect((await env.client.getQueue(201)).webhook).toEqual({ target: 'https://other-org.example.com/hook' });
-		expect(await webhookRequests()).toEqual([{ method: 'GET', path: '/orgs/1/queues/201', body: null, status: 404 }]);
+		expect((await env.client.getQueue(201)).webhook).toEqual({
+			target: 'https://other-org.example.com/hook',
+		});
+		expect(await webhookRequests()).toEqual([
+			{ method: 'GET', path: '/orgs/1/queues/201', body: null, status: 404 },
+		]);
 		// checkExists reads nothing of a queue it never registered
 		expect(await t.checkExists()).toBe(false);
 		expect(await webhookRequests()).toHaveLength(1);
@@ -305,7 +345,9 @@ describe('activation refuses what real deployments would get wrong, before writi
 
 describe('after a refused activation', () => {
 	it('on a self-hosted 1.0.x server with the standard path noun, the clean-up n8n runs (and retries) says once, at info, that nothing was registered', async () => {
-		const { Logger } = require(require.resolve('@n8n/backend-common', { paths: [require.resolve('n8n-core')] })) as typeof import('@n8n/backend-common');
+		const { Logger } = require(
+			require.resolve('@n8n/backend-common', { paths: [require.resolve('n8n-core')] }),
+		) as typeof import('@n8n/backend-common');
 		const error = jest.spyOn(Logger.prototype, 'error');
 		const info = jest.spyOn(Logger.prototype, 'info');
 		try {
@@ -320,7 +362,11 @@ describe('after a refused activation', () => {
 			expect(error).not.toHaveBeenCalled();
 			const lines = info.mock.calls.map(([message]) => String(message));
 			expect(lines).toHaveLength(2);
-			expect(lines[0]).toMatch(new RegExp(`^Task Queue Trigger: nothing registered on queue ${QUEUE} to remove \\(its webhook could not be read: `));
+			expect(lines[0]).toMatch(
+				new RegExp(
+					`^Task Queue Trigger: nothing registered on queue ${QUEUE} to remove \\(its webhook could not be read: `,
+				),
+			);
 		} finally {
 			error.mockRestore();
 			info.mockRestore();
@@ -331,9 +377,12 @@ describe('after a refused activation', () => {
 
 describe("the trigger's parameters (n8n's non-required-fields-in-collection rule)", () => {
 	it('every top-level field is required, a notice, or a collection of options', () => {
-		const { TaskQueueTrigger } = require('../../../nodes/TaskQueue/TaskQueueTrigger.node') as typeof import('../../../nodes/TaskQueue/TaskQueueTrigger.node');
+		const { TaskQueueTrigger } =
+			require('../../../nodes/TaskQueue/TaskQueueTrigger.node') as typeof import('../../../nodes/TaskQueue/TaskQueueTrigger.node');
 		const loose = new TaskQueueTrigger().description.properties
-			.filter((p) => p.required !== true && !['notice', 'collection', 'fixedCollection'].includes(p.type))
+			.filter(
+				(p) => p.required !== true && !['notice', 'collection', 'fixedCollection'].includes(p.type),
+			)
 			.map((p) => p.name);
 		expect(loose).toEqual([]);
 	});

@@ -32,12 +32,17 @@ beforeEach(async () => {
 function trigger(options: Record<string, unknown> = {}) {
 	return new WebhookTriggerUnderTest({
 		credentials: env.credentials(),
-		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: options as INodeParameters },
+		parameters: {
+			event: 'taskCompleted',
+			queue: locator(QUEUE),
+			options: options as INodeParameters,
+		},
 	});
 }
 
 /** One completion, at the millisecond precision a delivery and the completed list share. */
-const key = (t: { id?: unknown; completed_at?: unknown }) => `${String(t.id)}:${Date.parse(String(t.completed_at))}`;
+const key = (t: { id?: unknown; completed_at?: unknown }) =>
+	`${String(t.id)}:${Date.parse(String(t.completed_at))}`;
 /** The same key as the trigger stores it in static data (`seen`). */
 const storedKey = (t: { id: number; completed_at: string | null }) =>
 	`${t.id}:${new Date(Date.parse(String(t.completed_at))).toISOString().slice(0, 23)}`;
@@ -81,7 +86,11 @@ describe('refused calls start no execution', () => {
 	it.each([
 		['a string', 'hello', 'The body is not a task object'],
 		['an array', [1, 2], 'The body is not a task object'],
-		['a task that is not completed', { status: 'new' }, 'The task\'s status is "new", not "completed"'],
+		[
+			'a task that is not completed',
+			{ status: 'new' },
+			'The task\'s status is "new", not "completed"',
+		],
 	])('400 for %s', async (_label, body, message) => {
 		const { response, result } = await t.deliver({ body, query: { secret: t.secret() as string } });
 		expect(response).toEqual({ statusCode: 400, body: { message }, ended: true });
@@ -99,10 +108,14 @@ describe('refused calls start no execution', () => {
 		expect(t.executions).toBe(0);
 	});
 
-	it("400 for a task of another queue", async () => {
+	it('400 for a task of another queue', async () => {
 		const other = { ...task, queue_id: 102, queue: 'Content Review' };
 		const { response } = await t.deliver({ body: other, query: { secret: t.secret() as string } });
-		expect(response).toEqual({ statusCode: 400, body: { message: 'The task belongs to queue 102, not 101' }, ended: true });
+		expect(response).toEqual({
+			statusCode: 400,
+			body: { message: 'The task belongs to queue 102, not 101' },
+			ended: true,
+		});
 		expect(t.executions).toBe(0);
 	});
 });
@@ -112,7 +125,10 @@ describe('accepted deliveries', () => {
 		const t = trigger();
 		await t.activate();
 		const task = await completeOne();
-		const { items, response, result } = await t.deliver({ body: task, query: { secret: t.secret() as string } });
+		const { items, response, result } = await t.deliver({
+			body: task,
+			query: { secret: t.secret() as string },
+		});
 		expect(items).toEqual([{ json: task }]);
 		// nothing written to static data: n8n answers the service once the execution has started,
 		// as for its own Webhook node ("Workflow was started")
@@ -137,7 +153,11 @@ describe('accepted deliveries', () => {
 			const query = { secret: t.secret() as string };
 			const { response } = await t.deliver({ body: task, query });
 			// the node answers itself, so that n8n saves its static data before the execution starts
-			expect(response).toEqual({ statusCode: 200, body: { message: 'Workflow was started' }, ended: true });
+			expect(response).toEqual({
+				statusCode: 200,
+				body: { message: 'Workflow was started' },
+				ended: true,
+			});
 			expect(t.executions).toBe(1);
 			expect(t.saves).toBe(1);
 			expect(t.state().seen).toEqual([storedKey(task)]);
@@ -156,7 +176,11 @@ describe('accepted deliveries', () => {
 		const query = { secret: t.secret() as string };
 		await t.deliver({ body: task, query });
 		const copy = await t.deliver({ body: task, query });
-		expect(copy.response).toEqual({ statusCode: 200, body: { received: true, ignored: 'duplicate' }, ended: true });
+		expect(copy.response).toEqual({
+			statusCode: 200,
+			body: { received: true, ignored: 'duplicate' },
+			ended: true,
+		});
 		expect(copy.result).toEqual({ noWebhookResponse: true });
 		expect(t.executions).toBe(1);
 		// remembered by this n8n process; static data only where it must outlive it (Catch Up, or
@@ -186,7 +210,11 @@ describe('accepted deliveries', () => {
 		const query = { secret: t.secret() as string };
 		await t.deliver({ body: task, query });
 		const second = await t.deliver({ body: again, query });
-		expect(second.response).toEqual({ statusCode: 200, body: { received: true, ignored: 'recompletion' }, ended: true });
+		expect(second.response).toEqual({
+			statusCode: 200,
+			body: { received: true, ignored: 'recompletion' },
+			ended: true,
+		});
 		expect(t.executions).toBe(1);
 	});
 
@@ -293,7 +321,13 @@ describe('real deliveries from the sandbox', () => {
 			const order = calls.map((c) => c.taskId);
 			expect(t.emitted.map((x) => x.id)).toEqual(order);
 			// Mixed: random drops and duplicates over 30 more completions.
-			await env.client.setFaults({ rules: [{ webhook: 'drop', probability: 0.3 }, { webhook: 'duplicate', probability: 0.3 }], seed: 7 });
+			await env.client.setFaults({
+				rules: [
+					{ webhook: 'drop', probability: 0.3 },
+					{ webhook: 'duplicate', probability: 0.3 },
+				],
+				seed: 7,
+			});
 			await env.client.completeMany(QUEUE, 30, BY);
 			await env.client.clearFaults();
 			const total = (await env.client.webhookCalls()).length;
@@ -325,7 +359,9 @@ describe('real deliveries from the sandbox', () => {
 			}
 			const calls = await env.client.webhookCalls();
 			expect(calls[4].body.completed_at).toMatch(/\.\d{3}Z$/);
-			expect((await env.client.tasks(QUEUE)).find((x) => x.id === calls[4].taskId)?.completed_at).toMatch(/\.\d{6}Z$/);
+			expect(
+				(await env.client.tasks(QUEUE)).find((x) => x.id === calls[4].taskId)?.completed_at,
+			).toMatch(/\.\d{6}Z$/);
 			// 1 delivered, 3 lost and caught up with the next delivery, then 3 more delivered: 8, each once
 			expect(t.emitted.map((x) => x.id)).toEqual(calls.map((c) => c.taskId));
 			expect(t.executions).toBe(5);

@@ -17,7 +17,13 @@ export interface TestEnv {
 		options?: { continueOnFail?: boolean; credentials?: TestCredentialsHelper },
 	): Promise<ActionRun>;
 	/** API requests received since the last reset, without the volatile parts. */
-	requests(): Promise<Array<Pick<RequestLogEntry, 'method' | 'path' | 'query' | 'body' | 'status'> & { authorization: unknown }>>;
+	requests(): Promise<
+		Array<
+			Pick<RequestLogEntry, 'method' | 'path' | 'query' | 'body' | 'status'> & {
+				authorization: unknown;
+			}
+		>
+	>;
 	close(): Promise<void>;
 }
 
@@ -46,7 +52,11 @@ export async function startEnv(): Promise<TestEnv> {
 		run: async (parameters, input = [{}], options = {}) =>
 			await runActionNode({
 				types: { taskQueue: node },
-				node: { type: 'taskQueue', parameters: parameters as INodeParameters, continueOnFail: options.continueOnFail },
+				node: {
+					type: 'taskQueue',
+					parameters: parameters as INodeParameters,
+					continueOnFail: options.continueOnFail,
+				},
 				input,
 				credentials: options.credentials ?? credentials(),
 			}),

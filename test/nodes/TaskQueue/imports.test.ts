@@ -5,7 +5,11 @@ import { dirname, join, relative, resolve } from 'path';
 const ROOT = resolve(__dirname, '../../..');
 const sources = (dir: string): string[] =>
 	readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-		entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+		entry.isDirectory()
+			? sources(join(dir, entry.name))
+			: entry.name.endsWith('.ts')
+				? [join(dir, entry.name)]
+				: [],
 	);
 
 function importsOf(file: string): string[] {
@@ -46,7 +50,12 @@ function cycles(graph: Map<string, Set<string>>): string[][] {
 }
 
 const files = [...sources(join(ROOT, 'nodes')), ...sources(join(ROOT, 'credentials'))];
-const fileGraph = new Map(files.map((file) => [relative(ROOT, file), new Set(importsOf(file).map((t) => relative(ROOT, t)))]));
+const fileGraph = new Map(
+	files.map((file) => [
+		relative(ROOT, file),
+		new Set(importsOf(file).map((t) => relative(ROOT, t))),
+	]),
+);
 
 it('no two files of nodes/ and credentials/ import each other, directly or around a loop', () => {
 	expect(cycles(fileGraph)).toEqual([]);

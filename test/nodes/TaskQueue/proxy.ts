@@ -26,11 +26,26 @@ export async function startProxy(
 		req.on('data', (chunk: Buffer) => chunks.push(chunk));
 		req.on('end', () => {
 			void (async () => {
-				const original = { method: req.method ?? 'GET', url: req.url ?? '/', body: Buffer.concat(chunks).toString('utf8') };
+				const original = {
+					method: req.method ?? 'GET',
+					url: req.url ?? '/',
+					body: Buffer.concat(chunks).toString('utf8'),
+				};
 				const request = (await hook(original)) ?? original;
-				const headers = { ...req.headers, host: upstream.host, 'content-length': String(Buffer.byteLength(request.body)) };
+				const headers = {
+					...req.headers,
+					host: upstream.host,
+					'content-length': String(Buffer.byteLength(request.body)),
+				};
 				const forward = http.request(
-					{ host: upstream.hostname, port: upstream.port, method: request.method, path: request.url, headers, agent },
+					{
+						host: upstream.hostname,
+						port: upstream.port,
+						method: request.method,
+						path: request.url,
+						headers,
+						agent,
+					},
 					(answer) => {
 						res.writeHead(answer.statusCode ?? 502, answer.headers);
 						answer.pipe(res);

@@ -279,7 +279,8 @@ async function saveN8nArtifacts(e: E2EHandle): Promise<void> {
 		const res = await e.n8n.api.get('/executions', {
 			params: { includeData: true, limit: 100, ...(cursor ? { cursor } : {}) },
 		});
-		for (const execution of res.data.data ?? []) record('n8n.execution', withoutTypedParameters(execution));
+		for (const execution of res.data.data ?? [])
+			record('n8n.execution', withoutTypedParameters(execution));
 		cursor = res.data.nextCursor ?? undefined;
 		if (!cursor) break;
 	}

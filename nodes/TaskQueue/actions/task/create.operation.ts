@@ -107,7 +107,11 @@ function invalidData(
  * Reads and checks every item before the first task is created: a bad item stops the run before
  * anything is sent (or, under "Continue", becomes an error item while the others are created).
  */
-export async function prepare(this: IExecuteFunctions, itemCount: number, state: ExecutionState): Promise<void> {
+export async function prepare(
+	this: IExecuteFunctions,
+	itemCount: number,
+	state: ExecutionState,
+): Promise<void> {
 	await prepareTasks.call(this, itemCount, state);
 }
 
@@ -125,15 +129,21 @@ export async function prepareTasks(
 	const items = this.getInputData();
 	const mode = this.getNodeParameter('taskData.mappingMode', 0, 'defineBelow') as string;
 	if (mode !== 'defineBelow' && mode !== 'autoMapInputData') {
-		throw new NodeOperationError(this.getNode(), `Task Data has an unknown mapping mode "${String(mode)}"`, {
-			description: 'Set Task Data to "Map Each Field Below" or "Map Automatically".',
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`Task Data has an unknown mapping mode "${String(mode)}"`,
+			{
+				description: 'Set Task Data to "Map Each Field Below" or "Map Automatically".',
+			},
+		);
 	}
 	const autoMap = mode === 'autoMapInputData';
 	// fields dragged from the input are read from each item; any other mapping is n8n's to resolve
 	const mapping = autoMap
 		? undefined
-		: compileFieldMapping(this.getNodeParameter('taskData.value', 0, null, { rawExpressions: true }));
+		: compileFieldMapping(
+				this.getNodeParameter('taskData.value', 0, null, { rawExpressions: true }),
+			);
 	for (let i = 0; i < itemCount; i++) {
 		let prepared: Prepared;
 		try {
@@ -144,12 +154,19 @@ export async function prepareTasks(
 			} else {
 				input =
 					(mapping && readMappedFields(mapping, items[i].json)) ??
-					(((this.getNodeParameter('taskData', i) as ResourceMapperValue)?.value ?? {}) as IDataObject);
+					(((this.getNodeParameter('taskData', i) as ResourceMapperValue)?.value ??
+						{}) as IDataObject);
 			}
 			const queue = await state.queues.get(this, queueId, i);
 			const { data, problems } = validateTaskData(queue, fill ? fill(input, queue, i) : input);
 			if (problems.length > 0) {
-				throw invalidData.call(this, queue, problems.map((p) => p.message), autoMap, i);
+				throw invalidData.call(
+					this,
+					queue,
+					problems.map((p) => p.message),
+					autoMap,
+					i,
+				);
 			}
 			prepared = { queueId, data };
 		} catch (error) {
@@ -164,16 +181,24 @@ export function concurrency(this: IExecuteFunctions, state: ExecutionState): () 
 	const raw = this.getNodeParameter('options.concurrency', 0, DEFAULT_CONCURRENCY) as unknown;
 	const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
 	if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-		throw new NodeOperationError(this.getNode(), `Max Concurrency must be a whole number of at least 1, not ${JSON.stringify(raw)}`, {
-			description: `Set the Max Concurrency option to the most tasks to create at the same time (1 to ${MAX_CONCURRENCY}), or remove it to use ${DEFAULT_CONCURRENCY}.`,
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`Max Concurrency must be a whole number of at least 1, not ${JSON.stringify(raw)}`,
+			{
+				description: `Set the Max Concurrency option to the most tasks to create at the same time (1 to ${MAX_CONCURRENCY}), or remove it to use ${DEFAULT_CONCURRENCY}.`,
+			},
+		);
 	}
 	const limit = new AdaptiveConcurrency(Math.min(MAX_CONCURRENCY, value));
 	state.concurrency = limit;
 	return () => limit.limit;
 }
 
-export async function execute(this: IExecuteFunctions, itemIndex: number, state: ExecutionState): Promise<IDataObject> {
+export async function execute(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	state: ExecutionState,
+): Promise<IDataObject> {
 	const prepared = state.prepared[itemIndex] as Prepared;
 	if ('error' in prepared) throw asNodeError(this.getNode(), prepared.error, itemIndex);
 	const { response, action } = await createTask.call(

@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { queueLocator } from '../../helpers/descriptions';
@@ -9,13 +14,24 @@ import { announceRun } from '../../waiting/announce';
 import { keepRunMemory, runToken, waitingItems } from '../../waiting/memory';
 import { limitWaitTimeOption } from '../../waiting/descriptions';
 import { readWaitSettings, type WaitSettings } from '../../waiting/settings';
-import { assertCanSign, checkEngineCanResume, checkFields, checkResumeFieldTakesAddress, checkTriggerRoutesBack, reviewMessage, waitTill } from '../../waiting/setup';
+import {
+	assertCanSign,
+	checkEngineCanResume,
+	checkFields,
+	checkResumeFieldTakesAddress,
+	checkTriggerRoutesBack,
+	reviewMessage,
+	waitTill,
+} from '../../waiting/setup';
 import type { ExecutionState } from '../node.type';
 import type { Prepared, PreparedTask } from './create.operation';
 import * as create from './create.operation';
 
 const properties: INodeProperties[] = [
-	{ ...queueLocator, description: 'The queue to add the tasks to (one queue for all items of a run)' },
+	{
+		...queueLocator,
+		description: 'The queue to add the tasks to (one queue for all items of a run)',
+	},
 	{
 		displayName:
 			'People\'s answers come back through the queue\'s Task Queue Trigger: Route Back below shows whether one is active (checked each time the node opens). With the trigger in this workflow, "Execute workflow" listens for the trigger\'s test event: run this node with its own "Execute step", or call the workflow\'s production URL. <a href="https://github.com/task-queue/n8n-nodes-task-queue?tab=readme-ov-file#waiting-for-a-person" target="_blank">How waiting works</a>',
@@ -27,7 +43,10 @@ const properties: INodeProperties[] = [
 		displayName: 'Route Back Name or ID',
 		name: 'routeBackState',
 		type: 'options',
-		typeOptions: { loadOptionsMethod: 'getRouteBackState', loadOptionsDependsOn: ['queue.value', 'options.routeBack'] },
+		typeOptions: {
+			loadOptionsMethod: 'getRouteBackState',
+			loadOptionsDependsOn: ['queue.value', 'options.routeBack'],
+		},
 		default: '',
 		description:
 			'Whether people\'s answers come back to this n8n, checked each time the node opens or its queue changes; informational, the node checks again before it creates anything. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
@@ -45,11 +64,15 @@ const properties: INodeProperties[] = [
 	{
 		...create.taskDataField,
 		displayName: 'Values to Send',
-		description: "The inputs a person works from, loaded from the queue's configuration. The fields people fill in are not sent: their values come back in the answer.",
+		description:
+			"The inputs a person works from, loaded from the queue's configuration. The fields people fill in are not sent: their values come back in the answer.",
 		typeOptions: {
 			...create.taskDataField.typeOptions,
 			loadOptionsDependsOn: ['queue.value', 'resumeField'],
-			resourceMapper: { ...create.taskDataField.typeOptions?.resourceMapper, resourceMapperMethod: 'getWaitTaskFields' } as NonNullable<INodeProperties['typeOptions']>['resourceMapper'],
+			resourceMapper: {
+				...create.taskDataField.typeOptions?.resourceMapper,
+				resourceMapperMethod: 'getWaitTaskFields',
+			} as NonNullable<INodeProperties['typeOptions']>['resourceMapper'],
 		},
 	},
 	{
@@ -60,12 +83,14 @@ const properties: INodeProperties[] = [
 			{
 				name: 'All Tasks Are Completed',
 				value: 'all',
-				description: 'Resume once, with one item per task, when people have completed every task of this run',
+				description:
+					'Resume once, with one item per task, when people have completed every task of this run',
 			},
 			{
 				name: 'The First Task Is Completed',
 				value: 'first',
-				description: 'Resume at the first completion, with the tasks completed by then; the others stay in the queue',
+				description:
+					'Resume at the first completion, with the tasks completed by then; the others stay in the queue',
 			},
 		],
 		default: 'all',
@@ -78,7 +103,8 @@ const properties: INodeProperties[] = [
 			{
 				name: 'Approval',
 				value: 'approval',
-				description: "The output says whether the person approved (an option of a selection field) and carries their feedback",
+				description:
+					'The output says whether the person approved (an option of a selection field) and carries their feedback',
 			},
 			{
 				name: 'Task Values',
@@ -103,7 +129,10 @@ const properties: INodeProperties[] = [
 		displayName: 'Approve Option Name or ID',
 		name: 'approveOption',
 		type: 'options',
-		typeOptions: { loadOptionsMethod: 'getApprovalChoices', loadOptionsDependsOn: ['queue.value', 'approvalField'] },
+		typeOptions: {
+			loadOptionsMethod: 'getApprovalChoices',
+			loadOptionsDependsOn: ['queue.value', 'approvalField'],
+		},
 		default: '',
 		required: true,
 		displayOptions: { show: { responseType: ['approval'] } },
@@ -145,12 +174,14 @@ const properties: INodeProperties[] = [
 					{
 						name: 'Task Queue Trigger (Checked)',
 						value: 'trigger',
-						description: "An active Task Queue Trigger on this queue; the node checks the queue's webhook before it creates anything",
+						description:
+							"An active Task Queue Trigger on this queue; the node checks the queue's webhook before it creates anything",
 					},
 					{
 						name: 'Task Queue Poll Trigger',
 						value: 'pollTrigger',
-						description: 'An active Task Queue Poll Trigger on this queue (for an n8n the service cannot reach); the node cannot check it',
+						description:
+							'An active Task Queue Poll Trigger on this queue (for an n8n the service cannot reach); the node cannot check it',
 					},
 				],
 				default: 'trigger',
@@ -185,7 +216,11 @@ const waitStates = new WeakMap<ExecutionState, WaitState>();
  * Everything is checked before the first task is created: the parameters, one queue for the run,
  * its fields, that completions come back to this n8n, the wait limit, every item's data.
  */
-export async function prepare(this: IExecuteFunctions, itemCount: number, state: ExecutionState): Promise<void> {
+export async function prepare(
+	this: IExecuteFunctions,
+	itemCount: number,
+	state: ExecutionState,
+): Promise<void> {
 	assertCanSign(this);
 	checkEngineCanResume.call(this);
 	const settings = readWaitSettings(this);
@@ -194,17 +229,25 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 	for (let i = 1; i < itemCount; i++) {
 		const other = getQueueId.call(this, i);
 		if (other !== queueId) {
-			throw new NodeOperationError(this.getNode(), `Create and Wait sends all items of a run to one queue: item ${i} names queue ${other}, item 0 queue ${queueId}`, {
-				itemIndex: i,
-				description: 'Set Queue to one queue (not an expression that differs per item), or split the items by queue before this node.',
-			});
+			throw new NodeOperationError(
+				this.getNode(),
+				`Create and Wait sends all items of a run to one queue: item ${i} names queue ${other}, item 0 queue ${queueId}`,
+				{
+					itemIndex: i,
+					description:
+						'Set Queue to one queue (not an expression that differs per item), or split the items by queue before this node.',
+				},
+			);
 		}
 	}
 	const queue = await state.queues.get(this, queueId, 0);
 	checkFields.call(this, queue, settings);
 	const waitingBase = waitingBaseUrl(this);
 	checkResumeFieldTakesAddress.call(this, queue, settings, waitingBase);
-	const triggerUrl = settings.routeBack === 'trigger' ? await checkTriggerRoutesBack.call(this, queueId, waitingBase) : undefined;
+	const triggerUrl =
+		settings.routeBack === 'trigger'
+			? await checkTriggerRoutesBack.call(this, queueId, waitingBase)
+			: undefined;
 	const placeholder = 'https://resume.example/resume';
 	await create.prepareTasks.call(this, itemCount, state, (input, _queue, itemIndex) => {
 		const filled: IDataObject = { ...input, [settings.resumeField]: placeholder };
@@ -216,25 +259,40 @@ export async function prepare(this: IExecuteFunctions, itemCount: number, state:
 	});
 	const waitedFor = (state.prepared as Prepared[]).filter((p) => !('error' in p)).length;
 	requireSignedCalls(this);
-	waitStates.set(state, { settings, queueId, queueName: queue.name, triggerUrl, waitedFor, waitTill: until, createdAt: Math.floor(Date.now() / 1000) });
+	waitStates.set(state, {
+		settings,
+		queueId,
+		queueName: queue.name,
+		triggerUrl,
+		waitedFor,
+		waitTill: until,
+		createdAt: Math.floor(Date.now() / 1000),
+	});
 }
 
 export const concurrency = create.concurrency;
 
-export async function execute(this: IExecuteFunctions, itemIndex: number, state: ExecutionState): Promise<IDataObject> {
+export async function execute(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	state: ExecutionState,
+): Promise<IDataObject> {
 	const wait = waitStates.get(state) as WaitState;
 	const prepared = state.prepared[itemIndex] as Prepared;
 	if (!('error' in prepared)) {
 		const task = prepared as PreparedTask;
 		task.data = {
 			...task.data,
-			[wait.settings.resumeField]: signedResumeUrl(this, resumeAddressQuery({
-				item: itemIndex,
-				count: wait.waitedFor,
-				inputs: this.getInputData().length,
-				queueId: wait.queueId,
-				createdAt: wait.createdAt,
-			})),
+			[wait.settings.resumeField]: signedResumeUrl(
+				this,
+				resumeAddressQuery({
+					item: itemIndex,
+					count: wait.waitedFor,
+					inputs: this.getInputData().length,
+					queueId: wait.queueId,
+					createdAt: wait.createdAt,
+				}),
+			),
 		};
 	}
 	return await create.execute.call(this, itemIndex, state);
@@ -252,7 +310,11 @@ export async function finish(
 ): Promise<INodeExecutionData[][]> {
 	const wait = waitStates.get(state) as WaitState;
 	const refusedBeforeSending = (i: number) => 'error' in (state.prepared[i] as Prepared);
-	const failedToCreate = results.some((items, i) => !refusedBeforeSending(i) && items.some((item) => item.json.error !== undefined && item.json.id === undefined));
+	const failedToCreate = results.some(
+		(items, i) =>
+			!refusedBeforeSending(i) &&
+			items.some((item) => item.json.error !== undefined && item.json.id === undefined),
+	);
 	if (wait.waitedFor === 0 || failedToCreate) {
 		this.logger.warn(
 			`Task Queue: Create and Wait does not wait: ${wait.waitedFor === 0 ? 'no item could be sent' : 'a task could not be created'} (queue ${wait.queueId})`,
@@ -261,12 +323,38 @@ export async function finish(
 	}
 	await this.putExecutionToWait(wait.waitTill);
 	// what the run remembers (each item's task), and what the editor shows while it waits
-	const items = waitingItems(results, { node: this.getNode().name, queueId: wait.queueId, queueName: wait.queueName, of: wait.waitedFor });
-	keepRunMemory(this, runToken({ createdAt: wait.createdAt, count: wait.waitedFor, inputs: items.length }), items);
-	const sent = items.findIndex((item) => item.json.wait && (item.json.wait as IDataObject).outcome === 'waiting');
+	const items = waitingItems(results, {
+		node: this.getNode().name,
+		queueId: wait.queueId,
+		queueName: wait.queueName,
+		of: wait.waitedFor,
+	});
+	keepRunMemory(
+		this,
+		runToken({ createdAt: wait.createdAt, count: wait.waitedFor, inputs: items.length }),
+		items,
+	);
+	const sent = items.findIndex(
+		(item) => item.json.wait && (item.json.wait as IDataObject).outcome === 'waiting',
+	);
 	if (wait.triggerUrl && sent >= 0) {
-		const address = signedResumeUrl(this, resumeAddressQuery({ item: sent, count: wait.waitedFor, inputs: items.length, queueId: wait.queueId, createdAt: wait.createdAt }));
-		await announceRun.call(this, wait.triggerUrl, wait.queueId, address, items.flatMap((item) => (typeof item.json.id === 'number' ? [item.json.id] : [])));
+		const address = signedResumeUrl(
+			this,
+			resumeAddressQuery({
+				item: sent,
+				count: wait.waitedFor,
+				inputs: items.length,
+				queueId: wait.queueId,
+				createdAt: wait.createdAt,
+			}),
+		);
+		await announceRun.call(
+			this,
+			wait.triggerUrl,
+			wait.queueId,
+			address,
+			items.flatMap((item) => (typeof item.json.id === 'number' ? [item.json.id] : [])),
+		);
 	}
 	return [items];
 }

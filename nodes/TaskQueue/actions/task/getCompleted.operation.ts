@@ -45,12 +45,21 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const limit = getLimit.call(this, itemIndex, 'completed tasks');
 	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 	const after = parseDateParameter.call(this, filters.completedAfter, 'Completed After', itemIndex);
-	const before = parseDateParameter.call(this, filters.completedBefore, 'Completed Before', itemIndex);
+	const before = parseDateParameter.call(
+		this,
+		filters.completedBefore,
+		'Completed Before',
+		itemIndex,
+	);
 	if (after && before && after.toMillis() >= before.toMillis()) {
-		throw new NodeOperationError(this.getNode(), 'Completed After must be earlier than Completed Before', {
-			itemIndex,
-			description: 'Swap the two dates, or remove one of the filters.',
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			'Completed After must be earlier than Completed Before',
+			{
+				itemIndex,
+				description: 'Swap the two dates, or remove one of the filters.',
+			},
+		);
 	}
 	const tasks = await readCompletedTasks.call(this, queueId, {
 		limit,

@@ -10,7 +10,11 @@ export { create, createAndWait, getCompleted };
 // Create and Wait's value is n8n's SEND_AND_WAIT_OPERATION: n8n 2.x checks the signature of a resume
 // call by itself only for a node whose operation is sendAndWait, and generates the node's AI review
 // tool variant only for such an operation.
-export const operations = { create, getCompleted, sendAndWait: createAndWait } satisfies OperationsOf<'task'>;
+export const operations = {
+	create,
+	getCompleted,
+	sendAndWait: createAndWait,
+} satisfies OperationsOf<'task'>;
 
 export const description: INodeProperties[] = [
 	{
@@ -24,7 +28,7 @@ export const description: INodeProperties[] = [
 				name: 'Create',
 				value: 'create',
 				description:
-					"Create a task for a person to work on in a queue; its fields follow the queue's configuration. Returns the new task with its ID and status \"new\".",
+					'Create a task for a person to work on in a queue; its fields follow the queue\'s configuration. Returns the new task with its ID and status "new".',
 				action: 'Create a task',
 			},
 			{

@@ -6,7 +6,9 @@ import { getQueueId } from '../../helpers/queue';
 import { getQueue, getWebhookTarget } from '../../transport/endpoints';
 import { maskSecret } from '../../helpers/webhookTarget';
 
-const properties: INodeProperties[] = [{ ...queueLocator, description: 'The queue whose webhook to get' }];
+const properties: INodeProperties[] = [
+	{ ...queueLocator, description: 'The queue whose webhook to get' },
+];
 
 export const description = updateDisplayOptions(
 	{ show: { resource: ['webhook'], operation: ['get'] } },

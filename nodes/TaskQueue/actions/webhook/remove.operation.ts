@@ -7,7 +7,9 @@ import { getQueueId } from '../../helpers/queue';
 import { isMalformedAnswer } from '../../transport/errors';
 import { getQueue, getWebhookTarget, setWebhookTarget } from '../../transport/endpoints';
 
-const properties: INodeProperties[] = [{ ...queueLocator, description: 'The queue whose webhook to remove' }];
+const properties: INodeProperties[] = [
+	{ ...queueLocator, description: 'The queue whose webhook to remove' },
+];
 
 export const description = updateDisplayOptions(
 	{ show: { resource: ['webhook'], operation: ['remove'] } },
@@ -27,7 +29,10 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		try {
 			await setWebhookTarget.call(this, queueId, '', itemIndex);
 		} catch (error) {
-			if (!isMalformedAnswer(error) || (await getWebhookTarget.call(this, queueId, itemIndex)) !== null) {
+			if (
+				!isMalformedAnswer(error) ||
+				(await getWebhookTarget.call(this, queueId, itemIndex)) !== null
+			) {
 				throw asNodeError(this.getNode(), error, itemIndex);
 			}
 		}

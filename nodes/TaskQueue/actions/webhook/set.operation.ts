@@ -17,7 +17,7 @@ const properties: INodeProperties[] = [
 		required: true,
 		placeholder: 'e.g. https://example.com/hooks/task-completed',
 		description:
-			'The address that receives a POST with the task each time a task of the queue is completed. A queue has one webhook: this replaces any set before, including one set in the service\'s web page or used by a Task Queue Trigger.',
+			"The address that receives a POST with the task each time a task of the queue is completed. A queue has one webhook: this replaces any set before, including one set in the service's web page or used by a Task Queue Trigger.",
 	},
 ];
 

@@ -1,7 +1,13 @@
 import type { INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
 import type { Cursor } from '../../helpers/completions';
-import { advanceCursor, collectAfter, completionKey, timeKey, toItem } from '../../helpers/completions';
+import {
+	advanceCursor,
+	collectAfter,
+	completionKey,
+	timeKey,
+	toItem,
+} from '../../helpers/completions';
 import { pollBudgetMs } from '../../runtime/n8nInternals';
 import { rememberedMap, rememberedSet } from '../../runtime/processMemory';
 import type { CompletedTask } from '../../transport/schemas';
@@ -38,27 +44,43 @@ export function noteDelivered(task: CompletedTask, outcome: Outcome | undefined)
 }
 
 /** One round: returns the completions to emit (delivered here earlier, then taken by no execution). */
-export async function checkLostCompletions(this: IPollFunctions, queueId: number, dataOnly: boolean): Promise<INodeExecutionData[][] | null> {
+export async function checkLostCompletions(
+	this: IPollFunctions,
+	queueId: number,
+	dataOnly: boolean,
+): Promise<INodeExecutionData[][] | null> {
 	const scope = `${this.getWorkflow().id}:${this.getNode().id}:${queueId}`;
-	const cursor = cursors.get(scope) ?? { at: new Date(Date.now() - FIRST_ROUND_LOOKBACK_MS).toISOString().slice(0, 23), ids: [] };
+	const cursor = cursors.get(scope) ?? {
+		at: new Date(Date.now() - FIRST_ROUND_LOOKBACK_MS).toISOString().slice(0, 23),
+		ids: [],
+	};
 	const budget = pollBudgetMs(this);
-	const deadline = Date.now() + Math.min(ROUND_BUDGET_MS, budget && budget > 0 ? budget * 0.8 : ROUND_BUDGET_MS);
+	const deadline =
+		Date.now() + Math.min(ROUND_BUDGET_MS, budget && budget > 0 ? budget * 0.8 : ROUND_BUDGET_MS);
 	let collected: Awaited<ReturnType<typeof collectAfter>>;
 	try {
 		collected = await collectAfter.call(this, queueId, cursor, { deadline, nextLimit: 1000 });
 	} catch (error) {
 		// the service failed: the next round reads from the same point
-		this.logger.warn(`Task Queue Trigger: could not check queue ${queueId} for lost completions (${(error as Error).message}); the next check tries again`);
+		this.logger.warn(
+			`Task Queue Trigger: could not check queue ${queueId} for lost completions (${(error as Error).message}); the next check tries again`,
+		);
 		return null;
 	}
 	if (!collected.complete) {
-		this.logger.warn(`Task Queue Trigger: the check for lost completions of queue ${queueId} could not read all completions since its last round (${collected.requests} pages); the next round goes on`);
+		this.logger.warn(
+			`Task Queue Trigger: the check for lost completions of queue ${queueId} could not read all completions since its last round (${collected.requests} pages); the next round goes on`,
+		);
 		return null;
 	}
 	cursors.set(scope, advanceCursor(cursor, collected.tasks) ?? cursor);
 	const fresh = collected.tasks.filter((task) => !settledHere.has(completionKey(task)));
-	const again = [...owedHere.values(), ...retryHere.values()].filter((task) => task.queue_id === queueId);
-	const tasks = [...new Map([...fresh, ...again].map((task) => [completionKey(task), task])).values()];
+	const again = [...owedHere.values(), ...retryHere.values()].filter(
+		(task) => task.queue_id === queueId,
+	);
+	const tasks = [
+		...new Map([...fresh, ...again].map((task) => [completionKey(task), task])).values(),
+	];
 	if (tasks.length === 0) return null;
 	const outcomes = await forwardToWaiting.call(this, tasks, { retries: false });
 	const emit: CompletedTask[] = [];

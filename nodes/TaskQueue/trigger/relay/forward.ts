@@ -7,7 +7,14 @@ import { withoutTheKey } from '../../transport';
 import { CREDENTIAL_TYPE } from '../../transport/types';
 import type { CompletedTask } from '../../transport/schemas';
 import type { Outcome, ReceivedAnswer } from '../../waiting/messages';
-import { findResumeAddress, forwardCall, mayCarryAddress, parseResumeAddress, readForwardAnswer, runTasksOf } from '../../waiting/messages';
+import {
+	findResumeAddress,
+	forwardCall,
+	mayCarryAddress,
+	parseResumeAddress,
+	readForwardAnswer,
+	runTasksOf,
+} from '../../waiting/messages';
 import { afterTheRun, forgetTask, rememberRun, runOf } from './knownRuns';
 
 // Forwarding: the triggers pass each completion that carries the resume address of an execution of
@@ -49,12 +56,24 @@ interface Lane {
 
 const lanes = new Map<string, Lane>();
 
-async function call(this: TriggerContext, url: string, tasks: CompletedTask[]): Promise<ReceivedAnswer> {
+async function call(
+	this: TriggerContext,
+	url: string,
+	tasks: CompletedTask[],
+): Promise<ReceivedAnswer> {
 	try {
 		const response = (await this.helpers.httpRequestWithAuthentication.call(
 			this,
 			CREDENTIAL_TYPE,
-			{ method: 'POST', url, body: forwardCall(tasks), json: true, returnFullResponse: true, ignoreHttpStatusErrors: true, timeout: 60_000 },
+			{
+				method: 'POST',
+				url,
+				body: forwardCall(tasks),
+				json: true,
+				returnFullResponse: true,
+				ignoreHttpStatusErrors: true,
+				timeout: 60_000,
+			},
 			withoutTheKey(),
 		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
 		const html = String(response.headers?.['content-type'] ?? '').startsWith('text/html');
@@ -64,12 +83,20 @@ async function call(this: TriggerContext, url: string, tasks: CompletedTask[]): 
 	}
 }
 
-function settleAll(this: TriggerContext, lane: Lane, waiters: Waiter[], outcomes: Map<number, Outcome>, why: string): void {
+function settleAll(
+	this: TriggerContext,
+	lane: Lane,
+	waiters: Waiter[],
+	outcomes: Map<number, Outcome>,
+	why: string,
+): void {
 	for (const waiter of waiters) {
 		const outcome = outcomes.get(waiter.task.id) ?? 'unsettled';
 		if (outcome === 'other' || outcome === 'finished') {
 			const emitted = outcome === 'other' ? '; emitted as an ordinary completion' : '';
-			this.logger.info(`Task Queue: completion of task ${waiter.task.id} not taken by execution ${lane.executionId}: ${why}${emitted}`);
+			this.logger.info(
+				`Task Queue: completion of task ${waiter.task.id} not taken by execution ${lane.executionId}: ${why}${emitted}`,
+			);
 		}
 		waiter.settle(outcome);
 	}
@@ -84,7 +111,13 @@ async function drain(this: TriggerContext, key: string, lane: Lane): Promise<voi
 			if (!url) {
 				// every address these completions carry was refused by n8n: not the execution's to take
 				lane.waiting.clear();
-				settleAll.call(this, lane, waiters, new Map(waiters.map((w) => [w.task.id, 'other'])), 'n8n refused the call (HTTP 401: an address altered by hand)');
+				settleAll.call(
+					this,
+					lane,
+					waiters,
+					new Map(waiters.map((w) => [w.task.id, 'other'])),
+					'n8n refused the call (HTTP 401: an address altered by hand)',
+				);
 				continue;
 			}
 			const tasks = waiters.map((w) => w.task);
@@ -104,7 +137,9 @@ async function drain(this: TriggerContext, key: string, lane: Lane): Promise<voi
 					settleAll.call(this, lane, waiters, new Map(), '');
 					continue;
 				}
-				this.logger.info(`Task Queue: completion of task ${tasks.map((t) => t.id).join(', ')} not taken by execution ${lane.executionId} yet; trying again`);
+				this.logger.info(
+					`Task Queue: completion of task ${tasks.map((t) => t.id).join(', ')} not taken by execution ${lane.executionId} yet; trying again`,
+				);
 				await sleep(FORWARD_RETRY_DELAYS_MS[attempt++]);
 				continue;
 			}
@@ -116,8 +151,12 @@ async function drain(this: TriggerContext, key: string, lane: Lane): Promise<voi
 			if (runTasks) rememberRun(url, key, runTasks);
 			for (const [id, outcome] of reading.outcomes) {
 				// a finished run this process knows: its own tasks are not emitted, others are
-				const known = outcome === 'finished' || (outcome === 'taken' && reading.resumed) ? afterTheRun(key, id) : undefined;
-				if (known === 'other' || (known !== undefined && outcome === 'finished')) reading.outcomes.set(id, known);
+				const known =
+					outcome === 'finished' || (outcome === 'taken' && reading.resumed)
+						? afterTheRun(key, id)
+						: undefined;
+				if (known === 'other' || (known !== undefined && outcome === 'finished'))
+					reading.outcomes.set(id, known);
 			}
 			settleAll.call(this, lane, waiters, reading.outcomes, reading.why);
 		}
@@ -147,13 +186,20 @@ export async function forwardToWaiting(
 	for (const task of tasks) {
 		// the run that created the task, when this process knows it; else the address the task carries
 		const known = byId(task);
-		const address = known ? parseResumeAddress(known.url, waitingBase) : findResumeAddress(task.data, waitingBase);
+		const address = known
+			? parseResumeAddress(known.url, waitingBase)
+			: findResumeAddress(task.data, waitingBase);
 		if (!address || address.queueId !== task.queue_id) continue;
 		const execution = `${address.executionId}/${address.nodeId}`;
 		if (known) routedById.set(completionKey(task), { task, execution });
 		let lane = lanes.get(execution);
 		if (!lane) {
-			lane = { executionId: address.executionId, waiting: new Map(), retries: false, refused: new Set() };
+			lane = {
+				executionId: address.executionId,
+				waiting: new Map(),
+				retries: false,
+				refused: new Set(),
+			};
 			lanes.set(execution, lane);
 			started.push([execution, lane]);
 		}
@@ -189,7 +235,11 @@ export async function forwardToWaiting(
 		return own !== undefined && `${own.executionId}/${own.nodeId}` !== execution;
 	});
 	if (misrouted.length > 0) {
-		const again = await forwardToWaiting.call(this, misrouted.map(([, { task }]) => task), { ...options, byAddressOnly: true });
+		const again = await forwardToWaiting.call(
+			this,
+			misrouted.map(([, { task }]) => task),
+			{ ...options, byAddressOnly: true },
+		);
 		for (const [key, outcome] of again) outcomes.set(key, outcome);
 	}
 	return outcomes;

@@ -38,8 +38,16 @@ describe('block kinds to n8n field types', () => {
 	});
 
 	test('inputs are read_only blocks and media, NER and bounding-box blocks', () => {
-		expect(blocksOf(101).filter(isInputBlock).map((b) => b.id)).toEqual(['customer_message', 'order_total', 'receipt']);
-		expect(blocksOf(103).filter(isInputBlock).map((b) => b.id)).toEqual(['sentence', 'photo', 'transcript']);
+		expect(
+			blocksOf(101)
+				.filter(isInputBlock)
+				.map((b) => b.id),
+		).toEqual(['customer_message', 'order_total', 'receipt']);
+		expect(
+			blocksOf(103)
+				.filter(isInputBlock)
+				.map((b) => b.id),
+		).toEqual(['sentence', 'photo', 'transcript']);
 	});
 
 	test('inputs come first, each group in the queue order', () => {
@@ -104,11 +112,21 @@ describe('URL and date rules', () => {
 describe('validateTaskData', () => {
 	test('converts what is safe: numeric text, option names, true/false text', () => {
 		expect(
-			validateTaskData(refunds, { customer_message: 'Broken', order_total: '89.90', decision: 'Reject' }),
-		).toEqual({ data: { customer_message: 'Broken', order_total: 89.9, decision: 'reject' }, problems: [] });
+			validateTaskData(refunds, {
+				customer_message: 'Broken',
+				order_total: '89.90',
+				decision: 'Reject',
+			}),
+		).toEqual({
+			data: { customer_message: 'Broken', order_total: 89.9, decision: 'reject' },
+			problems: [],
+		});
 		expect(
-			validateTaskData(content, { approved: 'TRUE', topics: ['Technology', 'news', 'Technology'], word_count: 3 })
-				.data,
+			validateTaskData(content, {
+				approved: 'TRUE',
+				topics: ['Technology', 'news', 'Technology'],
+				word_count: 3,
+			}).data,
 		).toEqual({ approved: true, topics: ['tech', 'news'], word_count: 3, tags: [] });
 		expect(validateTaskData(content, { approved: false, topics: 'News, sports' }).data).toEqual({
 			approved: false,
@@ -119,7 +137,12 @@ describe('validateTaskData', () => {
 
 	test('empty values are left out', () => {
 		expect(
-			validateTaskData(refunds, { customer_message: 'x', note: '', receipt: null, decision: 'approve' }).data,
+			validateTaskData(refunds, {
+				customer_message: 'x',
+				note: '',
+				receipt: null,
+				decision: 'approve',
+			}).data,
 		).toEqual({ customer_message: 'x', decision: 'approve' });
 	});
 
@@ -132,8 +155,14 @@ describe('validateTaskData', () => {
 			color: 'red',
 		});
 		expect(problems).toEqual([
-			{ field: 'customer_message', message: 'Customer message (customer_message): expected a text, got an object' },
-			{ field: 'order_total', message: 'Order total (order_total): expected a number, got "ninety"' },
+			{
+				field: 'customer_message',
+				message: 'Customer message (customer_message): expected a text, got an object',
+			},
+			{
+				field: 'order_total',
+				message: 'Order total (order_total): expected a number, got "ninety"',
+			},
 			{ field: 'receipt', message: 'Receipt (receipt): expected a URL, got number 42' },
 			{
 				field: 'decision',
@@ -154,26 +183,41 @@ describe('validateTaskData', () => {
 			{ field: 'ticket', message: 'Ticket (ticket) is required' },
 			{ field: 'photo', message: 'Photo (photo) is required' },
 		]);
-		expect(validateTaskData(intake, { ticket: 'T-1', photo: 'https://example.com/p.png' }).problems).toEqual([]);
+		expect(
+			validateTaskData(intake, { ticket: 'T-1', photo: 'https://example.com/p.png' }).problems,
+		).toEqual([]);
 		expect(validateTaskData(refunds, { customer_message: 'x' }).problems).toEqual([]);
 		expect(validateTaskData(labeling, { sentence: 'Ada', photo: PHOTO }).problems).toEqual([]);
-		expect(blockToField({ id: 'ticket', name: 'Ticket', type: 'text', text: { read_only: true, is_required: true } }).required).toBe(true);
+		expect(
+			blockToField({
+				id: 'ticket',
+				name: 'Ticket',
+				type: 'text',
+				text: { read_only: true, is_required: true },
+			}).required,
+		).toBe(true);
 	});
 
 	test('no value at all', () => {
-		expect(validateTaskData(compileQueue(1, 'Q', [{ id: 'a', name: 'A', type: 'text', text: {} }]), {}).problems).toEqual([
+		expect(
+			validateTaskData(compileQueue(1, 'Q', [{ id: 'a', name: 'A', type: 'text', text: {} }]), {})
+				.problems,
+		).toEqual([
 			{ field: 'data', message: 'no field has a value (the service refuses a task without data)' },
 		]);
 	});
 
 	test('the values that crash the service (HTML 500) are refused: a non-string image, a non-number in a number list', () => {
-		expect(validateTaskData(refunds, { decision: 'approve', receipt: { url: 'x' } }).problems[0].message).toBe(
-			'Receipt (receipt): expected a URL, got an object',
-		);
-		expect(validateTaskData(labeling, { sentiment: 'neutral', photo: PHOTO, scores: [1, 'two', 3] }).problems[0].message).toBe(
-			'Scores (scores): entry 2: expected a number, got "two"',
-		);
-		expect(validateTaskData(labeling, { sentiment: 'neutral', photo: PHOTO, scores: '[1, "2.5"]' }).data).toEqual({
+		expect(
+			validateTaskData(refunds, { decision: 'approve', receipt: { url: 'x' } }).problems[0].message,
+		).toBe('Receipt (receipt): expected a URL, got an object');
+		expect(
+			validateTaskData(labeling, { sentiment: 'neutral', photo: PHOTO, scores: [1, 'two', 3] })
+				.problems[0].message,
+		).toBe('Scores (scores): entry 2: expected a number, got "two"');
+		expect(
+			validateTaskData(labeling, { sentiment: 'neutral', photo: PHOTO, scores: '[1, "2.5"]' }).data,
+		).toEqual({
 			sentiment: 'neutral',
 			photo: PHOTO,
 			scores: [1, 2.5],
@@ -218,7 +262,10 @@ describe('validateTaskData', () => {
 			'Publish on (publish_on): expected a date such as 2024-06-01 or 2024-06-01T10:30:00, got "01/06/2024"',
 			'Author email (author_email): "not-an-email" is not an email address',
 		]);
-		expect(validateTaskData(content, { approved: true, publish_on: new Date('2024-06-01T10:00:00Z') }).data).toEqual({
+		expect(
+			validateTaskData(content, { approved: true, publish_on: new Date('2024-06-01T10:00:00Z') })
+				.data,
+		).toEqual({
 			approved: true,
 			publish_on: '2024-06-01T10:00:00.000Z',
 			tags: [],
@@ -227,14 +274,32 @@ describe('validateTaskData', () => {
 
 	test('form sequences: sub-fields checked, unknown sub-fields named with their path', () => {
 		expect(
-			validateTaskData(labeling, { sentiment: 'positive', photo: PHOTO, address: { street: 'Main St 1', city: 'Springfield' } }).data,
-		).toMatchObject({ sentiment: 'positive', address: { street: 'Main St 1', city: 'Springfield' } });
+			validateTaskData(labeling, {
+				sentiment: 'positive',
+				photo: PHOTO,
+				address: { street: 'Main St 1', city: 'Springfield' },
+			}).data,
+		).toMatchObject({
+			sentiment: 'positive',
+			address: { street: 'Main St 1', city: 'Springfield' },
+		});
 		expect(
-			validateTaskData(labeling, { sentiment: 'positive', photo: PHOTO, address: '{"street": 5, "country": "X"}' }).problems,
-		).toEqual([{ field: 'address.country', message: '"address.country" is not a field of this queue' }]);
+			validateTaskData(labeling, {
+				sentiment: 'positive',
+				photo: PHOTO,
+				address: '{"street": 5, "country": "X"}',
+			}).problems,
+		).toEqual([
+			{ field: 'address.country', message: '"address.country" is not a field of this queue' },
+		]);
 		// real deployments list the sub-blocks under `form_sequence.data`
 		const form = compileQueue(9, 'Form', [
-			{ id: 'f', name: 'F', type: 'form_sequence', form_sequence: { data: [{ id: 'n', name: 'N', type: 'number', number: {} }] } },
+			{
+				id: 'f',
+				name: 'F',
+				type: 'form_sequence',
+				form_sequence: { data: [{ id: 'n', name: 'N', type: 'number', number: {} }] },
+			},
 		]);
 		expect(validateTaskData(form, { f: { n: 'x', m: 1 } }).problems).toEqual([
 			{ field: 'f.n', message: 'F › N (n): expected a number, got "x"' },
@@ -243,13 +308,24 @@ describe('validateTaskData', () => {
 	});
 
 	test('named entities and bounding boxes', () => {
-		const ner = { text: 'Ada Lovelace worked in London.', entities: [{ start: 0, end: 12, category: 'PERSON' }] };
-		const photo = { image: 'https://example.com/p.jpg', objects: [{ x: 0.1, y: 0.2, w: 0.3, h: 0.25, category: 'car' }] };
-		expect(validateTaskData(labeling, { sentiment: 'neutral', sentence: ner, photo }).problems).toEqual([]);
+		const ner = {
+			text: 'Ada Lovelace worked in London.',
+			entities: [{ start: 0, end: 12, category: 'PERSON' }],
+		};
+		const photo = {
+			image: 'https://example.com/p.jpg',
+			objects: [{ x: 0.1, y: 0.2, w: 0.3, h: 0.25, category: 'car' }],
+		};
+		expect(
+			validateTaskData(labeling, { sentiment: 'neutral', sentence: ner, photo }).problems,
+		).toEqual([]);
 		const problems = validateTaskData(labeling, {
 			sentiment: 'neutral',
 			sentence: { text: 'Ada', entities: [{ start: 0, end: 9, category: 'PERSON' }] },
-			photo: { image: 'https://example.com/p.jpg', objects: [{ x: 1.5, y: 0, w: 0.1, h: 0.1, category: 'dog' }] },
+			photo: {
+				image: 'https://example.com/p.jpg',
+				objects: [{ x: 1.5, y: 0, w: 0.1, h: 0.1, category: 'dog' }],
+			},
 			transcript: ['Hello', { line: 2 }],
 		}).problems.map((p) => p.message);
 		expect(problems).toEqual([
@@ -260,8 +336,13 @@ describe('validateTaskData', () => {
 		expect(
 			validateTaskData(labeling, {
 				sentiment: 'neutral',
-				photo: { image: 'https://example.com/p.jpg', objects: [{ x: 0, y: 0, w: 1, h: 1, category: 'dog' }] },
+				photo: {
+					image: 'https://example.com/p.jpg',
+					objects: [{ x: 0, y: 0, w: 1, h: 1, category: 'dog' }],
+				},
 			}).problems[0].message,
-		).toBe('Photo objects (photo): object 1 has category "dog", which is not one of: car, person, bicycle');
+		).toBe(
+			'Photo objects (photo): object 1 has category "dog", which is not one of: car, person, bicycle',
+		);
 	});
 });

@@ -43,11 +43,15 @@ describe('timeKey', () => {
 		expect('2021-06-01T10:30:00Z' > '2021-06-01T10:30:00.5Z').toBe(true);
 		expect(timeKey('2021-06-01T10:30:00Z') < timeKey('2021-06-01T10:30:00.5Z')).toBe(true);
 		fc.assert(
-			fc.property(fc.date({ min: new Date('2000-01-01'), max: new Date('2099-12-31') }), fc.date({ min: new Date('2000-01-01'), max: new Date('2099-12-31') }), (a, b) => {
-				const ka = timeKey(a.toISOString());
-				const kb = timeKey(b.toISOString().replace('.000Z', 'Z'));
-				return Math.sign(a.getTime() - b.getTime()) === (ka === kb ? 0 : ka < kb ? -1 : 1);
-			}),
+			fc.property(
+				fc.date({ min: new Date('2000-01-01'), max: new Date('2099-12-31') }),
+				fc.date({ min: new Date('2000-01-01'), max: new Date('2099-12-31') }),
+				(a, b) => {
+					const ka = timeKey(a.toISOString());
+					const kb = timeKey(b.toISOString().replace('.000Z', 'Z'));
+					return Math.sign(a.getTime() - b.getTime()) === (ka === kb ? 0 : ka < kb ? -1 : 1);
+				},
+			),
 		);
 	});
 });
@@ -66,7 +70,9 @@ describe('cursor', () => {
 		const delivered = task(7, '2026-11-21T09:51:31.928Z');
 		const listed = task(7, '2026-11-21T09:51:31.928498Z');
 		expect(completionKey(listed)).toBe(completionKey(delivered));
-		expect(completionKey(task(7, '2026-11-21T09:51:31Z'))).toBe(completionKey(task(7, '2026-11-21T09:51:31.000400Z')));
+		expect(completionKey(task(7, '2026-11-21T09:51:31Z'))).toBe(
+			completionKey(task(7, '2026-11-21T09:51:31.000400Z')),
+		);
 		const cursor = advanceCursor(undefined, [delivered])!;
 		expect(isAfter(listed, cursor)).toBe(false);
 		// another task completed in the same millisecond is still new; a later re-completion too

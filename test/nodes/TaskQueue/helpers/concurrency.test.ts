@@ -1,6 +1,9 @@
 // The pacing of creates (helpers/concurrency.ts), first answer by answer, then against simulated
 // services in virtual time: a distant one (latency only) and busy ones (a few workers).
-import { AdaptiveConcurrency, INITIAL_CONCURRENCY } from '../../../../nodes/TaskQueue/helpers/concurrency';
+import {
+	AdaptiveConcurrency,
+	INITIAL_CONCURRENCY,
+} from '../../../../nodes/TaskQueue/helpers/concurrency';
 
 test('starts at 8 (or the cap), one more per fast answer, never above the cap', () => {
 	expect(new AdaptiveConcurrency(3).limit).toBe(3);
@@ -52,7 +55,13 @@ test('after a cut it grows by one per round (a round: as many answers as the lim
  * A service with `workers` working `serviceMs` each (Infinity: as many as sent) behind `networkMs`
  * each way, fed by a client that keeps `limit` creates in flight. Virtual time, deterministic.
  */
-function simulate(options: { workers: number; serviceMs: number; networkMs: number; creates: number; cap?: number }) {
+function simulate(options: {
+	workers: number;
+	serviceMs: number;
+	networkMs: number;
+	creates: number;
+	cap?: number;
+}) {
 	const limit = new AdaptiveConcurrency(options.cap ?? 64);
 	type Event = { at: number; run: () => void };
 	const events: Event[] = [];
@@ -109,19 +118,22 @@ test('a distant service (50 ms, no queueing) is soon sent as many as the cap', (
 	expect(run.done).toBe(1000);
 	expect(run.limits.indexOf(64)).toBeLessThan(100);
 	// 1000 creates at 52 ms each: about 16 rounds of 64 after the ramp (8 in flight would take 65)
-	expect(run.elapsedMs).toBeLessThan(1000 * 52 / 40);
+	expect(run.elapsedMs).toBeLessThan((1000 * 52) / 40);
 });
 
-test.each([1, 4, 16])('a busy service with %i worker(s) keeps about as many in flight as it works on, at full speed', (workers) => {
-	const run = simulate({ workers, serviceMs: 20, networkMs: 1, creates: 2000 });
-	expect(run.done).toBe(2000);
-	const settled = run.limits.slice(500);
-	const average = settled.reduce((a, b) => a + b, 0) / settled.length;
-	// about one request waiting per worker (answers waiting longer than the fastest round trip plus
-	// 10 ms cut the limit), never the cap of 64 for a small service
-	expect(average).toBeGreaterThanOrEqual(workers * 0.9);
-	expect(average).toBeLessThanOrEqual(workers * 2.5 + 1);
-	expect(Math.max(...settled)).toBeLessThanOrEqual(workers * 3 + 2);
-	// and the service is kept busy: close to 2000 x 20 ms / workers
-	expect(run.elapsedMs).toBeLessThan((2000 * 20) / workers * 1.25);
-});
+test.each([1, 4, 16])(
+	'a busy service with %i worker(s) keeps about as many in flight as it works on, at full speed',
+	(workers) => {
+		const run = simulate({ workers, serviceMs: 20, networkMs: 1, creates: 2000 });
+		expect(run.done).toBe(2000);
+		const settled = run.limits.slice(500);
+		const average = settled.reduce((a, b) => a + b, 0) / settled.length;
+		// about one request waiting per worker (answers waiting longer than the fastest round trip plus
+		// 10 ms cut the limit), never the cap of 64 for a small service
+		expect(average).toBeGreaterThanOrEqual(workers * 0.9);
+		expect(average).toBeLessThanOrEqual(workers * 2.5 + 1);
+		expect(Math.max(...settled)).toBeLessThanOrEqual(workers * 3 + 2);
+		// and the service is kept busy: close to 2000 x 20 ms / workers
+		expect(run.elapsedMs).toBeLessThan(((2000 * 20) / workers) * 1.25);
+	},
+);

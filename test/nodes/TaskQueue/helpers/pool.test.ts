@@ -45,14 +45,18 @@ test('a limit given as a function is asked again as calls end: the pool grows an
 	let limit = 2;
 	let inFlight = 0;
 	const peaks: number[] = [];
-	await runPool(60, () => limit, async (i) => {
-		inFlight++;
-		peaks[i] = inFlight;
-		await tick();
-		inFlight--;
-		if (i === 10) limit = 6;
-		if (i === 40) limit = 1;
-	});
+	await runPool(
+		60,
+		() => limit,
+		async (i) => {
+			inFlight++;
+			peaks[i] = inFlight;
+			await tick();
+			inFlight--;
+			if (i === 10) limit = 6;
+			if (i === 40) limit = 1;
+		},
+	);
 	expect(Math.max(...peaks.slice(0, 10))).toBe(2);
 	expect(Math.max(...peaks.slice(12, 40))).toBe(6);
 	expect(Math.max(...peaks.slice(48))).toBe(1);

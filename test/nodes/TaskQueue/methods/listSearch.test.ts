@@ -13,10 +13,13 @@ async function search(filter?: string) {
 		node: { type: 'taskQueue', parameters: { resource: 'queue', operation: 'get' } },
 		credentials: env.credentials(),
 	});
-	return await node.methods.listSearch.searchQueues.call(context as unknown as ILoadOptionsFunctions, filter);
+	return await node.methods.listSearch.searchQueues.call(
+		context as unknown as ILoadOptionsFunctions,
+		filter,
+	);
 }
 
-test('the Queue picker lists the organization\'s queues by name', async () => {
+test("the Queue picker lists the organization's queues by name", async () => {
 	expect(await search()).toEqual({
 		results: [
 			{ name: 'Agent Approvals (105)', value: '105' },
@@ -27,7 +30,11 @@ test('the Queue picker lists the organization\'s queues by name', async () => {
 		],
 	});
 	const [request] = await env.client.requests();
-	expect(request).toMatchObject({ method: 'GET', path: '/orgs/1/queues', headers: { authorization: 'Token tqs_sandbox_2f8a61c4e9d07b35' } });
+	expect(request).toMatchObject({
+		method: 'GET',
+		path: '/orgs/1/queues',
+		headers: { authorization: 'Token tqs_sandbox_2f8a61c4e9d07b35' },
+	});
 });
 
 test('search by part of the name, or by ID', async () => {

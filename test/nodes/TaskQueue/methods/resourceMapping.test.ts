@@ -11,14 +11,33 @@ afterAll(async () => await env.close());
 async function fieldsFor(queue: unknown) {
 	const context = loadOptionsContext({
 		types: { taskQueue: node },
-		node: { type: 'taskQueue', parameters: { resource: 'task', operation: 'create', queue: queue as never } },
+		node: {
+			type: 'taskQueue',
+			parameters: { resource: 'task', operation: 'create', queue: queue as never },
+		},
 		credentials: env.credentials(),
 	});
-	return await node.methods.resourceMapping.getTaskFields.call(context as unknown as ILoadOptionsFunctions);
+	return await node.methods.resourceMapping.getTaskFields.call(
+		context as unknown as ILoadOptionsFunctions,
+	);
 }
 
-const field = (id: string, displayName: string, type: string, required = false, options?: Array<[string, string]>) => {
-	const f: ResourceMapperField = { id, displayName, required, defaultMatch: false, canBeUsedToMatch: false, display: true, type: type as never };
+const field = (
+	id: string,
+	displayName: string,
+	type: string,
+	required = false,
+	options?: Array<[string, string]>,
+) => {
+	const f: ResourceMapperField = {
+		id,
+		displayName,
+		required,
+		defaultMatch: false,
+		canBeUsedToMatch: false,
+		display: true,
+		type: type as never,
+	};
 	if (options) f.options = options.map(([name, value]) => ({ name, value }));
 	return f;
 };
@@ -42,7 +61,11 @@ describe('resource mapper fields of the seeded queues', () => {
 	});
 
 	test('Content Review (102): every kind mapped, read by the URL of the queue page', async () => {
-		const { fields } = await fieldsFor({ __rl: true, mode: 'url', value: `${env.sandbox.baseUrl}/app/queues/102` });
+		const { fields } = await fieldsFor({
+			__rl: true,
+			mode: 'url',
+			value: `${env.sandbox.baseUrl}/app/queues/102`,
+		});
 		expect(fields.map((f) => [f.id, f.type, f.required])).toEqual([
 			['title', 'string', false],
 			['body', 'string', false],
@@ -86,12 +109,24 @@ describe('resource mapper fields of the seeded queues', () => {
 			const { fields } = await fieldsFor(locator(queue.id));
 			expect(fields.map((f) => f.id).sort()).toEqual(queue.blocks.map((b) => b.id).sort());
 			for (const block of queue.blocks) {
-				const settings = (block as Record<string, unknown>)[block.type] as { is_required?: boolean; read_only?: boolean };
+				const settings = (block as Record<string, unknown>)[block.type] as {
+					is_required?: boolean;
+					read_only?: boolean;
+				};
 				const input =
 					settings?.read_only === true ||
-					['image', 'audio', 'video', 'pdf', 'embed', 'named_entity_recognition', 'bounding_boxes'].includes(block.type);
+					[
+						'image',
+						'audio',
+						'video',
+						'pdf',
+						'embed',
+						'named_entity_recognition',
+						'bounding_boxes',
+					].includes(block.type);
 				// bounding boxes too: the service crashes without one (HTML 500)
-				const required = (input && settings?.is_required === true) || block.type === 'bounding_boxes';
+				const required =
+					(input && settings?.is_required === true) || block.type === 'bounding_boxes';
 				expect(fields.find((f) => f.id === block.id)?.required).toBe(required);
 			}
 		}
@@ -102,7 +137,12 @@ describe('resource mapper fields of the seeded queues', () => {
 			name: 'Intake',
 			blocks: [
 				{ id: 'verdict', name: 'Verdict', type: 'binary', binary: { is_required: true } },
-				{ id: 'ticket', name: 'Ticket', type: 'text', text: { read_only: true, is_required: true } },
+				{
+					id: 'ticket',
+					name: 'Ticket',
+					type: 'text',
+					text: { read_only: true, is_required: true },
+				},
 			],
 		});
 		expect((await fieldsFor(locator(queue.id))).fields.map((f) => [f.id, f.required])).toEqual([
@@ -125,35 +165,66 @@ describe('Create and Wait: what it offers', () => {
 	function context(parameters: Record<string, unknown>) {
 		return loadOptionsContext({
 			types: { taskQueue: node },
-			node: { type: 'taskQueue', parameters: { resource: 'task', operation: 'sendAndWait', ...parameters } as never },
+			node: {
+				type: 'taskQueue',
+				parameters: { resource: 'task', operation: 'sendAndWait', ...parameters } as never,
+			},
 			credentials: env.credentials(),
 		}) as unknown as ILoadOptionsFunctions;
 	}
 
 	test('Values to Send lists the inputs a person works from, never the fields people fill in nor the Resume Address Field', async () => {
-		const { fields } = await node.methods.resourceMapping.getWaitTaskFields.call(context({ queue: locator(104), resumeField: 'resume_url' }));
+		const { fields } = await node.methods.resourceMapping.getWaitTaskFields.call(
+			context({ queue: locator(104), resumeField: 'resume_url' }),
+		);
 		expect(fields.map((f) => f.id)).toEqual(['customer_message', 'order_total']);
-		const approvals = await node.methods.resourceMapping.getWaitTaskFields.call(context({ queue: locator(105), resumeField: 'resume_url' }));
+		const approvals = await node.methods.resourceMapping.getWaitTaskFields.call(
+			context({ queue: locator(105), resumeField: 'resume_url' }),
+		);
 		expect(approvals.fields.map((f) => f.id)).toEqual(['request']);
 		// n8n 2.41's editor asks Create's method for Create and Wait's fields: the same answer
-		const asked = await node.methods.resourceMapping.getTaskFields.call(context({ queue: locator(104), resumeField: 'resume_url' }));
+		const asked = await node.methods.resourceMapping.getTaskFields.call(
+			context({ queue: locator(104), resumeField: 'resume_url' }),
+		);
 		expect(asked.fields.map((f) => f.id)).toEqual(['customer_message', 'order_total']);
 		// the Resume Address Field comes first: until it is chosen, a notice and no fields
-		expect(await node.methods.resourceMapping.getWaitTaskFields.call(context({ queue: locator(104) }))).toEqual({
+		expect(
+			await node.methods.resourceMapping.getWaitTaskFields.call(context({ queue: locator(104) })),
+		).toEqual({
 			fields: [],
-			emptyFieldsNotice: 'Choose the Resume Address Field first: the inputs a person works from appear here.',
+			emptyFieldsNotice:
+				'Choose the Resume Address Field first: the inputs a person works from appear here.',
 		});
 	});
 
 	test('Resume Address Field offers read-only text and link fields only, none listed in Values to Send', async () => {
 		const options = async (taskData: unknown) =>
-			(await node.methods.loadOptions.getResumeFields.call(context({ queue: locator(104), taskData }))).map((o) => o.value);
+			(
+				await node.methods.loadOptions.getResumeFields.call(
+					context({ queue: locator(104), taskData }),
+				)
+			).map((o) => o.value);
 		// note is a text field people fill in: never offered
-		expect(await options({ mappingMode: 'defineBelow', value: null })).toEqual(['customer_message', 'resume_url']);
+		expect(await options({ mappingMode: 'defineBelow', value: null })).toEqual([
+			'customer_message',
+			'resume_url',
+		]);
 		// as n8n's editor sends them: an expression resolved without input data is null, and still listed
-		expect(await options({ mappingMode: 'defineBelow', value: { customer_message: null, order_total: null } })).toEqual(['resume_url']);
-		expect(await options({ mappingMode: 'defineBelow', value: { customer_message: 'Hi', order_total: null } })).toEqual(['resume_url']);
-		expect(await options({ mappingMode: 'autoMapInputData', value: { customer_message: null } })).toEqual(['customer_message', 'resume_url']);
+		expect(
+			await options({
+				mappingMode: 'defineBelow',
+				value: { customer_message: null, order_total: null },
+			}),
+		).toEqual(['resume_url']);
+		expect(
+			await options({
+				mappingMode: 'defineBelow',
+				value: { customer_message: 'Hi', order_total: null },
+			}),
+		).toEqual(['resume_url']);
+		expect(
+			await options({ mappingMode: 'autoMapInputData', value: { customer_message: null } }),
+		).toEqual(['customer_message', 'resume_url']);
 		const links = await env.client.createQueue({
 			name: 'Links',
 			blocks: [
@@ -161,27 +232,56 @@ describe('Create and Wait: what it offers', () => {
 				{ id: 'related', name: 'Related', type: 'link', link: {} },
 			],
 		});
-		expect((await node.methods.loadOptions.getResumeFields.call(context({ queue: locator(links.id) }))).map((o) => o.value)).toEqual(['callback']);
+		expect(
+			(
+				await node.methods.loadOptions.getResumeFields.call(context({ queue: locator(links.id) }))
+			).map((o) => o.value),
+		).toEqual(['callback']);
 	});
 
-	test('Route Back shows where the queue\'s completions go now, with the fix, as the one option of its list', async () => {
+	test("Route Back shows where the queue's completions go now, with the fix, as the one option of its list", async () => {
 		const state = async (parameters: Record<string, unknown>) =>
-			(await node.methods.loadOptions.getRouteBackState.call(context(parameters))).map((o) => [o.name, o.value, o.description]);
-		const queue = await env.client.createQueue({ name: 'Route back', blocks: [{ id: 'resume_url', name: 'Resume', type: 'text', text: { read_only: true } }] });
+			(await node.methods.loadOptions.getRouteBackState.call(context(parameters))).map((o) => [
+				o.name,
+				o.value,
+				o.description,
+			]);
+		const queue = await env.client.createQueue({
+			name: 'Route back',
+			blocks: [{ id: 'resume_url', name: 'Resume', type: 'text', text: { read_only: true } }],
+		});
 		const q = queue.id;
 		const fix = `Activate a workflow with a Task Queue Trigger on queue ${q} (this workflow is fine); the node refuses to run until then.`;
-		expect(await state({})).toEqual([['Choose a queue first', '', 'The route back is checked once a queue is chosen']]);
-		expect(await state({ queue: locator(q) })).toEqual([['Not routed back: the queue has no webhook', '', `Queue ${q} has no webhook. ${fix}`]]);
-		await env.client.setWebhook(q, 'http://localhost:5678/webhook-test/abc/task-completed?secret=s3cr3t-value');
+		expect(await state({})).toEqual([
+			['Choose a queue first', '', 'The route back is checked once a queue is chosen'],
+		]);
 		expect(await state({ queue: locator(q) })).toEqual([
-			['Not routed back: only a test listener', '', `Only a trigger's test listener receives queue ${q}, until its test event. ${fix}`],
+			['Not routed back: the queue has no webhook', '', `Queue ${q} has no webhook. ${fix}`],
+		]);
+		await env.client.setWebhook(
+			q,
+			'http://localhost:5678/webhook-test/abc/task-completed?secret=s3cr3t-value',
+		);
+		expect(await state({ queue: locator(q) })).toEqual([
+			[
+				'Not routed back: only a test listener',
+				'',
+				`Only a trigger's test listener receives queue ${q}, until its test event. ${fix}`,
+			],
 		]);
 		await env.client.setWebhook(q, 'https://hooks.example.com/other?secret=s3cr3t-value');
 		const [[elsewhere, , detail]] = await state({ queue: locator(q) });
 		expect(elsewhere).toBe('Not routed back: the webhook goes elsewhere');
-		expect(detail).toMatch(new RegExp(`^Queue ${q}'s webhook goes to https://hooks.example.com/other\\?secret=\\S+\\. Activate`));
+		expect(detail).toMatch(
+			new RegExp(
+				`^Queue ${q}'s webhook goes to https://hooks.example.com/other\\?secret=\\S+\\. Activate`,
+			),
+		);
 		expect(detail).not.toContain('s3cr3t-value');
-		await env.client.setWebhook(q, 'http://localhost:5678/webhook/abc/task-completed?secret=s3cr3t-value');
+		await env.client.setWebhook(
+			q,
+			'http://localhost:5678/webhook/abc/task-completed?secret=s3cr3t-value',
+		);
 		expect(await state({ queue: locator(q) })).toEqual([
 			[
 				"Routed back by this n8n's Task Queue Trigger",
@@ -189,6 +289,8 @@ describe('Create and Wait: what it offers', () => {
 				`Queue ${q}'s webhook is an active Task Queue Trigger of this n8n. The node checks it again before it creates anything.`,
 			],
 		]);
-		expect((await state({ queue: locator(q), options: { routeBack: 'pollTrigger' } }))[0][0]).toBe('Through a Poll Trigger (not checked)');
+		expect((await state({ queue: locator(q), options: { routeBack: 'pollTrigger' } }))[0][0]).toBe(
+			'Through a Poll Trigger (not checked)',
+		);
 	});
 });

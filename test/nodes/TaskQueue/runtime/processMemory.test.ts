@@ -1,12 +1,20 @@
 import { readdirSync, readFileSync } from 'fs';
 import { join, relative } from 'path';
 
-import { BoundedMap, BoundedSet, PROCESS_MEMORY } from '../../../../nodes/TaskQueue/runtime/processMemory';
+import {
+	BoundedMap,
+	BoundedSet,
+	PROCESS_MEMORY,
+} from '../../../../nodes/TaskQueue/runtime/processMemory';
 
 const NODES = join(__dirname, '../../../../nodes');
 const sources = (dir: string): string[] =>
 	readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-		entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+		entry.isDirectory()
+			? sources(join(dir, entry.name))
+			: entry.name.endsWith('.ts')
+				? [join(dir, entry.name)]
+				: [],
 	);
 
 describe('what a process remembers', () => {
@@ -30,8 +38,12 @@ describe('what a process remembers', () => {
 		const used = new Set<string>();
 		for (const file of sources(NODES)) {
 			const text = readFileSync(file, 'utf8');
-			for (const match of text.matchAll(/^(?:export )?const (\w+) = new (?:Map|Set)(?:<.*>)?\(\);/gm)) unlisted.push(`${relative(NODES, file)}: ${match[1]}`);
-			for (const match of text.matchAll(/remembered(?:Map|Set)<[^(]*>\('(\w+)'\)/g)) used.add(match[1]);
+			for (const match of text.matchAll(
+				/^(?:export )?const (\w+) = new (?:Map|Set)(?:<.*>)?\(\);/gm,
+			))
+				unlisted.push(`${relative(NODES, file)}: ${match[1]}`);
+			for (const match of text.matchAll(/remembered(?:Map|Set)<[^(]*>\('(\w+)'\)/g))
+				used.add(match[1]);
 		}
 		expect(unlisted).toEqual(['TaskQueue/trigger/relay/forward.ts: lanes']);
 		expect([...used].sort()).toEqual(Object.keys(PROCESS_MEMORY).sort());

@@ -19,7 +19,12 @@ const createTask = {
 	resource: 'task',
 	operation: 'create',
 	queue: locator(101),
-	taskData: { mappingMode: 'defineBelow', value: { customer_message: 'x', order_total: 5, decision: 'approve' }, matchingColumns: [], schema: [] },
+	taskData: {
+		mappingMode: 'defineBelow',
+		value: { customer_message: 'x', order_total: 5, decision: 'approve' },
+		matchingColumns: [],
+		schema: [],
+	},
 };
 
 const WRONG_KEY = ['tqs', 'wrong', 'value', '123'].join('_');
@@ -39,7 +44,9 @@ async function closedPort(): Promise<number> {
 
 describe('errors become NodeApiErrors that say what happened and how to fix it', () => {
 	test('401: a wrong API key', async () => {
-		const { error } = await env.run(getQueue, [{}], { credentials: env.credentials({ apiKey: WRONG_KEY }) });
+		const { error } = await env.run(getQueue, [{}], {
+			credentials: env.credentials({ apiKey: WRONG_KEY }),
+		});
 		expect(error).toMatchObject({
 			name: 'NodeApiError',
 			message: 'The API key was refused while trying to get queue 101',
@@ -48,12 +55,16 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 			httpCode: '401',
 		});
 		expectNoSecret(error, WRONG_KEY);
-		expect((await env.requests()).map((r) => [r.status, r.authorization])).toEqual([[401, `Token ${WRONG_KEY}`]]);
+		expect((await env.requests()).map((r) => [r.status, r.authorization])).toEqual([
+			[401, `Token ${WRONG_KEY}`],
+		]);
 	});
 
 	test('403: a member who is not an admin may read the queue but not create a task', async () => {
 		const bobKey = await env.client.mintApiKey('bob@example.com');
-		const { error } = await env.run(createTask, [{}], { credentials: env.credentials({ apiKey: bobKey }) });
+		const { error } = await env.run(createTask, [{}], {
+			credentials: env.credentials({ apiKey: bobKey }),
+		});
 		expect(error).toMatchObject({
 			name: 'NodeApiError',
 			message: "The API key's user may not create a task in queue 101 in organization 1",
@@ -73,22 +84,29 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 		expect(error).toMatchObject({
 			name: 'NodeApiError',
 			message: 'Not found: could not get queue 999',
-			description: "Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service. A queue of another organization is not found either (the credential's Organization ID is 1).",
+			description:
+				"Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service. A queue of another organization is not found either (the credential's Organization ID is 1).",
 			httpCode: '404',
 		});
 	});
 
-	test('400: the service\'s own field message (a server stricter than the node)', async () => {
+	test("400: the service's own field message (a server stricter than the node)", async () => {
 		// the proxy spoils the checked value on its way, as a server with other rules would see it
 		const proxy = await startProxy(env.sandbox.baseUrl, (request) =>
-			request.method === 'POST' ? { ...request, body: request.body.replace('"order_total":5', '"order_total":"five"') } : undefined,
+			request.method === 'POST'
+				? { ...request, body: request.body.replace('"order_total":5', '"order_total":"five"') }
+				: undefined,
 		);
 		try {
-			const { error } = await env.run(createTask, [{}], { credentials: env.credentials({ baseUrl: proxy.baseUrl }) });
+			const { error } = await env.run(createTask, [{}], {
+				credentials: env.credentials({ baseUrl: proxy.baseUrl }),
+			});
 			expect(error).toMatchObject({
 				name: 'NodeApiError',
-				message: 'The service refused to create a task in queue 101: data: order_total: A valid number is required.',
-				description: 'Fix the value the service names and run the item again. Field names are the block IDs of the queue.',
+				message:
+					'The service refused to create a task in queue 101: data: order_total: A valid number is required.',
+				description:
+					'Fix the value the service names and run the item again. Field names are the block IDs of the queue.',
 				httpCode: '400',
 			});
 		} finally {
@@ -125,7 +143,8 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 		const { error } = await env.run(createTask);
 		expect(error).toMatchObject({
 			name: 'NodeApiError',
-			message: 'The service failed (HTTP 503) after receiving the request to create a task in queue 101: the task may have been created',
+			message:
+				'The service failed (HTTP 503) after receiving the request to create a task in queue 101: the task may have been created',
 			description: `Check the queue before running this item again: the service may have stored the task before it failed, and a rerun would create it a second time. ${SENT}`,
 			httpCode: '503',
 		});
@@ -140,7 +159,8 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 		const { error } = await env.run(createTask);
 		expect(error).toMatchObject({
 			name: 'NodeApiError',
-			message: 'The service failed (HTTP 500) after receiving the request to create a task in queue 101: the task may have been created',
+			message:
+				'The service failed (HTTP 500) after receiving the request to create a task in queue 101: the task may have been created',
 			description: `Check the queue before running this item again: the service may have stored the task before it failed, and a rerun would create it a second time. ${SENT}`,
 			httpCode: '500',
 		});
@@ -166,7 +186,9 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 				'The service received the request and may have acted on it; n8n could not read its answer. Check the queue in the service, or read it again with a Get operation.',
 		});
 		expect(isMalformedAnswer(error)).toBe(true);
-		expect((await env.requests()).map((r) => [r.method, r.path, r.status])).toEqual([['PUT', '/orgs/1/queues/101/webhook', 204]]);
+		expect((await env.requests()).map((r) => [r.method, r.path, r.status])).toEqual([
+			['PUT', '/orgs/1/queues/101/webhook', 204],
+		]);
 	});
 
 	test('a connection reset during a create: not retried, and the message says the task may exist', async () => {
@@ -185,7 +207,10 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 	test('a truncated answer', async () => {
 		await env.client.setFaults([{ route: 'getQueue', kind: 'truncated', count: 1 }]);
 		const { error } = await env.run(getQueue);
-		expect(error).toMatchObject({ name: 'NodeApiError', message: 'The service\'s answer to "get queue 101" has an unexpected shape' });
+		expect(error).toMatchObject({
+			name: 'NodeApiError',
+			message: 'The service\'s answer to "get queue 101" has an unexpected shape',
+		});
 	});
 
 	test('connection refused on a closed port: retried, then reported with the Base URL to check', async () => {
@@ -193,7 +218,8 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 		const { error } = await env.run(getQueue, [{}], { credentials: env.credentials({ baseUrl }) });
 		expect(error).toMatchObject({
 			name: 'NodeApiError',
-			message: 'Could not reach the Task Queue Service to get queue 101 (ECONNREFUSED) (after 5 attempts)',
+			message:
+				'Could not reach the Task Queue Service to get queue 101 (ECONNREFUSED) (after 5 attempts)',
 			description: `Check the Base URL of the Task Queue API credential (${baseUrl}) and that the service is running and reachable from n8n.`,
 		});
 	});
@@ -206,7 +232,8 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 		expect(error).toBeUndefined();
 		const json = {
 			error: 'The API key was refused while trying to get queue 101',
-			description: 'Open the Task Queue API credential and paste the API key again from the organization settings of the service.',
+			description:
+				'Open the Task Queue API credential and paste the API key again from the organization settings of the service.',
 			httpCode: '401',
 		};
 		expect(items).toEqual([
@@ -220,9 +247,15 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 describe('work done once per execution', () => {
 	test('50 items: the credential decrypted once, the queue configuration read once', async () => {
 		const credentials = env.credentials();
-		const input = Array.from({ length: 50 }, (_, i) => ({ customer_message: `m${i}`, decision: 'approve' }));
+		const input = Array.from({ length: 50 }, (_, i) => ({
+			customer_message: `m${i}`,
+			decision: 'approve',
+		}));
 		const { items } = await env.run(
-			{ ...createTask, taskData: { mappingMode: 'autoMapInputData', value: null, matchingColumns: [], schema: [] } },
+			{
+				...createTask,
+				taskData: { mappingMode: 'autoMapInputData', value: null, matchingColumns: [], schema: [] },
+			},
 			input,
 			{ credentials },
 		);

@@ -1,8 +1,19 @@
 // A webhook call runs outside an execution, where n8n 2.41 builds an expression isolate for each
 // credential lookup: the waiting node's webhook reuses a lookup of the last minute, and drops it when
 // the service answers 401 (the key was rotated), so the next call reads the credential again.
-import { callWaitingNode, queryOf, startWaitingRun, WaitingEndpoint } from '../../../helpers/waiting';
-import { locator, startTriggerEnv, startWebhookServer, WebhookTriggerUnderTest, type TriggerTestEnv } from '../trigger/env';
+import {
+	callWaitingNode,
+	queryOf,
+	startWaitingRun,
+	WaitingEndpoint,
+} from '../../../helpers/waiting';
+import {
+	locator,
+	startTriggerEnv,
+	startWebhookServer,
+	WebhookTriggerUnderTest,
+	type TriggerTestEnv,
+} from '../trigger/env';
 
 let env: TriggerTestEnv;
 beforeAll(async () => (env = await startTriggerEnv()));
@@ -10,18 +21,29 @@ afterAll(async () => await env.close());
 
 test('the waiting node looks its credential up once for many calls, and again after the service refused the key', async () => {
 	await env.client.reset();
-	const trigger = new WebhookTriggerUnderTest({ credentials: env.credentials(), parameters: { event: 'taskCompleted', queue: locator(104), options: {} } });
+	const trigger = new WebhookTriggerUnderTest({
+		credentials: env.credentials(),
+		parameters: { event: 'taskCompleted', queue: locator(104), options: {} },
+	});
 	const waiting = new WaitingEndpoint();
 	const server = await startWebhookServer(trigger, waiting);
 	try {
 		await trigger.activate();
 		const credentials = env.credentials();
-		const run = await startWaitingRun({ credentials, executionId: '9100', input: [{ message: 'a' }, { message: 'b' }], waitingBaseUrl: server.waitingBaseUrl });
-		const tasks = (await env.client.tasks(104)).filter((t) => String(t.data.resume_url).includes('/9100/'));
+		const run = await startWaitingRun({
+			credentials,
+			executionId: '9100',
+			input: [{ message: 'a' }, { message: 'b' }],
+			waitingBaseUrl: server.waitingBaseUrl,
+		});
+		const tasks = (await env.client.tasks(104)).filter((t) =>
+			String(t.data.resume_url).includes('/9100/'),
+		);
 		const query = queryOf(String(tasks[0].data.resume_url));
 		const pending = { tasks: [{ id: tasks[0].id }] };
 		credentials.decryptCount = 0;
-		for (let i = 0; i < 3; i++) expect((await callWaitingNode(run, query, pending)).response.statusCode).toBe(202);
+		for (let i = 0; i < 3; i++)
+			expect((await callWaitingNode(run, query, pending)).response.statusCode).toBe(202);
 		expect(credentials.decryptCount).toBe(1);
 
 		// the key is rotated in the service and in n8n's credential

@@ -1,6 +1,11 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { checkDelivery, deliveriesReachSeveralProcesses, markDeliveryHandledHere, secretMatches } from '../../../../nodes/TaskQueue/trigger/deliveryChecks';
+import {
+	checkDelivery,
+	deliveriesReachSeveralProcesses,
+	markDeliveryHandledHere,
+	secretMatches,
+} from '../../../../nodes/TaskQueue/trigger/deliveryChecks';
 
 const TASK = {
 	id: 7,
@@ -45,8 +50,14 @@ describe('checkDelivery', () => {
 		['text', 'The body is not a task object'],
 		[[TASK], 'The body is not a task object'],
 		[{ ...TASK, status: 'in_progress' }, 'The task\'s status is "in_progress", not "completed"'],
-		[{ ...TASK, completed_at: null }, 'The body is not a completed task (completed_at: Expected string, received null)'],
-		[{ ...TASK, data: 'x' }, 'The body is not a completed task (data: Expected object, received string)'],
+		[
+			{ ...TASK, completed_at: null },
+			'The body is not a completed task (completed_at: Expected string, received null)',
+		],
+		[
+			{ ...TASK, data: 'x' },
+			'The body is not a completed task (data: Expected object, received string)',
+		],
 		[{ ...TASK, queue_id: 102 }, 'The task belongs to queue 102, not 101'],
 	])('refuses %j', (body, reason) => {
 		expect(checkDelivery(body, 101)).toEqual({ ok: false, reason });
@@ -88,9 +99,11 @@ describe('deliveriesReachSeveralProcesses (queue mode: deliveries of one registr
 		expect(state).toEqual({ lastDelivery: { process: 'another-process', at: T0 } });
 	});
 
-	test('a restart (the record before it is older than this process\'s first delivery) or a record over a minute old: no', () => {
+	test("a restart (the record before it is older than this process's first delivery) or a record over a minute old: no", () => {
 		// n8n takes seconds to start again: the record before the restart is older than the slack
-		const restarted: IDataObject = { lastDelivery: { process: 'the-process-before-the-restart', at: T0 } };
+		const restarted: IDataObject = {
+			lastDelivery: { process: 'the-process-before-the-restart', at: T0 },
+		};
 		expect(deliveriesReachSeveralProcesses(restarted, newScope(), T0 + 5_000)).toBe(false);
 		const state: IDataObject = {};
 		const scope = newScope();

@@ -6,7 +6,12 @@
 import http from 'http';
 import { PollContext } from 'n8n-core';
 import type { AddressInfo } from 'net';
-import type { IDataObject, INodeExecutionData, INodeParameters, IWebhookResponseData } from 'n8n-workflow';
+import type {
+	IDataObject,
+	INodeExecutionData,
+	INodeParameters,
+	IWebhookResponseData,
+} from 'n8n-workflow';
 import { Workflow } from 'n8n-workflow';
 
 import { startSandbox, type Sandbox } from '../../../../sandbox';
@@ -158,15 +163,21 @@ export class WebhookTriggerUnderTest {
 	}
 
 	async checkExists(): Promise<boolean> {
-		return await this.hook(async (env) => await webhookTrigger.webhookMethods.default.checkExists.call(hookContext(env)));
+		return await this.hook(
+			async (env) => await webhookTrigger.webhookMethods.default.checkExists.call(hookContext(env)),
+		);
 	}
 
 	async create(): Promise<boolean> {
-		return await this.hook(async (env) => await webhookTrigger.webhookMethods.default.create.call(hookContext(env)));
+		return await this.hook(
+			async (env) => await webhookTrigger.webhookMethods.default.create.call(hookContext(env)),
+		);
 	}
 
 	async delete(): Promise<boolean> {
-		return await this.hook(async (env) => await webhookTrigger.webhookMethods.default.delete.call(hookContext(env)));
+		return await this.hook(
+			async (env) => await webhookTrigger.webhookMethods.default.delete.call(hookContext(env)),
+		);
 	}
 
 	/** What n8n does on activation: create unless checkExists says it is there. */
@@ -203,7 +214,11 @@ export class WebhookTriggerUnderTest {
 	}
 
 	/** One incoming POST, as n8n runs it: static data loaded, webhook(), static data saved if n8n would. */
-	async deliver(request: { body: unknown; query?: Record<string, string>; headers?: Record<string, string> }): Promise<Delivery> {
+	async deliver(request: {
+		body: unknown;
+		query?: Record<string, string>;
+		headers?: Record<string, string>;
+	}): Promise<Delivery> {
 		const env = this.env();
 		// n8n reads the workflow from its database, then runs webhook(), then saves static data:
 		// a round trip on each side lets concurrent calls overlap as they do in n8n.
@@ -245,7 +260,12 @@ export async function startWebhookServer(
 	trigger: WebhookTriggerUnderTest,
 	/** Serves this n8n's waiting-webhook addresses (`/webhook-waiting/...`) too, as n8n does. */
 	waiting?: WaitingEndpoint,
-): Promise<{ baseUrl: string; waitingBaseUrl: string; close(): Promise<void>; setDown(down: Down, only?: 'waiting'): void }> {
+): Promise<{
+	baseUrl: string;
+	waitingBaseUrl: string;
+	close(): Promise<void>;
+	setDown(down: Down, only?: 'waiting'): void;
+}> {
 	let down: Down = false;
 	let onlyWaiting = false;
 	const server = http.createServer((req, res) => {
@@ -256,7 +276,9 @@ export async function startWebhookServer(
 			// a proxy in front of n8n while it restarts (nginx's page for a process not there yet)
 			res.statusCode = 404;
 			res.setHeader('content-type', 'text/html');
-			res.end('<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>');
+			res.end(
+				'<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>',
+			);
 			return;
 		} else if (down === 'reset') {
 			req.socket.destroy();
@@ -282,7 +304,9 @@ export async function startWebhookServer(
 					.handle(`http://127.0.0.1${req.url ?? '/'}`, req.headers.authorization, body)
 					.then(({ status, body: answer }) => {
 						res.statusCode = status;
-						const html = typeof answer === 'string' && (answer.startsWith('<html') || answer.startsWith('<!DOCTYPE html'));
+						const html =
+							typeof answer === 'string' &&
+							(answer.startsWith('<html') || answer.startsWith('<!DOCTYPE html'));
 						res.setHeader('content-type', html ? 'text/html; charset=utf-8' : 'application/json');
 						res.end(html ? answer : JSON.stringify(answer));
 					})
@@ -359,7 +383,11 @@ export class PollTriggerUnderTest {
 	async poll(mode: 'trigger' | 'manual' = 'trigger'): Promise<INodeExecutionData[][] | null> {
 		const env = makePollEnv({
 			types: { taskQueuePollTrigger: pollTrigger },
-			node: { type: 'taskQueuePollTrigger', name: 'Task Queue Poll Trigger', parameters: this.options.parameters },
+			node: {
+				type: 'taskQueuePollTrigger',
+				name: 'Task Queue Poll Trigger',
+				parameters: this.options.parameters,
+			},
 			credentials: this.options.credentials,
 			staticData: clone(this.db),
 		});

@@ -25,7 +25,9 @@ let waiting: WaitingEndpoint;
 let server: Awaited<ReturnType<typeof startWebhookServer>>;
 
 /** n8n's Logger, which `this.logger` of every node context is. */
-const { Logger } = require(require.resolve('@n8n/backend-common', { paths: [require.resolve('n8n-core')] })) as typeof import('@n8n/backend-common');
+const { Logger } = require(
+	require.resolve('@n8n/backend-common', { paths: [require.resolve('n8n-core')] }),
+) as typeof import('@n8n/backend-common');
 const info = jest.spyOn(Logger.prototype, 'info');
 const warn = jest.spyOn(Logger.prototype, 'warn');
 const infoLines = () => info.mock.calls.map(([message]) => String(message));
@@ -48,7 +50,11 @@ async function activateTrigger(options: IDataObject = {}) {
 	triggerCredentials = env.credentials();
 	trigger = new WebhookTriggerUnderTest({
 		credentials: triggerCredentials,
-		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: options as INodeParameters },
+		parameters: {
+			event: 'taskCompleted',
+			queue: locator(QUEUE),
+			options: options as INodeParameters,
+		},
 	});
 	server = await startWebhookServer(trigger, waiting);
 	await trigger.activate();
@@ -63,7 +69,12 @@ async function createAndWait(executionId: string, input: IDataObject[], options:
 				resource: 'task',
 				operation: 'sendAndWait',
 				queue: locator(QUEUE),
-				taskData: { mappingMode: 'defineBelow', value: { customer_message: '={{ $json.message }}' }, matchingColumns: [], schema: [] },
+				taskData: {
+					mappingMode: 'defineBelow',
+					value: { customer_message: '={{ $json.message }}' },
+					matchingColumns: [],
+					schema: [],
+				},
 				resumeField: 'resume_url',
 				options: options as INodeParameters,
 			},
@@ -76,7 +87,9 @@ async function createAndWait(executionId: string, input: IDataObject[], options:
 	expect(run.error).toBeUndefined();
 	expect(run.run.status).toBe('waiting');
 	waiting.add(executionId, run);
-	const tasks = (await env.client.tasks(QUEUE)).filter((t) => String(t.data.resume_url).includes(`/${executionId}/`));
+	const tasks = (await env.client.tasks(QUEUE)).filter((t) =>
+		String(t.data.resume_url).includes(`/${executionId}/`),
+	);
 	return tasks.sort((a, b) => String(a.data.resume_url).localeCompare(String(b.data.resume_url)));
 }
 
@@ -101,7 +114,9 @@ test('each completion goes to its waiting execution, which resumes once when all
 	}
 	expect(waiting.resumed.has('41')).toBe(true);
 	const [items] = waiting.resumed.get('41') as INodeExecutionData[][];
-	expect(items.map((i) => [i.json.id, (i.json.data as IDataObject).customer_message, i.pairedItem])).toEqual([
+	expect(
+		items.map((i) => [i.json.id, (i.json.data as IDataObject).customer_message, i.pairedItem]),
+	).toEqual([
 		[tasks[0].id, 'a', { item: 0 }],
 		[tasks[1].id, 'b', { item: 1 }],
 		[tasks[2].id, 'c', { item: 2 }],
@@ -116,7 +131,7 @@ test('each completion goes to its waiting execution, which resumes once when all
 	expect((await env.client.webhookCalls()).map((c) => c.status)).toEqual([200, 200, 200]);
 });
 
-test('completions of other tasks of the queue still start the trigger\'s workflow', async () => {
+test("completions of other tasks of the queue still start the trigger's workflow", async () => {
 	await activateTrigger();
 	const [waited] = await createAndWait('42', [{ message: 'mine' }]);
 	const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'plain task' }]);
@@ -127,11 +142,16 @@ test('completions of other tasks of the queue still start the trigger\'s workflo
 	expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
 });
 
-test('an address a person typed that names another host is never called: the completion is the trigger\'s', async () => {
+test("an address a person typed that names another host is never called: the completion is the trigger's", async () => {
 	await activateTrigger();
 	const [waited] = await createAndWait('43', [{ message: 'mine' }]);
-	const foreign = String(waited.data.resume_url).replace(new URL(server.waitingBaseUrl).origin, 'http://169.254.169.254');
-	const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'typed', resume_url: foreign }]);
+	const foreign = String(waited.data.resume_url).replace(
+		new URL(server.waitingBaseUrl).origin,
+		'http://169.254.169.254',
+	);
+	const { ids } = await env.client.createTasks(QUEUE, [
+		{ customer_message: 'typed', resume_url: foreign },
+	]);
 	await complete(ids[0]);
 	await until('the trigger execution', () => trigger.executions === 1);
 	expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
@@ -139,11 +159,13 @@ test('an address a person typed that names another host is never called: the com
 	expect(waiting.resumed.size).toBe(0);
 });
 
-test('a copied address with a forged item is refused by n8n\'s signature check, resumes nothing, and the completion is the trigger\'s', async () => {
+test("a copied address with a forged item is refused by n8n's signature check, resumes nothing, and the completion is the trigger's", async () => {
 	await activateTrigger();
 	const [waited] = await createAndWait('44', [{ message: 'mine' }, { message: 'other' }]);
 	const forged = String(waited.data.resume_url).replace('tq=0-2-2', 'tq=1-2-2');
-	const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'forged', resume_url: forged }]);
+	const { ids } = await env.client.createTasks(QUEUE, [
+		{ customer_message: 'forged', resume_url: forged },
+	]);
 	await complete(ids[0]);
 	await until('the trigger execution', () => trigger.executions === 1);
 	expect(waiting.calls).toEqual([expect.objectContaining({ executionId: '44', status: 401 })]);
@@ -154,21 +176,33 @@ test('a copied address with a forged item is refused by n8n\'s signature check, 
 	]);
 });
 
-test('a copy of a genuine address in another task (a person pasted it) does not answer the run: the completion is the trigger\'s', async () => {
+test("a copy of a genuine address in another task (a person pasted it) does not answer the run: the completion is the trigger's", async () => {
 	await activateTrigger();
 	const [waited] = await createAndWait('51', [{ message: 'mine' }]);
-	const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'pasted', resume_url: String(waited.data.resume_url) }]);
+	const { ids } = await env.client.createTasks(QUEUE, [
+		{ customer_message: 'pasted', resume_url: String(waited.data.resume_url) },
+	]);
 	await env.client.clearRequests();
 	await complete(ids[0]);
 	await until('the trigger execution', () => trigger.executions === 1);
 	expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
-	expect(waiting.calls).toEqual([expect.objectContaining({ executionId: '51', status: 200, body: { taken: [], others: [ids[0]], tasks: [waited.id] } })]);
+	expect(waiting.calls).toEqual([
+		expect.objectContaining({
+			executionId: '51',
+			status: 200,
+			body: { taken: [], others: [ids[0]], tasks: [waited.id] },
+		}),
+	]);
 	// not one of the run's tasks: answered without reading the service
-	expect((await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed'))).toEqual([]);
+	expect((await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed'))).toEqual(
+		[],
+	);
 	expect(waiting.resumed.size).toBe(0);
 	await complete(waited.id);
 	await until('the resume', () => waiting.resumed.has('51'));
-	expect((waiting.resumed.get('51') as INodeExecutionData[][])[0].map((i) => i.json.id)).toEqual([waited.id]);
+	expect((waiting.resumed.get('51') as INodeExecutionData[][])[0].map((i) => i.json.id)).toEqual([
+		waited.id,
+	]);
 	expect(trigger.executions).toBe(1);
 });
 
@@ -192,7 +226,9 @@ test('a completion that reaches a finished execution (its wait timed out) is log
 	forgetRuns(); // also when this process does not know the run
 	waiting.resumed.set('52', []); // n8n ended the wait on its limit: the node never answered
 	await complete(waited.id);
-	await until('the log line', () => infoLines().some((line) => line.includes(`task ${waited.id} `)));
+	await until('the log line', () =>
+		infoLines().some((line) => line.includes(`task ${waited.id} `)),
+	);
 	expect(infoLines().filter((line) => line.includes(`task ${waited.id} `))).toEqual([
 		`Task Queue: completion of task ${waited.id} not taken by execution 52: the execution has finished (it resumed, or its wait timed out; HTTP 200)`,
 	]);
@@ -206,12 +242,17 @@ test('the service cannot be read when the waiting node confirms: the trigger cal
 	await complete(waited.id);
 	await until('the resume', () => waiting.resumed.has('49'), 10_000);
 	expect(waiting.calls.map((c) => c.status)).toEqual([503, 200]);
-	expect((waiting.resumed.get('49') as INodeExecutionData[][])[0].map((i) => [i.json.id, i.pairedItem])).toEqual([[waited.id, { item: 0 }]]);
+	expect(
+		(waiting.resumed.get('49') as INodeExecutionData[][])[0].map((i) => [i.json.id, i.pairedItem]),
+	).toEqual([[waited.id, { item: 0 }]]);
 	expect(infoLines().filter((line) => line.includes(`task ${waited.id} `))).toEqual([
 		`Task Queue: completion of task ${waited.id} not taken by execution 49 yet; trying again`,
 	]);
 	// the delivery was held while the trigger tried again, and then answered 200
-	await until('the delivery answered', async () => (await env.client.webhookCalls())[0]?.status !== null);
+	await until(
+		'the delivery answered',
+		async () => (await env.client.webhookCalls())[0]?.status !== null,
+	);
 	expect((await env.client.webhookCalls()).map((c) => c.status)).toEqual([200]);
 	expect(trigger.executions).toBe(0);
 });
@@ -223,7 +264,9 @@ test('the service stays unreadable: after its last try the trigger says so, and 
 		const [waited] = await createAndWait('50', [{ message: 'outage' }]);
 		await env.client.setFaults([{ route: 'completed', kind: 'html500' }]);
 		await complete(waited.id);
-		await until('the last try', () => warnLines().some((line) => line.includes(`task ${waited.id} `)));
+		await until('the last try', () =>
+			warnLines().some((line) => line.includes(`task ${waited.id} `)),
+		);
 		expect(waiting.calls.map((c) => c.status)).toEqual([503, 503, 503]);
 		expect(warnLines().filter((line) => line.includes(`task ${waited.id} `))).toEqual([
 			`Task Queue: completion of task ${waited.id} not taken by execution 50 yet; the execution keeps waiting, and the Task Queue Trigger's check for lost completions passes it on again`,
@@ -241,21 +284,30 @@ test('the service stays unreadable: after its last try the trigger says so, and 
 
 test('catch-up: a completion whose delivery was lost is forwarded with the next delivery', async () => {
 	await activateTrigger({ catchUp: true });
-	const [first, second] = await createAndWait('46', [{ message: 'lost' }, { message: 'delivered' }]);
+	const [first, second] = await createAndWait('46', [
+		{ message: 'lost' },
+		{ message: 'delivered' },
+	]);
 	await env.client.setFaults([{ webhook: 'drop', count: 1 }]);
 	await complete(first.id);
 	await env.client.waitForWebhookCalls(1);
 	expect(waiting.calls).toEqual([]);
 	await complete(second.id);
 	await until('the resume', () => waiting.resumed.has('46'));
-	expect((waiting.resumed.get('46') as INodeExecutionData[][])[0].map((i) => i.json.id)).toEqual([first.id, second.id]);
+	expect((waiting.resumed.get('46') as INodeExecutionData[][])[0].map((i) => i.json.id)).toEqual([
+		first.id,
+		second.id,
+	]);
 	expect(trigger.executions).toBe(0);
 });
 
 test('the Poll Trigger forwards what it finds and emits only the other completions', async () => {
 	trigger = new WebhookTriggerUnderTest({ credentials: env.credentials(), parameters: {} });
 	server = await startWebhookServer(trigger, waiting);
-	const poll = new PollTriggerUnderTest({ credentials: env.credentials(), parameters: { queue: locator(QUEUE), options: {} } });
+	const poll = new PollTriggerUnderTest({
+		credentials: env.credentials(),
+		parameters: { queue: locator(QUEUE), options: {} },
+	});
 	poll.webhookWaitingBaseUrl = server.waitingBaseUrl;
 	expect(await poll.poll()).toBeNull(); // the first poll sets its starting point
 	const [waited] = await createAndWait('47', [{ message: 'mine' }], { routeBack: 'pollTrigger' });
@@ -272,18 +324,27 @@ test('the Poll Trigger forwards what it finds and emits only the other completio
 
 test('a burst of completions of one run: calls to the waiting execution one at a time, coalesced, and it resumes exactly once', async () => {
 	await activateTrigger();
-	await createAndWait('48', Array.from({ length: 30 }, (_, i) => ({ message: `m${i}` })));
+	await createAndWait(
+		'48',
+		Array.from({ length: 30 }, (_, i) => ({ message: `m${i}` })),
+	);
 	await env.client.clearRequests();
 	await env.client.completeMany(QUEUE, 30, { by: 'alice@example.com' });
 	await env.client.waitForWebhookCalls(30);
 	await until('the resume', () => waiting.resumed.has('48'));
-	const resumes = waiting.calls.filter((c) => (c.body as IDataObject).message === 'Workflow was started');
+	const resumes = waiting.calls.filter(
+		(c) => (c.body as IDataObject).message === 'Workflow was started',
+	);
 	expect(resumes).toHaveLength(1);
 	const [items] = waiting.resumed.get('48') as INodeExecutionData[][];
-	expect(items.map((i) => [(i.json.data as IDataObject).customer_message, i.pairedItem])).toEqual(Array.from({ length: 30 }, (_, item) => [`m${item}`, { item }]));
+	expect(items.map((i) => [(i.json.data as IDataObject).customer_message, i.pairedItem])).toEqual(
+		Array.from({ length: 30 }, (_, item) => [`m${item}`, { item }]),
+	);
 	// fewer calls (and reads of the service) than completions; every delivery answered 200
 	expect(waiting.calls.length).toBeLessThan(30);
-	expect((await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed')).length).toBe(waiting.calls.filter((c) => c.status !== 200 || c.body !== NO_ACTION_REQUIRED).length);
+	expect(
+		(await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed')).length,
+	).toBe(waiting.calls.filter((c) => c.status !== 200 || c.body !== NO_ACTION_REQUIRED).length);
 	expect((await env.client.webhookCalls()).every((c) => c.status === 200)).toBe(true);
 	expect(trigger.executions).toBe(0);
 });

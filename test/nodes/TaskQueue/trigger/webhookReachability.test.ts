@@ -1,4 +1,7 @@
-import { isLocalHost, reachabilityWarning } from '../../../../nodes/TaskQueue/trigger/webhookReachability';
+import {
+	isLocalHost,
+	reachabilityWarning,
+} from '../../../../nodes/TaskQueue/trigger/webhookReachability';
 
 describe('isLocalHost', () => {
 	it.each([
@@ -27,7 +30,10 @@ describe('isLocalHost', () => {
 
 describe('reachabilityWarning', () => {
 	it('warns when n8n is local and the service public, and points to the Poll Trigger', () => {
-		const warning = reachabilityWarning('http://localhost:5678/webhook/x/task-completed', 'https://api.humanlambdas.com');
+		const warning = reachabilityWarning(
+			'http://localhost:5678/webhook/x/task-completed',
+			'https://api.humanlambdas.com',
+		);
 		expect(warning).toContain('host "localhost"');
 		expect(warning).toContain('api.humanlambdas.com');
 		expect(warning).toContain('Task Queue Poll Trigger');

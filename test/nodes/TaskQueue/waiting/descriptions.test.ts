@@ -8,7 +8,12 @@ const node = new TaskQueue();
 function tooltip(parameters: Record<string, unknown>): unknown {
 	const taskQueue = makeNode({ type: 'taskQueue', parameters: parameters as never });
 	const workflow = makeWorkflow([taskQueue], nodeTypesOf({ taskQueue: node }));
-	return workflow.expression.getSimpleParameterValue(taskQueue, node.description.waitingNodeTooltip!, 'internal', {});
+	return workflow.expression.getSimpleParameterValue(
+		taskQueue,
+		node.description.waitingNodeTooltip!,
+		'internal',
+		{},
+	);
 }
 
 test('while Create and Wait waits, the editor names the queue where people complete the tasks, and when the run goes on', () => {
@@ -16,7 +21,14 @@ test('while Create and Wait waits, the editor names the queue where people compl
 	expect(tooltip({ resource: 'task', operation: 'sendAndWait', queue })).toBe(
 		"Waiting for people to complete this run's tasks in queue 104, in the service's own app. The execution goes on when all of them are completed.",
 	);
-	expect(tooltip({ resource: 'task', operation: 'sendAndWait', queue: { __rl: true, mode: 'id', value: '7' }, waitFor: 'first' })).toBe(
+	expect(
+		tooltip({
+			resource: 'task',
+			operation: 'sendAndWait',
+			queue: { __rl: true, mode: 'id', value: '7' },
+			waitFor: 'first',
+		}),
+	).toBe(
 		"Waiting for people to complete this run's tasks in queue 7, in the service's own app. The execution goes on when the first of them is completed.",
 	);
 	expect(tooltip({ resource: 'task', operation: 'create', queue })).toBe('');

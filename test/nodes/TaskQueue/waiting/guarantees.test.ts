@@ -6,9 +6,21 @@
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { runActionNode, type ActionRun } from '../../../helpers/n8n';
-import { callWaitingNode, queryOf, resumeExecution, startWaitingRun, WaitingEndpoint } from '../../../helpers/waiting';
+import {
+	callWaitingNode,
+	queryOf,
+	resumeExecution,
+	startWaitingRun,
+	WaitingEndpoint,
+} from '../../../helpers/waiting';
 import { node } from '../env';
-import { locator, startTriggerEnv, startWebhookServer, WebhookTriggerUnderTest, type TriggerTestEnv } from '../trigger/env';
+import {
+	locator,
+	startTriggerEnv,
+	startWebhookServer,
+	WebhookTriggerUnderTest,
+	type TriggerTestEnv,
+} from '../trigger/env';
 import { FORWARD_RETRY_DELAYS_MS } from '../../../../nodes/TaskQueue/trigger/relay/forward';
 import { forgetRuns } from '../../../../nodes/TaskQueue/trigger/relay/knownRuns';
 
@@ -25,7 +37,10 @@ beforeEach(async () => {
 	forgetRuns();
 	await env.client.reset();
 	waiting = new WaitingEndpoint();
-	trigger = new WebhookTriggerUnderTest({ credentials: env.credentials(), parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} } });
+	trigger = new WebhookTriggerUnderTest({
+		credentials: env.credentials(),
+		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} },
+	});
 	server = await startWebhookServer(trigger, waiting);
 	await trigger.activate();
 });
@@ -33,11 +48,24 @@ afterEach(async () => await server.close());
 
 const INPUT = [{ message: 'first' }, { message: 'second' }];
 
-async function createAndWait(parameters: IDataObject = {}, input: IDataObject[] = INPUT, extra: { probe?: boolean; settings?: IDataObject } = {}) {
+async function createAndWait(
+	parameters: IDataObject = {},
+	input: IDataObject[] = INPUT,
+	extra: { probe?: boolean; settings?: IDataObject } = {},
+) {
 	const executionId = String(++executions);
-	const run = await startWaitingRun({ credentials: env.credentials(), executionId, input, waitingBaseUrl: server.waitingBaseUrl, parameters, probe: extra.probe });
+	const run = await startWaitingRun({
+		credentials: env.credentials(),
+		executionId,
+		input,
+		waitingBaseUrl: server.waitingBaseUrl,
+		parameters,
+		probe: extra.probe,
+	});
 	waiting.add(executionId, run);
-	const tasks = (await env.client.tasks(QUEUE)).filter((t) => String(t.data.resume_url).includes(`/${executionId}/`));
+	const tasks = (await env.client.tasks(QUEUE)).filter((t) =>
+		String(t.data.resume_url).includes(`/${executionId}/`),
+	);
 	tasks.sort((a, b) => String(a.data.resume_url).localeCompare(String(b.data.resume_url)));
 	return { run, executionId, tasks };
 }
@@ -53,32 +81,49 @@ async function until(what: string, probe: () => boolean | Promise<boolean>, time
 	}
 }
 
-const resumedIds = (executionId: string) => ((waiting.resumed.get(executionId) as INodeExecutionData[][])[0] ?? []).map((i) => i.json.id);
-const reads = async () => (await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed')).length;
+const resumedIds = (executionId: string) =>
+	((waiting.resumed.get(executionId) as INodeExecutionData[][])[0] ?? []).map((i) => i.json.id);
+const reads = async () =>
+	(await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed')).length;
 
 describe('1. only the task the run created for item i answers item i', () => {
-	test('a task created through the API with a copy of item 0\'s address, completed first, does not count', async () => {
+	test("a task created through the API with a copy of item 0's address, completed first, does not count", async () => {
 		const { executionId, tasks } = await createAndWait();
-		const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'copy', resume_url: String(tasks[0].data.resume_url) }]);
+		const { ids } = await env.client.createTasks(QUEUE, [
+			{ customer_message: 'copy', resume_url: String(tasks[0].data.resume_url) },
+		]);
 		await complete(ids[0], { decision: 'approve' });
 		await complete(tasks[1].id, { decision: 'reject' });
-		await until('both deliveries', async () => (await env.client.webhookCalls()).filter((c) => c.status !== null).length === 2);
+		await until(
+			'both deliveries',
+			async () => (await env.client.webhookCalls()).filter((c) => c.status !== null).length === 2,
+		);
 		expect(waiting.resumed.has(executionId)).toBe(false);
 		// the copy is an ordinary completion of the queue
 		expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
 		await complete(tasks[0].id, { decision: 'escalate' });
 		await until('the resume', () => waiting.resumed.has(executionId));
 		const [items] = waiting.resumed.get(executionId) as INodeExecutionData[][];
-		expect(items.map((i) => [i.json.id, (i.json.data as IDataObject).decision, i.pairedItem])).toEqual([
+		expect(
+			items.map((i) => [i.json.id, (i.json.data as IDataObject).decision, i.pairedItem]),
+		).toEqual([
 			[tasks[0].id, 'escalate', { item: 0 }],
 			[tasks[1].id, 'reject', { item: 1 }],
 		]);
 	});
 
-	test('a person who overwrites the read-only address of their task with item 0\'s still answers item 1, not item 0', async () => {
+	test("a person who overwrites the read-only address of their task with item 0's still answers item 1, not item 0", async () => {
 		const { executionId, tasks } = await createAndWait();
-		await complete(tasks[1].id, { decision: 'reject', resume_url: String(tasks[0].data.resume_url) });
-		await until('the delivery', async () => (await env.client.webhookCalls())[0]?.status !== null && (await env.client.webhookCalls()).length === 1);
+		await complete(tasks[1].id, {
+			decision: 'reject',
+			resume_url: String(tasks[0].data.resume_url),
+		});
+		await until(
+			'the delivery',
+			async () =>
+				(await env.client.webhookCalls())[0]?.status !== null &&
+				(await env.client.webhookCalls()).length === 1,
+		);
 		expect(waiting.resumed.has(executionId)).toBe(false);
 		await complete(tasks[0].id, { decision: 'approve' });
 		await until('the resume', () => waiting.resumed.has(executionId));
@@ -92,7 +137,7 @@ describe('1. only the task the run created for item i answers item i', () => {
 });
 
 describe('2. a lost delivery does not leave the run waiting', () => {
-	test('the delivery of the run\'s last completion is lost and nothing else happens in the queue: the trigger\'s next check resumes it', async () => {
+	test("the delivery of the run's last completion is lost and nothing else happens in the queue: the trigger's next check resumes it", async () => {
 		const { executionId, tasks } = await createAndWait();
 		await complete(tasks[0].id);
 		await until('the first forward', () => waiting.calls.length === 1);
@@ -128,13 +173,22 @@ describe('2. a lost delivery does not leave the run waiting', () => {
 		expect(trigger.executions).toBe(0);
 	});
 
-	test('a test delivery\'s items reach the manual execution n8n runs through the trigger\'s poll()', async () => {
-		const test = new WebhookTriggerUnderTest({ credentials: env.credentials(), parameters: { event: 'taskCompleted', queue: locator(101), options: {} }, isTest: true });
+	test("a test delivery's items reach the manual execution n8n runs through the trigger's poll()", async () => {
+		const test = new WebhookTriggerUnderTest({
+			credentials: env.credentials(),
+			parameters: { event: 'taskCompleted', queue: locator(101), options: {} },
+			isTest: true,
+		});
 		await server.close();
 		server = await startWebhookServer(test, waiting);
 		await test.activate();
-		const { ids } = await env.client.createTasks(101, [{ customer_message: 'test me', order_total: 5 }]);
-		await env.client.complete(101, ids[0], { by: 'alice@example.com', data: { decision: 'approve' } });
+		const { ids } = await env.client.createTasks(101, [
+			{ customer_message: 'test me', order_total: 5 },
+		]);
+		await env.client.complete(101, ids[0], {
+			by: 'alice@example.com',
+			data: { decision: 'approve' },
+		});
 		await until('the test execution', () => test.executions === 1);
 		const items = await test.reconcile('manual');
 		expect(items?.[0].map((i) => i.json.id)).toEqual([ids[0]]);
@@ -143,7 +197,7 @@ describe('2. a lost delivery does not leave the run waiting', () => {
 });
 
 describe('3. a busy queue does not stop a batch run from resuming', () => {
-	test('3,000 completions of other work between a run\'s answers: it resumes, reading pages of 1,000 down to where it read before', async () => {
+	test("3,000 completions of other work between a run's answers: it resumes, reading pages of 1,000 down to where it read before", async () => {
 		await env.client.createTasks(QUEUE, 3000); // other work, older: completed below before the run's
 		const { executionId, tasks } = await createAndWait();
 		await env.client.clearRequests();
@@ -173,14 +227,22 @@ describe('3. a busy queue does not stop a batch run from resuming', () => {
 });
 
 describe('4. "The First Task Is Completed" pairs the answer with its own input downstream', () => {
-	test('the answer to item 1 is item 1 for the next node ($(\'Start\').item), as n8n 2.41 renumbers a resumed node\'s items', async () => {
+	test("the answer to item 1 is item 1 for the next node ($('Start').item), as n8n 2.41 renumbers a resumed node's items", async () => {
 		const { run, tasks } = await createAndWait({ waitFor: 'first' }, INPUT, { probe: true });
 		await complete(tasks[1].id, { decision: 'reject' });
-		const call = await callWaitingNode(run, queryOf(String(tasks[1].data.resume_url)), { tasks: [{ id: tasks[1].id }] });
+		const call = await callWaitingNode(run, queryOf(String(tasks[1].data.resume_url)), {
+			tasks: [{ id: tasks[1].id }],
+		});
 		const resumed = await resumeExecution(run, call.result.workflowData as INodeExecutionData[][]);
 		const probe = resumed.data.resultData.runData.Probe[0].data?.main[0] ?? [];
-		const answered = probe.filter((i) => (i.json.answer as IDataObject).wait && ((i.json.answer as IDataObject).wait as IDataObject).outcome === 'completed');
-		expect(answered.map((i) => [(i.json.answer as IDataObject).id, i.json.start])).toEqual([[tasks[1].id, INPUT[1]]]);
+		const answered = probe.filter(
+			(i) =>
+				(i.json.answer as IDataObject).wait &&
+				((i.json.answer as IDataObject).wait as IDataObject).outcome === 'completed',
+		);
+		expect(answered.map((i) => [(i.json.answer as IDataObject).id, i.json.start])).toEqual([
+			[tasks[1].id, INPUT[1]],
+		]);
 		expect(probe.map((i) => i.json.start)).toEqual(INPUT);
 	});
 });
@@ -188,8 +250,13 @@ describe('4. "The First Task Is Completed" pairs the answer with its own input d
 describe('5. forwarding loses and swallows nothing', () => {
 	test('an altered address and a genuine completion of one run arrive together: the genuine one resumes the run, the other is emitted', async () => {
 		const { executionId, tasks } = await createAndWait({}, [{ message: 'only' }]);
-		const altered = String(tasks[0].data.resume_url).replace(/signature=(.)/, (_, c: string) => `signature=${c === 'a' ? 'b' : 'a'}`);
-		const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'altered', resume_url: altered }]);
+		const altered = String(tasks[0].data.resume_url).replace(
+			/signature=(.)/,
+			(_, c: string) => `signature=${c === 'a' ? 'b' : 'a'}`,
+		);
+		const { ids } = await env.client.createTasks(QUEUE, [
+			{ customer_message: 'altered', resume_url: altered },
+		]);
 		await complete(ids[0]);
 		await complete(tasks[0].id);
 		await until('the resume', () => waiting.resumed.has(executionId));
@@ -198,11 +265,16 @@ describe('5. forwarding loses and swallows nothing', () => {
 		expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
 	});
 
-	test('a false announcement (it takes the trigger\'s secret) names run B\'s task as run A\'s: B still resumes with it, A does not, nothing is emitted', async () => {
+	test("a false announcement (it takes the trigger's secret) names run B's task as run A's: B still resumes with it, A does not, nothing is emitted", async () => {
 		const a = await createAndWait({}, [{ message: 'a' }]);
 		const b = await createAndWait({}, [{ message: 'b' }]);
 		const announced = await trigger.deliver({
-			body: { taskQueueWaitingRun: { address: String(a.tasks[0].data.resume_url), tasks: [b.tasks[0].id] } },
+			body: {
+				taskQueueWaitingRun: {
+					address: String(a.tasks[0].data.resume_url),
+					tasks: [b.tasks[0].id],
+				},
+			},
 			query: { secret: trigger.secret() as string },
 		});
 		expect(announced.response.statusCode).toBe(200);
@@ -218,7 +290,7 @@ describe('5. forwarding loses and swallows nothing', () => {
 		expect(trigger.executions).toBe(0);
 	});
 
-	test('replaying a genuine address costs the service no read for a task that is not the run\'s, and bounded reads otherwise', async () => {
+	test("replaying a genuine address costs the service no read for a task that is not the run's, and bounded reads otherwise", async () => {
 		const { run, tasks } = await createAndWait();
 		const query = queryOf(String(tasks[0].data.resume_url));
 		await complete(tasks[0].id);
@@ -228,14 +300,22 @@ describe('5. forwarding loses and swallows nothing', () => {
 		await callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] });
 		expect(await reads()).toBe(1);
 		// the run's completed task named 20 times at once: one read in flight, the rest share the next
-		await Promise.all(Array.from({ length: 20 }, () => callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] })));
+		await Promise.all(
+			Array.from({ length: 20 }, () =>
+				callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] }),
+			),
+		);
 		expect(await reads()).toBeLessThanOrEqual(3);
 		// and a pending task of the run, the same
-		await Promise.all(Array.from({ length: 20 }, () => callWaitingNode(run, query, { tasks: [{ id: tasks[1].id }] })));
+		await Promise.all(
+			Array.from({ length: 20 }, () =>
+				callWaitingNode(run, query, { tasks: [{ id: tasks[1].id }] }),
+			),
+		);
 		expect(await reads()).toBeLessThanOrEqual(5);
 	});
 
-	test('a task this process saw completed, named again after the run\'s other task completed, is answered from a fresh read: the run resumes', async () => {
+	test("a task this process saw completed, named again after the run's other task completed, is answered from a fresh read: the run resumes", async () => {
 		// Queue mode: the trigger's check on the main process passes on every completion the webhook
 		// processes took. Here the run's second task was completed with its address replaced by a
 		// person and reached no process that knows the run (a restarted webhook process): the check
@@ -247,9 +327,14 @@ describe('5. forwarding loses and swallows nothing', () => {
 		await complete(tasks[0].id);
 		await until('the first forward', () => waiting.calls.length === 1);
 		const query = queryOf(String(tasks[0].data.resume_url));
-		expect((await callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] })).response.statusCode).toBe(202);
+		expect(
+			(await callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] })).response.statusCode,
+		).toBe(202);
 		forgetRuns();
-		await complete(tasks[1].id, { decision: 'reject', resume_url: String(other.tasks[0].data.resume_url) });
+		await complete(tasks[1].id, {
+			decision: 'reject',
+			resume_url: String(other.tasks[0].data.resume_url),
+		});
 		await env.client.waitForWebhookCalls(2);
 		expect(waiting.resumed.has(executionId)).toBe(false);
 		// the completion went where its address points: that run denied it, the trigger emitted it
@@ -258,7 +343,12 @@ describe('5. forwarding loses and swallows nothing', () => {
 		await env.client.clearRequests();
 		const { result } = await callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] });
 		expect(await reads()).toBe(1);
-		expect(((result.workflowData as INodeExecutionData[][])[0] ?? []).map((i) => [i.json.id, i.pairedItem])).toEqual([
+		expect(
+			((result.workflowData as INodeExecutionData[][])[0] ?? []).map((i) => [
+				i.json.id,
+				i.pairedItem,
+			]),
+		).toEqual([
 			[tasks[0].id, { item: 0 }],
 			[tasks[1].id, { item: 1 }],
 		]);
@@ -271,33 +361,75 @@ describe('6. a set-up that cannot come back is refused before any task', () => {
 		const executionId = String(++executions);
 		const result = await runActionNode({
 			types: { taskQueue: node },
-			node: { type: 'taskQueue', parameters: { resource: 'task', operation: 'sendAndWait', queue: locator(QUEUE), taskData: { mappingMode: 'defineBelow', value: { customer_message: 'x' }, matchingColumns: [], schema: [] }, resumeField: 'resume_url', options: {}, ...parameters } as INodeParameters },
+			node: {
+				type: 'taskQueue',
+				parameters: {
+					resource: 'task',
+					operation: 'sendAndWait',
+					queue: locator(QUEUE),
+					taskData: {
+						mappingMode: 'defineBelow',
+						value: { customer_message: 'x' },
+						matchingColumns: [],
+						schema: [],
+					},
+					resumeField: 'resume_url',
+					options: {},
+					...parameters,
+				} as INodeParameters,
+			},
 			input: [{}],
 			credentials: env.credentials(),
 			executionId,
 			additionalData: { webhookWaitingBaseUrl: 'http://localhost:5678/webhook-waiting' },
 			workflowSettings: settings,
 		});
-		expect((await env.client.requests()).filter((r) => r.path.endsWith('/tasks/create'))).toEqual([]);
+		expect((await env.client.requests()).filter((r) => r.path.endsWith('/tasks/create'))).toEqual(
+			[],
+		);
 		expect(result.run.status).not.toBe('waiting');
 		return result;
 	}
 
-	test('a link field as Resume Address Field while n8n\'s address is on localhost', async () => {
+	test("a link field as Resume Address Field while n8n's address is on localhost", async () => {
 		const queue = await env.client.createQueue({
 			name: 'Links',
 			blocks: [
-				{ id: 'summary', name: 'Summary', type: 'text', text: { placeholder: '', read_only: true } },
-				{ id: 'callback', name: 'Callback', type: 'link', link: { placeholder: '', read_only: true } },
+				{
+					id: 'summary',
+					name: 'Summary',
+					type: 'text',
+					text: { placeholder: '', read_only: true },
+				},
+				{
+					id: 'callback',
+					name: 'Callback',
+					type: 'link',
+					link: { placeholder: '', read_only: true },
+				},
 			] as never,
 		});
-		const { error } = await refused({ queue: locator(queue.id), taskData: { mappingMode: 'defineBelow', value: {}, matchingColumns: [], schema: [] }, resumeField: 'callback', options: { routeBack: 'pollTrigger' } });
-		expect(error).toMatchObject({ name: 'NodeOperationError', message: 'The link field "callback" cannot hold this n8n\'s address: the service refuses links to "localhost"' });
-		expect((error as unknown as { description: string }).description).toMatch(/Pick a text field as Resume Address Field, or give n8n an address with a dotted host/);
+		const { error } = await refused({
+			queue: locator(queue.id),
+			taskData: { mappingMode: 'defineBelow', value: {}, matchingColumns: [], schema: [] },
+			resumeField: 'callback',
+			options: { routeBack: 'pollTrigger' },
+		});
+		expect(error).toMatchObject({
+			name: 'NodeOperationError',
+			message:
+				'The link field "callback" cannot hold this n8n\'s address: the service refuses links to "localhost"',
+		});
+		expect((error as unknown as { description: string }).description).toMatch(
+			/Pick a text field as Resume Address Field, or give n8n an address with a dotted host/,
+		);
 	});
 
-	test('a workflow on n8n\'s Engine 2.0', async () => {
+	test("a workflow on n8n's Engine 2.0", async () => {
 		const { error } = await refused({}, { engineType: 'v2' });
-		expect(error).toMatchObject({ name: 'NodeOperationError', message: 'This workflow runs on n8n\'s Engine 2.0, which cannot resume a waiting execution' });
+		expect(error).toMatchObject({
+			name: 'NodeOperationError',
+			message: "This workflow runs on n8n's Engine 2.0, which cannot resume a waiting execution",
+		});
 	});
 });

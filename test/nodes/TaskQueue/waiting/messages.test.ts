@@ -27,7 +27,12 @@ function signedByN8n(query: Record<string, string>, execution = '812', node = 'n
 }
 
 const task = (id: number, data: Record<string, unknown> = {}): CompletedTask =>
-	({ id, queue_id: 17, completed_at: '2026-11-26T08:00:00.123456Z', data }) as unknown as CompletedTask;
+	({
+		id,
+		queue_id: 17,
+		completed_at: '2026-11-26T08:00:00.123456Z',
+		data,
+	}) as unknown as CompletedTask;
 
 describe('the resume address', () => {
 	it('round-trips: the query Create and Wait has n8n sign is read back whole, rebuilt on this n8n', () => {
@@ -38,8 +43,20 @@ describe('the resume address', () => {
 			nodeId: 'node-id_1',
 			...parts,
 		});
-		expect(readAddressQuery(new URL(address).searchParams)).toEqual({ ...parts, signature: SIGNATURE });
-		expect(itemOfThisWait(address, { executionId: '812', nodeId: 'node-id_1', count: 3, inputs: 4, queueId: 17, createdAt: parts.createdAt })).toBe(2);
+		expect(readAddressQuery(new URL(address).searchParams)).toEqual({
+			...parts,
+			signature: SIGNATURE,
+		});
+		expect(
+			itemOfThisWait(address, {
+				executionId: '812',
+				nodeId: 'node-id_1',
+				count: 3,
+				inputs: 4,
+				queueId: 17,
+				createdAt: parts.createdAt,
+			}),
+		).toBe(2);
 	});
 
 	it("is found among a task's values, and only a task carrying one is worth parsing", () => {
@@ -52,14 +69,29 @@ describe('the resume address', () => {
 
 	it('refuses what this n8n did not write: another host, extra or missing parts, impossible counts', () => {
 		const query = resumeAddressQuery(parts);
-		expect(parseResumeAddress(signedByN8n(query).replace('n8n.example.com', 'evil.example.com'), BASE)).toBeUndefined();
+		expect(
+			parseResumeAddress(signedByN8n(query).replace('n8n.example.com', 'evil.example.com'), BASE),
+		).toBeUndefined();
 		expect(parseResumeAddress(`${signedByN8n(query)}&x=1`, BASE)).toBeUndefined();
-		expect(parseResumeAddress(signedByN8n(query).replace(SIGNATURE, 'b'.repeat(63)), BASE)).toBeUndefined();
+		expect(
+			parseResumeAddress(signedByN8n(query).replace(SIGNATURE, 'b'.repeat(63)), BASE),
+		).toBeUndefined();
 		expect(parseResumeAddress(signedByN8n({ ...query, tq: '4-3-4' }), BASE)).toBeUndefined();
 		expect(parseResumeAddress(signedByN8n({ ...query, tq: '0-5-4' }), BASE)).toBeUndefined();
 		expect(parseResumeAddress(signedByN8n(query, '1/2'), BASE)).toBeUndefined();
-		expect(parseResumeAddress(signedByN8n(query).replace('https://', 'https://user:pw@'), BASE)).toBeUndefined();
-		expect(itemOfThisWait(signedByN8n(query), { executionId: '812', nodeId: 'node-id_1', count: 3, inputs: 4, queueId: 17, createdAt: 1 })).toBeUndefined();
+		expect(
+			parseResumeAddress(signedByN8n(query).replace('https://', 'https://user:pw@'), BASE),
+		).toBeUndefined();
+		expect(
+			itemOfThisWait(signedByN8n(query), {
+				executionId: '812',
+				nodeId: 'node-id_1',
+				count: 3,
+				inputs: 4,
+				queueId: 17,
+				createdAt: 1,
+			}),
+		).toBeUndefined();
 	});
 });
 
@@ -74,32 +106,64 @@ describe('the forward call and its answer', () => {
 		expect(readForwardCall(forwardCall([task(5), task(9)]))).toEqual([5, 9]);
 		expect(readForwardCall({ taskId: 5 })).toEqual([]);
 		expect(readForwardCall({ tasks: [{ id: '5' }, { id: 1.5 }, null, { id: 7 }] })).toEqual([7]);
-		expect(readForwardCall({ tasks: Array.from({ length: 1500 }, (_, id) => ({ id })) })).toHaveLength(1000);
+		expect(
+			readForwardCall({ tasks: Array.from({ length: 1500 }, (_, id) => ({ id })) }),
+		).toHaveLength(1000);
 	});
 
 	const received = (answer: { status: number; body: unknown }) => ({ ...answer, html: false });
-	const outcomes = (reading: ReturnType<typeof readForwardAnswer>) => (typeof reading === 'string' ? reading : Object.fromEntries(reading.outcomes));
+	const outcomes = (reading: ReturnType<typeof readForwardAnswer>) =>
+		typeof reading === 'string' ? reading : Object.fromEntries(reading.outcomes);
 
 	it('round-trips each answer the waiting node builds into what the trigger does with each task', () => {
 		const tasks = [task(5), task(9)];
-		expect(outcomes(readForwardAnswer(received(forwardAnswer.notTheRuns([5, 9], [1, 2])), tasks))).toEqual({ 5: 'other', 9: 'other' });
-		expect(outcomes(readForwardAnswer(received(forwardAnswer.stillWaiting({ completed: 1, of: 2 }, [5], [9], [5, 6])), tasks))).toEqual({ 5: 'taken', 9: 'other' });
-		expect(readForwardAnswer(received(forwardAnswer.couldNotConfirm([5], [9])), tasks)).toBe('retry');
-		expect(outcomes(readForwardAnswer(received(forwardAnswer.notAnAddress()), tasks))).toEqual({ 5: 'other', 9: 'other' });
-		expect(runTasksOf(received(forwardAnswer.stillWaiting({ completed: 1, of: 2 }, [5], [9], [5, 6])))).toEqual([5, 6]);
+		expect(
+			outcomes(readForwardAnswer(received(forwardAnswer.notTheRuns([5, 9], [1, 2])), tasks)),
+		).toEqual({ 5: 'other', 9: 'other' });
+		expect(
+			outcomes(
+				readForwardAnswer(
+					received(forwardAnswer.stillWaiting({ completed: 1, of: 2 }, [5], [9], [5, 6])),
+					tasks,
+				),
+			),
+		).toEqual({ 5: 'taken', 9: 'other' });
+		expect(readForwardAnswer(received(forwardAnswer.couldNotConfirm([5], [9])), tasks)).toBe(
+			'retry',
+		);
+		expect(outcomes(readForwardAnswer(received(forwardAnswer.notAnAddress()), tasks))).toEqual({
+			5: 'other',
+			9: 'other',
+		});
+		expect(
+			runTasksOf(received(forwardAnswer.stillWaiting({ completed: 1, of: 2 }, [5], [9], [5, 6]))),
+		).toEqual([5, 6]);
 		expect(runTasksOf(received(forwardAnswer.notTheRuns([5])))).toBeUndefined();
 	});
 
 	it("reads n8n's own answers: resumed, finished, gone, a refused signature, a passing fault", () => {
 		const tasks = [task(5)];
-		const resumed = readForwardAnswer(received({ status: 200, body: { message: 'Workflow was started' } }), tasks);
+		const resumed = readForwardAnswer(
+			received({ status: 200, body: { message: 'Workflow was started' } }),
+			tasks,
+		);
 		expect(resumed).toEqual({ outcomes: new Map([[5, 'taken']]), why: 'resumed', resumed: true });
-		expect(outcomes(readForwardAnswer({ status: 200, body: '<html>', html: true }, tasks))).toEqual({ 5: 'finished' });
-		expect(outcomes(readForwardAnswer(received({ status: 404, body: {} }), tasks))).toEqual({ 5: 'finished' });
-		expect(readForwardAnswer({ status: 401, body: '<html>', html: true }, tasks)).toBe('refusedAddress');
-		expect(readForwardAnswer(received({ status: 409, body: { message: 'running' } }), tasks)).toBe('retry');
+		expect(outcomes(readForwardAnswer({ status: 200, body: '<html>', html: true }, tasks))).toEqual(
+			{ 5: 'finished' },
+		);
+		expect(outcomes(readForwardAnswer(received({ status: 404, body: {} }), tasks))).toEqual({
+			5: 'finished',
+		});
+		expect(readForwardAnswer({ status: 401, body: '<html>', html: true }, tasks)).toBe(
+			'refusedAddress',
+		);
+		expect(readForwardAnswer(received({ status: 409, body: { message: 'running' } }), tasks)).toBe(
+			'retry',
+		);
 		expect(readForwardAnswer({ error: 'ECONNREFUSED' }, tasks)).toBe('retry');
-		expect(readForwardAnswer({ status: 200, body: '<html>', html: false }, tasks)).not.toBe('retry');
+		expect(readForwardAnswer({ status: 200, body: '<html>', html: false }, tasks)).not.toBe(
+			'retry',
+		);
 		expect(readForwardAnswer({ status: 502, body: '<html>', html: true }, tasks)).toBe('retry');
 	});
 });
@@ -110,7 +174,14 @@ describe('the announcement', () => {
 		expect(readAnnouncement(announcement(address, [3, 4]))).toEqual({ address, tasks: [3, 4] });
 		expect(readAnnouncement({ taskQueueWaitingRun: { address, tasks: [3, '4'] } })).toBeUndefined();
 		expect(readAnnouncement({ taskQueueWaitingRun: { address: 5, tasks: [] } })).toBeUndefined();
-		expect(readAnnouncement(announcement(address, Array.from({ length: 1001 }, (_, i) => i)))).toBeUndefined();
+		expect(
+			readAnnouncement(
+				announcement(
+					address,
+					Array.from({ length: 1001 }, (_, i) => i),
+				),
+			),
+		).toBeUndefined();
 		expect(readAnnouncement({ tasks: [1] })).toBeUndefined();
 	});
 });

@@ -13,7 +13,11 @@ function request(method: string, path: string, status: number, body: unknown = n
 
 describe('Queue > Get', () => {
 	test('returns the queue with its block configuration', async () => {
-		const { items, error } = await env.run({ resource: 'queue', operation: 'get', queue: locator(102, 'list') });
+		const { items, error } = await env.run({
+			resource: 'queue',
+			operation: 'get',
+			queue: locator(102, 'list'),
+		});
 		expect(error).toBeUndefined();
 		expect(await env.requests()).toEqual([request('GET', '/orgs/1/queues/102', 200)]);
 		const queue = await env.client.getQueue(102);
@@ -24,7 +28,11 @@ describe('Queue > Get', () => {
 
 	test('one item per input item, each paired', async () => {
 		const { items } = await env.run(
-			{ resource: 'queue', operation: 'get', queue: { __rl: true, mode: 'id', value: '={{ $json.q }}' } },
+			{
+				resource: 'queue',
+				operation: 'get',
+				queue: { __rl: true, mode: 'id', value: '={{ $json.q }}' },
+			},
 			[{ q: 103 }, { q: 101 }],
 		);
 		expect(items.map((i) => [i.json.id, i.pairedItem])).toEqual([
@@ -41,7 +49,7 @@ describe('Queue > Get Many', () => {
 		expect(items.map((i) => i.json.name)).toEqual(['Refund Requests', 'Content Review']);
 	});
 
-	test('Return All: the organization\'s queues only, as the service lists them', async () => {
+	test("Return All: the organization's queues only, as the service lists them", async () => {
 		const { items } = await env.run({ resource: 'queue', operation: 'getMany', returnAll: true });
 		expect(items).toEqual([
 			{
@@ -84,7 +92,8 @@ describe('Queue > Get Many', () => {
 					created_at: '2024-05-04T09:00:00.000Z',
 					active_users: [],
 					n_tasks: 0,
-					description: 'Decide on refund requests while the workflow waits for the answer (Create and Wait).',
+					description:
+						'Decide on refund requests while the workflow waits for the answer (Create and Wait).',
 				},
 				pairedItem: { item: 0 },
 			},
@@ -105,7 +114,11 @@ describe('Queue > Get Many', () => {
 
 describe('Queue > Flush', () => {
 	test('deletes the pending tasks, keeps the completed ones; the empty non-JSON answer is fine', async () => {
-		const { items, error } = await env.run({ resource: 'queue', operation: 'flush', queue: locator(101) });
+		const { items, error } = await env.run({
+			resource: 'queue',
+			operation: 'flush',
+			queue: locator(101),
+		});
 		expect(error).toBeUndefined();
 		expect(await env.requests()).toEqual([
 			request('GET', '/orgs/1/queues/101', 200),
@@ -120,7 +133,10 @@ describe('Queue > Flush', () => {
 	});
 
 	test('flushing twice is harmless', async () => {
-		const { items } = await env.run({ resource: 'queue', operation: 'flush', queue: locator(101) }, [{}, {}]);
+		const { items } = await env.run(
+			{ resource: 'queue', operation: 'flush', queue: locator(101) },
+			[{}, {}],
+		);
 		expect(items.map((i) => i.json)).toEqual([
 			{ queueId: 101, flushed: true },
 			{ queueId: 101, flushed: true },
@@ -137,7 +153,11 @@ describe('the Legacy API Paths setting against a self-hosted 1.0.x server', () =
 		['get', { resource: 'queue', operation: 'get' }, 'get queue 101'],
 		['flush', { resource: 'queue', operation: 'flush' }, 'get queue 101'],
 		['webhook get', { resource: 'webhook', operation: 'get' }, 'get queue 101'],
-		['webhook set', { resource: 'webhook', operation: 'set', url: 'https://example.com/hook' }, 'get queue 101'],
+		[
+			'webhook set',
+			{ resource: 'webhook', operation: 'set', url: 'https://example.com/hook' },
+			'get queue 101',
+		],
 	])('%s on /queues fails with the hint', async (_, parameters, action) => {
 		const { error } = await env.run({ ...parameters, queue: locator(101) });
 		expect(error).toMatchObject({
@@ -153,9 +173,16 @@ describe('the Legacy API Paths setting against a self-hosted 1.0.x server', () =
 		const credentials = env.credentials({ apiPaths: 'workflows' });
 		const run = async (parameters: Record<string, unknown>) =>
 			await env.run({ queue: locator(101), ...parameters }, [{}], { credentials });
-		expect((await run({ resource: 'queue', operation: 'get' })).items[0].json).toMatchObject({ id: 101 });
-		expect((await run({ resource: 'queue', operation: 'getMany', returnAll: true })).items).toHaveLength(5);
-		expect((await run({ resource: 'webhook', operation: 'set', url: 'https://example.com/hook' })).items[0].json).toEqual({
+		expect((await run({ resource: 'queue', operation: 'get' })).items[0].json).toMatchObject({
+			id: 101,
+		});
+		expect(
+			(await run({ resource: 'queue', operation: 'getMany', returnAll: true })).items,
+		).toHaveLength(5);
+		expect(
+			(await run({ resource: 'webhook', operation: 'set', url: 'https://example.com/hook' }))
+				.items[0].json,
+		).toEqual({
 			queueId: 101,
 			target: 'https://example.com/hook',
 		});
@@ -172,11 +199,21 @@ describe('the Legacy API Paths setting against a self-hosted 1.0.x server', () =
 		const created = await run({
 			resource: 'task',
 			operation: 'create',
-			taskData: { mappingMode: 'defineBelow', value: { customer_message: 'x', decision: 'approve' }, matchingColumns: [], schema: [] },
+			taskData: {
+				mappingMode: 'defineBelow',
+				value: { customer_message: 'x', decision: 'approve' },
+				matchingColumns: [],
+				schema: [],
+			},
 		});
 		expect(created.error).toBeUndefined();
-		expect((await run({ resource: 'task', operation: 'getCompleted', limit: 1 })).items).toHaveLength(1);
-		expect((await run({ resource: 'queue', operation: 'flush' })).items[0].json).toEqual({ queueId: 101, flushed: true });
+		expect(
+			(await run({ resource: 'task', operation: 'getCompleted', limit: 1 })).items,
+		).toHaveLength(1);
+		expect((await run({ resource: 'queue', operation: 'flush' })).items[0].json).toEqual({
+			queueId: 101,
+			flushed: true,
+		});
 		const requests = await env.requests();
 		expect(requests.every((r) => r.path.startsWith('/orgs/1/workflows'))).toBe(true);
 		expect(requests.every((r) => r.status !== null && r.status < 300)).toBe(true);

@@ -11,25 +11,42 @@ beforeEach(async () => await env.client.reset());
 const autoMap = { mappingMode: 'autoMapInputData', value: null, matchingColumns: [], schema: [] };
 
 async function createMany(count: number, options: Record<string, unknown> = {}) {
-	const input = Array.from({ length: count }, (_, i) => ({ customer_message: `paced-${i}`, decision: 'approve' }));
-	const run = await env.run({ resource: 'task', operation: 'create', queue: locator(101), taskData: autoMap, options }, input);
+	const input = Array.from({ length: count }, (_, i) => ({
+		customer_message: `paced-${i}`,
+		decision: 'approve',
+	}));
+	const run = await env.run(
+		{ resource: 'task', operation: 'create', queue: locator(101), taskData: autoMap, options },
+		input,
+	);
 	expect(run.error).toBeUndefined();
 	const creates = (await env.client.requests()).filter((r) => r.route === 'createTask');
-	const markers = (await env.client.tasks(101)).map((t) => t.data.customer_message).filter((m) => String(m).startsWith('paced-'));
+	const markers = (await env.client.tasks(101))
+		.map((t) => t.data.customer_message)
+		.filter((m) => String(m).startsWith('paced-'));
 	return { run, creates, markers, input };
 }
 
 const inFlight = (creates: RequestLogEntry[]) => creates.map((r) => r.inFlight);
 /** Requests go out in waves (the answers of one wave come back together): the most of each. */
 const waves = (creates: RequestLogEntry[]) =>
-	creates.reduce<number[]>((peaks, r) => (r.inFlight === 1 || peaks.length === 0 ? [...peaks, 1] : [...peaks.slice(0, -1), Math.max(peaks.at(-1)!, r.inFlight)]), []);
+	creates.reduce<number[]>(
+		(peaks, r) =>
+			r.inFlight === 1 || peaks.length === 0
+				? [...peaks, 1]
+				: [...peaks.slice(0, -1), Math.max(peaks.at(-1)!, r.inFlight)],
+		[],
+	);
 
 test('a distant service (40 ms a request): the node sends more than 8 at once, never more than the cap of 64', async () => {
 	await env.client.setLatency(40);
 	const { run, creates, markers, input } = await createMany(600);
-	expect(run.items.map((i) => [i.pairedItem, (i.json.data as { customer_message: string }).customer_message])).toEqual(
-		input.map((item, i) => [{ item: i }, item.customer_message]),
-	);
+	expect(
+		run.items.map((i) => [
+			i.pairedItem,
+			(i.json.data as { customer_message: string }).customer_message,
+		]),
+	).toEqual(input.map((item, i) => [{ item: i }, item.customer_message]));
 	expect(new Set(markers).size).toBe(600);
 	expect(markers).toHaveLength(600);
 	// Quiet machine: waves of 8, 16, 32, 64, 64, ... (600 in about 12 waves instead of 75 of 8). The
@@ -59,15 +76,28 @@ test('Max Concurrency caps it: never more than 4 at once', async () => {
 });
 
 test('a rate-limiting service (429 on a third of the creates): fewer at once, every task created once', async () => {
-	await env.client.setFaults({ latencyMs: 20, seed: 7, rules: [{ route: 'createTask', kind: '429', probability: 0.3, retryAfter: 0 }] });
+	await env.client.setFaults({
+		latencyMs: 20,
+		seed: 7,
+		rules: [{ route: 'createTask', kind: '429', probability: 0.3, retryAfter: 0 }],
+	});
 	// Each item is tried 5 times: which request meets which draw depends on arrival order, so an item
 	// may meet five 429s in a row (0.3^5 each, ~0.7 of 300 expected): it is then reported, never created.
-	const input = Array.from({ length: 300 }, (_, i) => ({ customer_message: `paced-${i}`, decision: 'approve' }));
-	const run = await env.run({ resource: 'task', operation: 'create', queue: locator(101), taskData: autoMap, options: {} }, input, {
-		continueOnFail: true,
-	});
+	const input = Array.from({ length: 300 }, (_, i) => ({
+		customer_message: `paced-${i}`,
+		decision: 'approve',
+	}));
+	const run = await env.run(
+		{ resource: 'task', operation: 'create', queue: locator(101), taskData: autoMap, options: {} },
+		input,
+		{
+			continueOnFail: true,
+		},
+	);
 	const creates = (await env.client.requests()).filter((r) => r.route === 'createTask');
-	const markers = (await env.client.tasks(101)).map((t) => String(t.data.customer_message)).filter((m) => m.startsWith('paced-'));
+	const markers = (await env.client.tasks(101))
+		.map((t) => String(t.data.customer_message))
+		.filter((m) => m.startsWith('paced-'));
 	const failed = run.items.filter((i) => i.json.error !== undefined);
 	expect(failed.every((i) => String(i.json.error).includes('rate limiting'))).toBe(true);
 	expect(failed.length).toBeLessThanOrEqual(5);

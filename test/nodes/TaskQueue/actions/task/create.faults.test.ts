@@ -20,10 +20,20 @@ test('1,000 items under 429, 503 and connection-reset faults: one task per item 
 			{ route: 'createTask', kind: 'reset', probability: 0.01 },
 		],
 	});
-	const input = Array.from({ length: COUNT }, (_, i) => ({ customer_message: `marker-${i}`, order_total: i, decision: 'approve' }));
+	const input = Array.from({ length: COUNT }, (_, i) => ({
+		customer_message: `marker-${i}`,
+		order_total: i,
+		decision: 'approve',
+	}));
 	const started = Date.now();
 	const { items, error } = await env.run(
-		{ resource: 'task', operation: 'create', queue: locator(101), taskData: autoMap, options: { concurrency: 8 } },
+		{
+			resource: 'task',
+			operation: 'create',
+			queue: locator(101),
+			taskData: autoMap,
+			options: { concurrency: 8 },
+		},
 		input,
 		{ continueOnFail: true },
 	);
@@ -44,11 +54,16 @@ test('1,000 items under 429, 503 and connection-reset faults: one task per item 
 		if (item.json.error === undefined) {
 			created++;
 			expect(stored).toEqual([item.json.id]);
-			expect(item.json).toMatchObject({ status: 'new', data: { customer_message: `marker-${i}`, order_total: i } });
+			expect(item.json).toMatchObject({
+				status: 'new',
+				data: { customer_message: `marker-${i}`, order_total: i },
+			});
 		} else {
 			failed++;
 			expect(stored).toEqual([]);
-			expect(String(item.json.error)).toMatch(/^(The service failed \(HTTP 503\)|Could not reach the Task Queue Service)/);
+			expect(String(item.json.error)).toMatch(
+				/^(The service failed \(HTTP 503\)|Could not reach the Task Queue Service)/,
+			);
 		}
 	});
 

@@ -8,7 +8,14 @@ afterAll(async () => await env.close());
 beforeEach(async () => await env.client.reset());
 
 const KEY_HEADER = 'Token tqs_sandbox_2f8a61c4e9d07b35';
-const GET_101 = { method: 'GET', path: '/orgs/1/queues/101', query: {}, body: null, status: 200, authorization: KEY_HEADER };
+const GET_101 = {
+	method: 'GET',
+	path: '/orgs/1/queues/101',
+	query: {},
+	body: null,
+	status: 200,
+	authorization: KEY_HEADER,
+};
 
 function defineBelow(value: Record<string, unknown>) {
 	return { mappingMode: 'defineBelow', value, matchingColumns: [], schema: [] };
@@ -29,7 +36,12 @@ describe('Task > Create', () => {
 		const { items, error } = await env.run(
 			create(
 				locator(101, 'list'),
-				defineBelow({ customer_message: 'The blender arrived broken.', order_total: '89.90', decision: 'Approve', note: null }),
+				defineBelow({
+					customer_message: 'The blender arrived broken.',
+					order_total: '89.90',
+					decision: 'Approve',
+					note: null,
+				}),
 			),
 		);
 		expect(error).toBeUndefined();
@@ -39,7 +51,13 @@ describe('Task > Create', () => {
 				method: 'POST',
 				path: '/orgs/1/queues/101/tasks/create',
 				query: {},
-				body: { data: { customer_message: 'The blender arrived broken.', order_total: 89.9, decision: 'approve' } },
+				body: {
+					data: {
+						customer_message: 'The blender arrived broken.',
+						order_total: 89.9,
+						decision: 'approve',
+					},
+				},
 				status: 201,
 				authorization: KEY_HEADER,
 			},
@@ -95,12 +113,21 @@ describe('Task > Create', () => {
 			const { items, error } = await env.run(create(locator(101), dragged), input);
 			expect(error).toBeUndefined();
 			expect(evaluations).not.toHaveBeenCalled();
-			expect((await createRequests()).map((r) => r.body).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))).toEqual(
-				input.map((_, i) => sent(i)).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+			expect(
+				(await createRequests())
+					.map((r) => r.body)
+					.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+			).toEqual(
+				input
+					.map((_, i) => sent(i))
+					.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
 			);
-			expect(items.map((item) => [item.pairedItem, (item.json.data as Record<string, unknown>).customer_message])).toEqual(
-				input.map((_, i) => [{ item: i }, `message ${i}`]),
-			);
+			expect(
+				items.map((item) => [
+					item.pairedItem,
+					(item.json.data as Record<string, unknown>).customer_message,
+				]),
+			).toEqual(input.map((_, i) => [{ item: i }, `message ${i}`]));
 		});
 
 		test('any other expression in the mapping: n8n resolves every field, as before', async () => {
@@ -116,20 +143,36 @@ describe('Task > Create', () => {
 		});
 
 		test('an item whose reference is not a plain value is resolved by n8n and checked as any other', async () => {
-			const odd = [input[0], { ...input[1], message: { text: { nested: true } } }, { ...input[2], message: {} }, input[3]];
-			const { items, error } = await env.run(create(locator(101), dragged), odd, { continueOnFail: true });
+			const odd = [
+				input[0],
+				{ ...input[1], message: { text: { nested: true } } },
+				{ ...input[2], message: {} },
+				input[3],
+			];
+			const { items, error } = await env.run(create(locator(101), dragged), odd, {
+				continueOnFail: true,
+			});
 			expect(error).toBeUndefined();
 			expect(evaluations).toHaveBeenCalledTimes(2 * 3);
 			expect(items[1]).toEqual({
 				json: {
-					error: 'The task data has 1 problem: Customer message (customer_message): expected a text, got an object',
+					error:
+						'The task data has 1 problem: Customer message (customer_message): expected a text, got an object',
 					description: expect.stringContaining('Fix the values under Task Data'),
 				},
 				pairedItem: { item: 1 },
 			});
-			expect(items[2].json.data).toEqual({ ...sent(2).data, customer_message: null, receipt: null });
+			expect(items[2].json.data).toEqual({
+				...sent(2).data,
+				customer_message: null,
+				receipt: null,
+			});
 			expect((await createRequests()).map((r) => r.body)).toEqual(
-				expect.arrayContaining([sent(0), sent(3), { data: { ...sent(2).data, customer_message: undefined } }].map((b) => JSON.parse(JSON.stringify(b)))),
+				expect.arrayContaining(
+					[sent(0), sent(3), { data: { ...sent(2).data, customer_message: undefined } }].map((b) =>
+						JSON.parse(JSON.stringify(b)),
+					),
+				),
 			);
 		});
 	});
@@ -150,14 +193,21 @@ describe('Task > Create', () => {
 			order_total: i,
 			decision: ['approve', 'Reject', 'ESCALATE'][i % 3],
 		}));
-		const { items, error } = await env.run(create(locator(101), autoMap, { concurrency: 4 }), input);
+		const { items, error } = await env.run(
+			create(locator(101), autoMap, { concurrency: 4 }),
+			input,
+		);
 		expect(error).toBeUndefined();
 		const requests = await env.requests();
 		expect(requests.filter((r) => r.method === 'GET')).toEqual([GET_101]);
 		expect(requests.filter((r) => r.method === 'POST').map((r) => r.body)).toEqual(
 			expect.arrayContaining(
 				input.map((_, i) => ({
-					data: { customer_message: `message ${i}`, order_total: i, decision: ['approve', 'reject', 'escalate'][i % 3] },
+					data: {
+						customer_message: `message ${i}`,
+						order_total: i,
+						decision: ['approve', 'reject', 'escalate'][i % 3],
+					},
 				})),
 			),
 		);
@@ -203,14 +253,22 @@ describe('Task > Create', () => {
 				tags: ['remote', 'work'],
 			},
 		});
-		expect(items[0].json).toMatchObject({ data: { approved: false, topics: ['news', 'tech'], word_count: 1200 } });
+		expect(items[0].json).toMatchObject({
+			data: { approved: false, topics: ['news', 'tech'], word_count: 1200 },
+		});
 
 		const labeling = await env.run(
 			create(
 				locator(103),
 				defineBelow({
-					sentence: { text: 'Ada Lovelace worked in London.', entities: [{ start: 0, end: 12, category: 'PERSON' }] },
-					photo: { image: 'https://example.com/p.jpg', objects: [{ x: 0.1, y: 0.2, w: 0.3, h: 0.25, category: 'car' }] },
+					sentence: {
+						text: 'Ada Lovelace worked in London.',
+						entities: [{ start: 0, end: 12, category: 'PERSON' }],
+					},
+					photo: {
+						image: 'https://example.com/p.jpg',
+						objects: [{ x: 0.1, y: 0.2, w: 0.3, h: 0.25, category: 'car' }],
+					},
 					transcript: ['Hello.'],
 					address: { street: 'Main St 1', city: 'Springfield' },
 					scores: [1, '2.5'],
@@ -220,7 +278,11 @@ describe('Task > Create', () => {
 		);
 		expect(labeling.error).toBeUndefined();
 		expect(labeling.items[0].json).toMatchObject({
-			data: { scores: [1, 2.5], sentiment: 'neutral', address: { street: 'Main St 1', city: 'Springfield' } },
+			data: {
+				scores: [1, 2.5],
+				sentiment: 'neutral',
+				address: { street: 'Main St 1', city: 'Springfield' },
+			},
 		});
 	});
 
@@ -230,7 +292,10 @@ describe('Task > Create', () => {
 		const labeling = await env.run(
 			create(
 				locator(103),
-				defineBelow({ photo: { image: 'https://example.com/p.jpg', objects: [] }, sentiment: 'neutral' }),
+				defineBelow({
+					photo: { image: 'https://example.com/p.jpg', objects: [] },
+					sentiment: 'neutral',
+				}),
 			),
 		);
 		expect(labeling.error).toBeUndefined();
@@ -250,13 +315,18 @@ describe('Task > Create', () => {
 		]);
 		// one task each, nothing left behind by a failed create
 		expect(review.items[0].json).toMatchObject({ data: { title: 'No tags', tags: [] } });
-		expect(labeling.items[0].json).toMatchObject({ data: { sentence: { text: '', entities: [] }, scores: [] } });
+		expect(labeling.items[0].json).toMatchObject({
+			data: { sentence: { text: '', entities: [] }, scores: [] },
+		});
 	});
 
 	test('form sub-fields are checked against `form_sequence.data`, as real deployments list them', async () => {
 		const photo = { image: 'https://example.com/p.jpg', objects: [] };
 		const { error } = await env.run(
-			create(locator(103), defineBelow({ photo, sentiment: 'neutral', address: { street: true, floor: '2' } })),
+			create(
+				locator(103),
+				defineBelow({ photo, sentiment: 'neutral', address: { street: true, floor: '2' } }),
+			),
 		);
 		expect(error?.message).toBe(
 			'The task data has 2 problems: Address › Street (street): expected a text, got boolean true; "address.floor" is not a field of this queue',
@@ -313,7 +383,12 @@ describe('Task > Create', () => {
 			const queue = await env.client.createQueue({
 				name: 'Intake',
 				blocks: [
-					{ id: 'ticket', name: 'Ticket', type: 'text', text: { read_only: true, is_required: true } },
+					{
+						id: 'ticket',
+						name: 'Ticket',
+						type: 'text',
+						text: { read_only: true, is_required: true },
+					},
 					{ id: 'photo', name: 'Photo', type: 'image', image: { is_required: true } },
 					{ id: 'verdict', name: 'Verdict', type: 'binary', binary: { is_required: true } },
 				],
@@ -321,21 +396,30 @@ describe('Task > Create', () => {
 			const { error } = await env.run(create(locator(queue.id), defineBelow({ verdict: true })));
 			expect(error).toMatchObject({
 				name: 'NodeOperationError',
-				message: 'The task data has 2 problems: Ticket (ticket) is required; Photo (photo) is required',
+				message:
+					'The task data has 2 problems: Ticket (ticket) is required; Photo (photo) is required',
 				description: expect.stringContaining(
 					`Queue ${queue.id} (Intake) takes these fields: ticket (text, required), photo (image, required), verdict (binary).`,
 				),
 			});
 			expect(await createRequests()).toEqual([]);
-			const ok = await env.run(create(locator(101), defineBelow({ customer_message: 'no decision yet' })));
+			const ok = await env.run(
+				create(locator(101), defineBelow({ customer_message: 'no decision yet' })),
+			);
 			expect(ok.error).toBeUndefined();
-			expect(ok.items[0].json).toMatchObject({ data: { customer_message: 'no decision yet', decision: null } });
+			expect(ok.items[0].json).toMatchObject({
+				data: { customer_message: 'no decision yet', decision: null },
+			});
 		});
 
 		test('a number list given a non-number (an HTML 500 on the service)', async () => {
 			const photo = { image: 'https://example.com/p.jpg', objects: [] };
-			const { error } = await env.run(create(locator(103), defineBelow({ sentiment: 'neutral', photo, scores: [1, 'two'] })));
-			expect(error?.message).toBe('The task data has 1 problem: Scores (scores): entry 2: expected a number, got "two"');
+			const { error } = await env.run(
+				create(locator(103), defineBelow({ sentiment: 'neutral', photo, scores: [1, 'two'] })),
+			);
+			expect(error?.message).toBe(
+				'The task data has 1 problem: Scores (scores): entry 2: expected a number, got "two"',
+			);
 			expect(await createRequests()).toEqual([]);
 		});
 
@@ -363,7 +447,9 @@ describe('Task > Create', () => {
 		});
 
 		test('automatic mapping names the stray fields of the input item and says how to fix it', async () => {
-			const { error } = await env.run(create(locator(101), autoMap), [{ customer_message: 'a', decision: 'approve', id: 7 }]);
+			const { error } = await env.run(create(locator(101), autoMap), [
+				{ customer_message: 'a', decision: 'approve', id: 7 },
+			]);
 			expect(error?.message).toBe('The task data has 1 problem: "id" is not a field of this queue');
 			expect((error as unknown as { description: string }).description).toContain(
 				'Task Data maps the input item automatically, so fix the fields of the input item (remove others with an Edit Fields node), or switch Task Data to "Map Each Field Below".',
@@ -372,7 +458,9 @@ describe('Task > Create', () => {
 
 		test('a queue ID that is not a number: no request at all', async () => {
 			// n8n refuses a literal "abc" in the editor already; an expression can still yield it
-			const { error } = await env.run(create(locator('={{ "abc" }}'), defineBelow({ decision: 'approve' })));
+			const { error } = await env.run(
+				create(locator('={{ "abc" }}'), defineBelow({ decision: 'approve' })),
+			);
 			expect(error).toMatchObject({
 				name: 'NodeOperationError',
 				message: '"abc" is not a queue ID or a queue URL',
@@ -389,10 +477,15 @@ describe('Task > Create', () => {
 			{ customer_message: 'b', decision: 'nope' },
 			{ customer_message: 'c', decision: 'reject' },
 		];
-		const { items, error } = await env.run(create(locator(101), autoMap), input, { continueOnFail: true });
+		const { items, error } = await env.run(create(locator(101), autoMap), input, {
+			continueOnFail: true,
+		});
 		expect(error).toBeUndefined();
 		expect(items).toHaveLength(3);
-		expect(items[0]).toMatchObject({ json: { data: { customer_message: 'a' } }, pairedItem: { item: 0 } });
+		expect(items[0]).toMatchObject({
+			json: { data: { customer_message: 'a' } },
+			pairedItem: { item: 0 },
+		});
 		expect(items[1]).toEqual({
 			json: {
 				error:
@@ -401,7 +494,10 @@ describe('Task > Create', () => {
 			},
 			pairedItem: { item: 1 },
 		});
-		expect(items[2]).toMatchObject({ json: { data: { customer_message: 'c' } }, pairedItem: { item: 2 } });
+		expect(items[2]).toMatchObject({
+			json: { data: { customer_message: 'c' } },
+			pairedItem: { item: 2 },
+		});
 		expect((await createRequests()).map((r) => r.body)).toEqual(
 			expect.arrayContaining([
 				{ data: { customer_message: 'a', decision: 'approve' } },
@@ -413,7 +509,10 @@ describe('Task > Create', () => {
 
 	test('continue on fail: an unknown queue fails its items only, and is asked once', async () => {
 		const run = await env.run(
-			create({ __rl: true, mode: 'id', value: '={{ $json.q }}' }, defineBelow({ customer_message: '={{ $json.m }}', decision: 'approve' })),
+			create(
+				{ __rl: true, mode: 'id', value: '={{ $json.q }}' },
+				defineBelow({ customer_message: '={{ $json.m }}', decision: 'approve' }),
+			),
 			[
 				{ q: 101, m: 'a' },
 				{ q: 999, m: 'b' },
@@ -421,12 +520,16 @@ describe('Task > Create', () => {
 			],
 			{ continueOnFail: true },
 		);
-		expect(run.items[0]).toMatchObject({ json: { queue_id: 101, data: { customer_message: 'a' } }, pairedItem: { item: 0 } });
+		expect(run.items[0]).toMatchObject({
+			json: { queue_id: 101, data: { customer_message: 'a' } },
+			pairedItem: { item: 0 },
+		});
 		expect(run.items.slice(1)).toEqual([
 			{
 				json: {
 					error: 'Not found: could not get queue 999',
-					description: "Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service. A queue of another organization is not found either (the credential's Organization ID is 1).",
+					description:
+						"Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service. A queue of another organization is not found either (the credential's Organization ID is 1).",
 					httpCode: '404',
 				},
 				pairedItem: { item: 1 },
@@ -434,13 +537,16 @@ describe('Task > Create', () => {
 			{
 				json: {
 					error: 'Not found: could not get queue 999',
-					description: "Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service. A queue of another organization is not found either (the credential's Organization ID is 1).",
+					description:
+						"Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service. A queue of another organization is not found either (the credential's Organization ID is 1).",
 					httpCode: '404',
 				},
 				pairedItem: { item: 2 },
 			},
 		]);
-		const gets = (await env.requests()).filter((r) => r.method === 'GET' && r.path === '/orgs/1/queues/999');
+		const gets = (await env.requests()).filter(
+			(r) => r.method === 'GET' && r.path === '/orgs/1/queues/999',
+		);
 		expect(gets).toHaveLength(1);
 	});
 });

@@ -34,7 +34,11 @@ describe('Task > Get Completed', () => {
 			{ json: stored.get(3), pairedItem: { item: 0 } },
 			{ json: stored.get(2), pairedItem: { item: 0 } },
 		]);
-		expect(items[0].json).toMatchObject({ id: 3, status: 'completed', completed_by: 'alice@example.com' });
+		expect(items[0].json).toMatchObject({
+			id: 3,
+			status: 'completed',
+			completed_by: 'alice@example.com',
+		});
 	});
 
 	test('Return All: pages of 1000', async () => {
@@ -53,20 +57,35 @@ describe('Task > Get Completed', () => {
 		const { items } = await env.run(
 			getCompleted(locator(101), {
 				returnAll: true,
-				filters: { completedAfter: '2024-06-02T10:00:00Z', completedBefore: '2024-06-03T11:00:00Z' },
+				filters: {
+					completedAfter: '2024-06-02T10:00:00Z',
+					completedBefore: '2024-06-03T11:00:00Z',
+				},
 			}),
 		);
 		expect(await env.requests()).toEqual([
-			pageRequest(101, { start_date: '2024-06-02', end_date: '2024-06-03', limit: '1000', offset: '0' }),
+			pageRequest(101, {
+				start_date: '2024-06-02',
+				end_date: '2024-06-03',
+				limit: '1000',
+				offset: '0',
+			}),
 		]);
 		// task 3 (2024-06-03T11:45) is after the end, though on the end day; task 2 (06-02T10:30) is in
 		expect(items.map((i) => i.json.id)).toEqual([2]);
-		const after = await env.run(getCompleted(locator(101), { limit: 50, filters: { completedAfter: '2024-06-02T10:31:00Z' } }));
+		const after = await env.run(
+			getCompleted(locator(101), {
+				limit: 50,
+				filters: { completedAfter: '2024-06-02T10:31:00Z' },
+			}),
+		);
 		expect(after.items.map((i) => i.json.id)).toEqual([3]);
 	});
 
 	test('a date n8n cannot read, or After not before Before, is refused before any request', async () => {
-		const bad = await env.run(getCompleted(locator(101), { filters: { completedAfter: '={{ "last tuesday" }}' } }));
+		const bad = await env.run(
+			getCompleted(locator(101), { filters: { completedAfter: '={{ "last tuesday" }}' } }),
+		);
 		expect(bad.error).toMatchObject({
 			name: 'NodeOperationError',
 			message: 'Completed After is not a date: "last tuesday"',
@@ -75,7 +94,10 @@ describe('Task > Get Completed', () => {
 		});
 		const swapped = await env.run(
 			getCompleted(locator(101), {
-				filters: { completedAfter: '2024-06-03T00:00:00Z', completedBefore: '2024-06-02T00:00:00Z' },
+				filters: {
+					completedAfter: '2024-06-03T00:00:00Z',
+					completedBefore: '2024-06-02T00:00:00Z',
+				},
 			}),
 		);
 		expect(swapped.error).toMatchObject({
@@ -115,17 +137,27 @@ describe('Task > Get Completed', () => {
 		afterEach(async () => await proxy.close());
 
 		test('Return All: every task completed before the run, each once, though offsets shift between pages', async () => {
-			const before = (await env.client.tasks(queueId)).filter((t) => t.status === 'completed').map((t) => t.id);
+			const before = (await env.client.tasks(queueId))
+				.filter((t) => t.status === 'completed')
+				.map((t) => t.id);
 			completeBeforePage.set(2, 50).set(3, 70);
-			const { items, error } = await env.run(getCompleted(locator(queueId), { returnAll: true }), [{}], {
-				credentials: env.credentials({ baseUrl: proxy.baseUrl }),
-			});
+			const { items, error } = await env.run(
+				getCompleted(locator(queueId), { returnAll: true }),
+				[{}],
+				{
+					credentials: env.credentials({ baseUrl: proxy.baseUrl }),
+				},
+			);
 			expect(error).toBeUndefined();
 			const ids = items.map((i) => i.json.id as number);
 			expect(new Set(ids).size).toBe(ids.length);
 			expect(ids).toHaveLength(2500);
 			expect([...ids].sort((a, b) => a - b)).toEqual([...before].sort((a, b) => a - b));
-			expect(items.every((i) => i.json.status === 'completed' && (i.pairedItem as { item: number }).item === 0)).toBe(true);
+			expect(
+				items.every(
+					(i) => i.json.status === 'completed' && (i.pairedItem as { item: number }).item === 0,
+				),
+			).toBe(true);
 			// 2,500 + 50 + 70 completed by the end; pages computed from offset + limit, not the `next` URL,
 			// each after the first starting on the last task of the page before it
 			expect((await env.requests()).map((r) => r.query)).toEqual([
@@ -154,7 +186,10 @@ describe('Task > Get Completed', () => {
 			let inFlight = 0;
 			let most = 0;
 			await proxy.close();
-			await env.client.createTasks(queueId, Array.from({ length: 6000 }, (_, i) => ({ n: `more ${i}` })));
+			await env.client.createTasks(
+				queueId,
+				Array.from({ length: 6000 }, (_, i) => ({ n: `more ${i}` })),
+			);
 			await env.client.completeMany(queueId, 6000, { by: 'alice@example.com' });
 			proxy = await startProxy(env.sandbox.baseUrl, async (request) => {
 				if (!request.url.includes('/tasks/completed')) return;
@@ -190,7 +225,8 @@ describe('Task > Get Completed', () => {
 				await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 25)));
 				if (random() < 0.6) {
 					const count = 1 + Math.floor(random() * 40);
-					arrived += (await env.client.completeMany(runQueue, count, { by: 'bob@example.com' })).count;
+					arrived += (await env.client.completeMany(runQueue, count, { by: 'bob@example.com' }))
+						.count;
 				}
 			});
 			let pagedAgain = 0;
@@ -200,13 +236,22 @@ describe('Task > Get Completed', () => {
 					blocks: [{ id: 'n', name: 'N', type: 'text', text: { read_only: true } }],
 				});
 				runQueue = queue.id;
-				await env.client.createTasks(runQueue, Array.from({ length: 3600 }, (_, i) => ({ n: `r${run} ${i}` })));
+				await env.client.createTasks(
+					runQueue,
+					Array.from({ length: 3600 }, (_, i) => ({ n: `r${run} ${i}` })),
+				);
 				await env.client.completeMany(runQueue, 3000, { by: 'alice@example.com' });
-				const before = (await env.client.tasks(runQueue)).filter((t) => t.status === 'completed').map((t) => t.id);
+				const before = (await env.client.tasks(runQueue))
+					.filter((t) => t.status === 'completed')
+					.map((t) => t.id);
 				await env.client.clearRequests();
-				const { items, error } = await env.run(getCompleted(locator(runQueue), { returnAll: true }), [{}], {
-					credentials: env.credentials({ baseUrl: proxy.baseUrl }),
-				});
+				const { items, error } = await env.run(
+					getCompleted(locator(runQueue), { returnAll: true }),
+					[{}],
+					{
+						credentials: env.credentials({ baseUrl: proxy.baseUrl }),
+					},
+				);
 				expect(error).toBeUndefined();
 				const ids = items.map((i) => i.json.id as number);
 				expect(new Set(ids).size).toBe(ids.length);
@@ -220,7 +265,9 @@ describe('Task > Get Completed', () => {
 		});
 
 		test('a later page answered first, then completions, then the page before it: paged again one by one from there, none missed', async () => {
-			const before = (await env.client.tasks(queueId)).filter((t) => t.status === 'completed').map((t) => t.id);
+			const before = (await env.client.tasks(queueId))
+				.filter((t) => t.status === 'completed')
+				.map((t) => t.id);
 			await proxy.close();
 			// the page at offset 999 waits until the one at 1998 has been answered, then 100 completions arrive
 			proxy = await startProxy(env.sandbox.baseUrl, async (request) => {
@@ -232,15 +279,24 @@ describe('Task > Get Completed', () => {
 				}
 				await env.client.completeMany(queueId, 100, { by: 'bob@example.com' });
 			});
-			const { items, error } = await env.run(getCompleted(locator(queueId), { returnAll: true }), [{}], {
-				credentials: env.credentials({ baseUrl: proxy.baseUrl }),
-			});
+			const { items, error } = await env.run(
+				getCompleted(locator(queueId), { returnAll: true }),
+				[{}],
+				{
+					credentials: env.credentials({ baseUrl: proxy.baseUrl }),
+				},
+			);
 			expect(error).toBeUndefined();
 			const ids = items.map((i) => i.json.id as number);
 			expect(new Set(ids).size).toBe(ids.length);
 			expect([...ids].sort((a, b) => a - b)).toEqual([...before].sort((a, b) => a - b));
 			// answered in this order: the later page first; then 1998 again, after the page before it
-			expect((await env.requests()).map((r) => r.query.offset)).toEqual(['0', '1998', '999', '1998']);
+			expect((await env.requests()).map((r) => r.query.offset)).toEqual([
+				'0',
+				'1998',
+				'999',
+				'1998',
+			]);
 		});
 	});
 });

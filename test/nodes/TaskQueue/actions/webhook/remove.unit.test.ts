@@ -28,7 +28,11 @@ async function remove() {
 		types: { taskQueue: node },
 		node: {
 			type: 'taskQueue',
-			parameters: { resource: 'webhook', operation: 'remove', queue: { __rl: true, mode: 'id', value: '101' } },
+			parameters: {
+				resource: 'webhook',
+				operation: 'remove',
+				queue: { __rl: true, mode: 'id', value: '101' },
+			},
 		},
 		input: [{}],
 		credentials,
@@ -62,7 +66,17 @@ test('a target set: writes the empty target once', async () => {
 test('a malformed answer to the write, and the webhook gone on the second read: removed', async () => {
 	getWebhookTarget.mockResolvedValueOnce('https://example.com/hook').mockResolvedValueOnce(null);
 	setWebhookTarget.mockImplementation(async function (this: { getNode(): never }) {
-		throw malformedAnswerError(this.getNode(), { method: 'PUT', path: '/101/webhook', retry: 'idempotent', action: 'remove the webhook of queue 101', itemIndex: 0 }, 'HPE_INVALID_CONSTANT');
+		throw malformedAnswerError(
+			this.getNode(),
+			{
+				method: 'PUT',
+				path: '/101/webhook',
+				retry: 'idempotent',
+				action: 'remove the webhook of queue 101',
+				itemIndex: 0,
+			},
+			'HPE_INVALID_CONSTANT',
+		);
 	});
 	const { items, error } = await remove();
 	expect(error).toBeUndefined();
@@ -71,21 +85,41 @@ test('a malformed answer to the write, and the webhook gone on the second read: 
 });
 
 test('a malformed answer, and a target still there on the second read: the malformed answer is the error', async () => {
-	getWebhookTarget.mockResolvedValueOnce('https://example.com/hook').mockResolvedValueOnce('https://example.com/new');
+	getWebhookTarget
+		.mockResolvedValueOnce('https://example.com/hook')
+		.mockResolvedValueOnce('https://example.com/new');
 	setWebhookTarget.mockImplementation(async function (this: { getNode(): never }) {
-		throw malformedAnswerError(this.getNode(), { method: 'PUT', path: '/101/webhook', retry: 'idempotent', action: 'remove the webhook of queue 101', itemIndex: 0 }, 'HPE_INVALID_CONSTANT');
+		throw malformedAnswerError(
+			this.getNode(),
+			{
+				method: 'PUT',
+				path: '/101/webhook',
+				retry: 'idempotent',
+				action: 'remove the webhook of queue 101',
+				itemIndex: 0,
+			},
+			'HPE_INVALID_CONSTANT',
+		);
 	});
 	const { error } = await remove();
 	expect(error).toMatchObject({
 		name: 'NodeApiError',
-		message: 'The service answered the request to remove the webhook of queue 101 with a malformed HTTP response (HPE_INVALID_CONSTANT)',
+		message:
+			'The service answered the request to remove the webhook of queue 101 with a malformed HTTP response (HPE_INVALID_CONSTANT)',
 	});
 });
 
 test('any other failure of the write is not read again', async () => {
 	getWebhookTarget.mockResolvedValue('https://example.com/hook');
 	setWebhookTarget.mockImplementation(async function (this: { getNode(): never }) {
-		throw new NodeApiError(this.getNode(), { statusCode: 403 }, { message: 'The API key\'s user may not remove the webhook of queue 101 in organization 1', httpCode: '403' });
+		throw new NodeApiError(
+			this.getNode(),
+			{ statusCode: 403 },
+			{
+				message: "The API key's user may not remove the webhook of queue 101 in organization 1",
+				httpCode: '403',
+			},
+		);
 	});
 	const { error } = await remove();
 	expect(error).toMatchObject({ name: 'NodeApiError', httpCode: '403' });

@@ -10,12 +10,26 @@ beforeEach(async () => await env.client.reset());
 const KEY_HEADER = 'Token tqs_sandbox_2f8a61c4e9d07b35';
 
 function request(method: string, status: number | null, body: unknown = null, queueId = 101) {
-	return { method, path: `/orgs/1/queues/${queueId}/webhook`, query: {}, body, status, authorization: KEY_HEADER };
+	return {
+		method,
+		path: `/orgs/1/queues/${queueId}/webhook`,
+		query: {},
+		body,
+		status,
+		authorization: KEY_HEADER,
+	};
 }
 
 /** The read through the organization that every webhook operation starts with. */
 function queueRead(status = 200, queueId = 101) {
-	return { method: 'GET', path: `/orgs/1/queues/${queueId}`, query: {}, body: null, status, authorization: KEY_HEADER };
+	return {
+		method: 'GET',
+		path: `/orgs/1/queues/${queueId}`,
+		query: {},
+		body: null,
+		status,
+		authorization: KEY_HEADER,
+	};
 }
 
 const webhook = (operation: string, extra: Record<string, unknown> = {}) => ({
@@ -29,19 +43,30 @@ describe('Webhook', () => {
 	test('Get with none set: target null, not active (the service says {"target": ""})', async () => {
 		const { items } = await env.run(webhook('get'));
 		expect(await env.requests()).toEqual([queueRead(), request('GET', 200)]);
-		expect(items).toEqual([{ json: { queueId: 101, target: null, active: false }, pairedItem: { item: 0 } }]);
+		expect(items).toEqual([
+			{ json: { queueId: 101, target: null, active: false }, pairedItem: { item: 0 } },
+		]);
 	});
 
 	test('Set, then Get, then Set again (an update), then Remove', async () => {
 		const set = await env.run(webhook('set', { url: 'https://example.com/hooks/a' }));
-		expect(set.items).toEqual([{ json: { queueId: 101, target: 'https://example.com/hooks/a' }, pairedItem: { item: 0 } }]);
+		expect(set.items).toEqual([
+			{ json: { queueId: 101, target: 'https://example.com/hooks/a' }, pairedItem: { item: 0 } },
+		]);
 		const get = await env.run(webhook('get'));
 		expect(get.items).toEqual([
-			{ json: { queueId: 101, target: 'https://example.com/hooks/a', active: true }, pairedItem: { item: 0 } },
+			{
+				json: { queueId: 101, target: 'https://example.com/hooks/a', active: true },
+				pairedItem: { item: 0 },
+			},
 		]);
-		await env.run(webhook('set', { url: 'http://localhost:5678/webhook/abc/task-completed?secret=s' }));
+		await env.run(
+			webhook('set', { url: 'http://localhost:5678/webhook/abc/task-completed?secret=s' }),
+		);
 		const removed = await env.run(webhook('remove'));
-		expect(removed.items).toEqual([{ json: { queueId: 101, target: null, removed: true }, pairedItem: { item: 0 } }]);
+		expect(removed.items).toEqual([
+			{ json: { queueId: 101, target: null, removed: true }, pairedItem: { item: 0 } },
+		]);
 		expect(await env.requests()).toEqual([
 			queueRead(),
 			request('PUT', 201, { target: 'https://example.com/hooks/a' }),
@@ -53,16 +78,27 @@ describe('Webhook', () => {
 			request('GET', 200),
 			request('PUT', 204, { target: '' }),
 		]);
-		expect((await env.run(webhook('get'))).items[0].json).toEqual({ queueId: 101, target: null, active: false });
+		expect((await env.run(webhook('get'))).items[0].json).toEqual({
+			queueId: 101,
+			target: null,
+			active: false,
+		});
 	});
 
-	test('the trigger\'s secret never shows in an output: Get and Set mask it', async () => {
+	test("the trigger's secret never shows in an output: Get and Set mask it", async () => {
 		const secret = ['tq', 'trigger', 'secret', Date.now()].join('');
 		const target = `http://localhost:5678/webhook/abc/task-completed?secret=${secret}`;
 		const set = await env.run(webhook('set', { url: target }));
-		expect(set.items[0].json).toEqual({ queueId: 101, target: 'http://localhost:5678/webhook/abc/task-completed?secret=(hidden)' });
+		expect(set.items[0].json).toEqual({
+			queueId: 101,
+			target: 'http://localhost:5678/webhook/abc/task-completed?secret=(hidden)',
+		});
 		const get = await env.run(webhook('get'));
-		expect(get.items[0].json).toEqual({ queueId: 101, target: 'http://localhost:5678/webhook/abc/task-completed?secret=(hidden)', active: true });
+		expect(get.items[0].json).toEqual({
+			queueId: 101,
+			target: 'http://localhost:5678/webhook/abc/task-completed?secret=(hidden)',
+			active: true,
+		});
 		expect(JSON.stringify([set, get].map((run) => run.items))).not.toContain(secret);
 		// the service still has the real one
 		expect((await env.requests()).find((r) => r.method === 'PUT')?.body).toEqual({ target });
@@ -71,7 +107,9 @@ describe('Webhook', () => {
 	test('Remove with none set writes nothing and succeeds (the real 204 with a body cannot be parsed)', async () => {
 		const { items, error } = await env.run(webhook('remove'));
 		expect(error).toBeUndefined();
-		expect(items).toEqual([{ json: { queueId: 101, target: null, removed: true }, pairedItem: { item: 0 } }]);
+		expect(items).toEqual([
+			{ json: { queueId: 101, target: null, removed: true }, pairedItem: { item: 0 } },
+		]);
 		expect(await env.requests()).toEqual([queueRead(), request('GET', 200)]);
 	});
 
@@ -87,7 +125,9 @@ describe('Webhook', () => {
 		await env.client.setWebhook(101, '');
 		const { items, error } = await running;
 		expect(error).toBeUndefined();
-		expect(items).toEqual([{ json: { queueId: 101, target: null, removed: true }, pairedItem: { item: 0 } }]);
+		expect(items).toEqual([
+			{ json: { queueId: 101, target: null, removed: true }, pairedItem: { item: 0 } },
+		]);
 		expect(await env.requests()).toEqual([
 			queueRead(),
 			request('GET', 200),
@@ -100,19 +140,33 @@ describe('Webhook', () => {
 		['get', {}],
 		['set', { url: 'https://example.com/hooks/mine' }],
 		['remove', {}],
-	])("%s refuses a queue of another organization before touching its webhook", async (operation, extra) => {
-		await env.client.setWebhook(201, 'https://other-org.example.com/hook', { by: 'carol@example.com' });
-		const { error } = await env.run({ ...webhook(operation, extra), queue: locator(201) });
-		expect(error).toMatchObject({ name: 'NodeApiError', message: 'Not found: could not get queue 201', httpCode: '404' });
-		expect(await env.requests()).toEqual([queueRead(404, 201)]);
-		expect((await env.client.getQueue(201)).webhook).toEqual({ target: 'https://other-org.example.com/hook' });
-	});
+	])(
+		'%s refuses a queue of another organization before touching its webhook',
+		async (operation, extra) => {
+			await env.client.setWebhook(201, 'https://other-org.example.com/hook', {
+				by: 'carol@example.com',
+			});
+			const { error } = await env.run({ ...webhook(operation, extra), queue: locator(201) });
+			expect(error).toMatchObject({
+				name: 'NodeApiError',
+				message: 'Not found: could not get queue 201',
+				httpCode: '404',
+			});
+			expect(await env.requests()).toEqual([queueRead(404, 201)]);
+			expect((await env.client.getQueue(201)).webhook).toEqual({
+				target: 'https://other-org.example.com/hook',
+			});
+		},
+	);
 
 	test.each([
 		['', 'No webhook URL given'],
 		['example.com/hook', '"example.com/hook" is not a URL the service accepts'],
 		['https://intranet/hook', '"https://intranet/hook" is not a URL the service accepts'],
-		[`https://example.com/${'a'.repeat(240)}`, 'The webhook URL is 260 characters long; the service keeps at most 255'],
+		[
+			`https://example.com/${'a'.repeat(240)}`,
+			'The webhook URL is 260 characters long; the service keeps at most 255',
+		],
 	])('Set refuses %j before sending anything', async (url, message) => {
 		const { error } = await env.run(webhook('set', { url: url === '' ? '={{ "" }}' : url }));
 		expect(error).toMatchObject({
