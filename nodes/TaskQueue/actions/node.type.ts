@@ -22,16 +22,18 @@ export type TaskQueueResource = TaskQueueType['resource'];
 /** A resource's operation files, by operation value: every operation of NodeMap, and no other. */
 export type OperationsOf<R extends keyof NodeMap> = Record<NodeMap[R], TaskQueueOperation>;
 
-/** What one execution of the node shares between its items. */
+/**
+ * What one execution of the node shares between its items. An operation with a `prepare` step
+ * extends it with what that step sets up (create.operation.ts: CreateState), and declares its
+ * steps with that type.
+ */
 export interface ExecutionState {
 	queues: QueueConfigCache;
-	/** Per-item results of an operation's `prepare` step. */
-	prepared: unknown[];
 	/** Set by an operation that paces its requests by the service's answers. */
 	concurrency?: AdaptiveConcurrency;
 }
 
-/** One file per operation exports this shape. */
+/** One file per operation exports this shape (its state: ExecutionState or an extension of it). */
 export interface TaskQueueOperation {
 	description: INodeProperties[];
 	/** Runs for one input item; its result becomes one output item per object. */

@@ -59,7 +59,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		);
 	}
 
-	const state: ExecutionState = { queues: new QueueConfigCache(), prepared: [] };
+	const state: ExecutionState = { queues: new QueueConfigCache() };
 	const continueOnFail = this.continueOnFail();
 	// options first: a bad one stops the run before any request
 	const concurrency = operation.concurrency?.call(this, state) ?? 1;

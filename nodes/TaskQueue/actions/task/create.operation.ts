@@ -83,6 +83,11 @@ export interface PreparedTask {
 
 export type Prepared = PreparedTask | { error: unknown };
 
+/** Create's state: each item's task, read and checked by `prepare` before any is sent. */
+export interface CreateState extends ExecutionState {
+	prepared: Prepared[];
+}
+
 function invalidData(
 	this: IExecuteFunctions,
 	queue: CompiledQueue,
@@ -110,7 +115,7 @@ function invalidData(
 export async function prepare(
 	this: IExecuteFunctions,
 	itemCount: number,
-	state: ExecutionState,
+	state: CreateState,
 ): Promise<void> {
 	await prepareTasks.call(this, itemCount, state);
 }
@@ -122,11 +127,12 @@ export async function prepare(
 export async function prepareTasks(
 	this: IExecuteFunctions,
 	itemCount: number,
-	state: ExecutionState,
+	state: CreateState,
 	fill?: (input: IDataObject, queue: CompiledQueue, itemIndex: number) => IDataObject,
 ): Promise<void> {
 	const continueOnFail = this.continueOnFail();
 	const items = this.getInputData();
+	state.prepared = [];
 	const mode = this.getNodeParameter('taskData.mappingMode', 0, 'defineBelow') as string;
 	if (mode !== 'defineBelow' && mode !== 'autoMapInputData') {
 		throw new NodeOperationError(
@@ -197,9 +203,9 @@ export function concurrency(this: IExecuteFunctions, state: ExecutionState): () 
 export async function execute(
 	this: IExecuteFunctions,
 	itemIndex: number,
-	state: ExecutionState,
+	state: CreateState,
 ): Promise<IDataObject> {
-	const prepared = state.prepared[itemIndex] as Prepared;
+	const prepared = state.prepared[itemIndex];
 	if ('error' in prepared) throw asNodeError(this.getNode(), prepared.error, itemIndex);
 	const { response, action } = await createTask.call(
 		this,

@@ -23,8 +23,7 @@ import {
 	reviewMessage,
 	waitTill,
 } from '../../waiting/setup';
-import type { ExecutionState } from '../node.type';
-import type { Prepared, PreparedTask } from './create.operation';
+import type { CreateState } from './create.operation';
 import * as create from './create.operation';
 
 const properties: INodeProperties[] = [
@@ -210,7 +209,10 @@ interface WaitState {
 	createdAt: number;
 }
 
-const waitStates = new WeakMap<ExecutionState, WaitState>();
+/** Create and Wait's state: Create's, and the wait its `prepare` set up. */
+interface WaitingState extends CreateState {
+	wait: WaitState;
+}
 
 /**
  * Everything is checked before the first task is created: the parameters, one queue for the run,
@@ -219,7 +221,7 @@ const waitStates = new WeakMap<ExecutionState, WaitState>();
 export async function prepare(
 	this: IExecuteFunctions,
 	itemCount: number,
-	state: ExecutionState,
+	state: WaitingState,
 ): Promise<void> {
 	assertCanSign(this);
 	checkEngineCanResume.call(this);
@@ -257,9 +259,9 @@ export async function prepare(
 		}
 		return filled;
 	});
-	const waitedFor = (state.prepared as Prepared[]).filter((p) => !('error' in p)).length;
+	const waitedFor = state.prepared.filter((p) => !('error' in p)).length;
 	requireSignedCalls(this);
-	waitStates.set(state, {
+	state.wait = {
 		settings,
 		queueId,
 		queueName: queue.name,
@@ -267,7 +269,7 @@ export async function prepare(
 		waitedFor,
 		waitTill: until,
 		createdAt: Math.floor(Date.now() / 1000),
-	});
+	};
 }
 
 export const concurrency = create.concurrency;
@@ -275,12 +277,11 @@ export const concurrency = create.concurrency;
 export async function execute(
 	this: IExecuteFunctions,
 	itemIndex: number,
-	state: ExecutionState,
+	state: WaitingState,
 ): Promise<IDataObject> {
-	const wait = waitStates.get(state) as WaitState;
-	const prepared = state.prepared[itemIndex] as Prepared;
-	if (!('error' in prepared)) {
-		const task = prepared as PreparedTask;
+	const { wait } = state;
+	const task = state.prepared[itemIndex];
+	if (!('error' in task)) {
 		task.data = {
 			...task.data,
 			[wait.settings.resumeField]: signedResumeUrl(
@@ -306,10 +307,10 @@ export async function execute(
 export async function finish(
 	this: IExecuteFunctions,
 	results: INodeExecutionData[][],
-	state: ExecutionState,
+	state: WaitingState,
 ): Promise<INodeExecutionData[][]> {
-	const wait = waitStates.get(state) as WaitState;
-	const refusedBeforeSending = (i: number) => 'error' in (state.prepared[i] as Prepared);
+	const { wait } = state;
+	const refusedBeforeSending = (i: number) => 'error' in state.prepared[i];
 	const failedToCreate = results.some(
 		(items, i) =>
 			!refusedBeforeSending(i) &&
