@@ -4,10 +4,10 @@
 // webhook()), and the waiting node confirms it with the service before it resumes.
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { FORWARD_RETRY_DELAYS_MS } from '../../../../nodes/TaskQueue/trigger/relay/forward';
-import { runActionNode } from '../../../helpers/n8n';
-import { NO_ACTION_REQUIRED, WaitingEndpoint } from '../../../helpers/waiting';
-import { node } from '../env';
+import { FORWARD_RETRY_DELAYS_MS } from '../../../../../nodes/TaskQueue/trigger/relay/forward';
+import { runActionNode } from '../../../../helpers/n8n';
+import { NO_ACTION_REQUIRED, WaitingEndpoint } from '../../../../helpers/waiting';
+import { node } from '../../env';
 import {
 	locator,
 	PollTriggerUnderTest,
@@ -15,8 +15,8 @@ import {
 	startWebhookServer,
 	WebhookTriggerUnderTest,
 	type TriggerTestEnv,
-} from './env';
-import { forgetRuns } from '../../../../nodes/TaskQueue/trigger/relay/knownRuns';
+} from '../env';
+import { forgetRuns } from '../../../../../nodes/TaskQueue/trigger/relay/knownRuns';
 
 const QUEUE = 104;
 let env: TriggerTestEnv;
