@@ -106,6 +106,12 @@ export const PROCESS_MEMORY = {
 			"where each trigger's Check for Lost Completions stands (trigger/relay/checkLostCompletions.ts)",
 		restart: 'the first check reads the last 24 hours of completions',
 	},
+	resumingRuns: {
+		bound: 10_000,
+		holds:
+			'runs a call of this process resumed in the last minute: n8n 1.x starts a resume for each of several calls that arrive before the first is under way (waiting/resume.ts)',
+		restart: 'none: a call arriving after the restart finds the run resumed (n8n answers it)',
+	},
 	confirmationIndexes: {
 		bound: 200,
 		holds:
@@ -116,10 +122,21 @@ export const PROCESS_MEMORY = {
 
 export type StoreName = keyof typeof PROCESS_MEMORY;
 
+const made: Array<Map<unknown, unknown> | Set<unknown>> = [];
+
 export function rememberedMap<K, V>(name: StoreName): BoundedMap<K, V> {
-	return new BoundedMap<K, V>(PROCESS_MEMORY[name].bound);
+	const store = new BoundedMap<K, V>(PROCESS_MEMORY[name].bound);
+	made.push(store as Map<unknown, unknown>);
+	return store;
 }
 
 export function rememberedSet<T>(name: StoreName): BoundedSet<T> {
-	return new BoundedSet<T>(PROCESS_MEMORY[name].bound);
+	const store = new BoundedSet<T>(PROCESS_MEMORY[name].bound);
+	made.push(store as Set<unknown>);
+	return store;
+}
+
+/** Everything listed above forgotten, as after a restart of the process (tests). */
+export function forgetAsAfterRestart(): void {
+	for (const store of made) store.clear();
 }

@@ -200,6 +200,11 @@ export const forwardAnswer = {
 			...(runTasks ? { tasks: runTasks } : {}),
 		},
 	}),
+	/** Another call of this process resumed the run a moment ago (n8n's own words for a running run). */
+	resumingAlready: (executionId: string): ForwardAnswer => ({
+		status: 409,
+		body: { message: `The execution "${executionId}" is running already.` },
+	}),
 	/** The service could not be read: the run keeps waiting, and the caller calls again later. */
 	couldNotConfirm: (taken: number[], others: number[]): ForwardAnswer => ({
 		status: 503,

@@ -7,6 +7,7 @@ import type {
 } from 'n8n-workflow';
 
 import { timeKey } from '../helpers/completions';
+import { rememberedMap } from '../runtime/processMemory';
 import type { CompletedTask } from '../transport/schemas';
 import type { ForwardAnswer, ResumeAddress } from './messages';
 import { forwardAnswer, itemOfThisWait, readAddressQuery, readForwardCall } from './messages';
@@ -35,6 +36,23 @@ const CLOCK_SKEW_SECONDS = 3600;
 
 /** The waiting run a call names: its address without the URL. */
 type Wait = Omit<ResumeAddress, 'url'>;
+
+/**
+ * n8n 2.x refuses a second resume of a run; n8n 1.x starts one for each call that arrives before
+ * the first is under way (40 parallel calls to a completed run's address resumed it 40 times). The
+ * first call of this process that resumes a run claims it for a minute: the others are answered as
+ * n8n answers a run that is running, and a caller that must know calls again later (by then n8n
+ * answers for the run itself). Per process: in queue mode n8n 2.x refuses the second resume itself.
+ */
+const resuming = rememberedMap<string, number>('resumingRuns');
+const RESUME_CLAIM_MS = 60_000;
+
+function claimResume(run: string): boolean {
+	const claimed = resuming.get(run);
+	if (claimed !== undefined && Date.now() - claimed < RESUME_CLAIM_MS) return false;
+	resuming.set(run, Date.now());
+	return true;
+}
 
 function answer(this: IWebhookFunctions, { status, body }: ForwardAnswer): IWebhookResponseData {
 	this.getResponseObject().status(status).json(body);
@@ -186,8 +204,11 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 		return answer.call(this, forwardAnswer.couldNotConfirm(taken, others));
 	}
 
-	// --- response: keep waiting, or resume with one item per input item ---
+	// --- response: keep waiting, or resume with one item per input item, once ---
 	const enough = settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0;
+	if (enough && !claimResume(`${wait.executionId}/${wait.nodeId}/${runToken(wait)}`)) {
+		return answer.call(this, forwardAnswer.resumingAlready(wait.executionId));
+	}
 	if (!enough)
 		return answer.call(
 			this,

@@ -82,7 +82,10 @@ export async function checkLostCompletions(
 		...new Map([...fresh, ...again].map((task) => [completionKey(task), task])).values(),
 	];
 	if (tasks.length === 0) return null;
-	const outcomes = await forwardToWaiting.call(this, tasks, { retries: false });
+	const outcomes = await forwardToWaiting.call(this, tasks, {
+		retries: false,
+		emits: (task) => owedHere.has(completionKey(task)),
+	});
 	const emit: CompletedTask[] = [];
 	for (const task of tasks) {
 		const key = completionKey(task);

@@ -35,6 +35,8 @@ interface Waiter {
 	task: CompletedTask;
 	/** The address the task carries (any valid address of the execution reaches the same node). */
 	url: string;
+	/** Whether a caller emits the completion when no run takes it (what the log line says). */
+	emitted: boolean;
 	settle: (outcome: Outcome) => void;
 }
 
@@ -93,7 +95,12 @@ function settleAll(
 	for (const waiter of waiters) {
 		const outcome = outcomes.get(waiter.task.id) ?? 'unsettled';
 		if (outcome === 'other' || outcome === 'finished') {
-			const emitted = outcome === 'other' ? '; emitted as an ordinary completion' : '';
+			const emitted =
+				outcome !== 'other'
+					? ''
+					: waiter.emitted
+						? '; emitted as an ordinary completion'
+						: '; not emitted: Check for Lost Completions emits only a completion delivered to this process that no run took';
 			this.logger.info(
 				`Task Queue: completion of task ${waiter.task.id} not taken by execution ${lane.executionId}: ${why}${emitted}`,
 			);
@@ -172,7 +179,12 @@ async function drain(this: TriggerContext, key: string, lane: Lane): Promise<voi
 export async function forwardToWaiting(
 	this: TriggerContext,
 	tasks: CompletedTask[],
-	options: { retries: boolean; byAddressOnly?: boolean } = { retries: true },
+	options: {
+		retries: boolean;
+		byAddressOnly?: boolean;
+		/** Whether the caller emits a completion no run takes (default: every one). */
+		emits?: (task: CompletedTask) => boolean;
+	} = { retries: true },
 ): Promise<Map<string, Outcome>> {
 	// --- routing: each completion to the run this process knows it for, else to the address it carries ---
 	const outcomes = new Map<string, Outcome>();
@@ -213,7 +225,9 @@ export async function forwardToWaiting(
 				};
 				// the same completion already waiting (a delivery and a check at once): one call settles both
 				const waiter = lane.waiting.get(key);
-				if (!waiter) return void lane.waiting.set(key, { task, url: address.url, settle });
+				const emitted = options.emits?.(task) ?? true;
+				if (!waiter) return void lane.waiting.set(key, { task, url: address.url, emitted, settle });
+				waiter.emitted ||= emitted;
 				const first = waiter.settle;
 				waiter.settle = (outcome) => {
 					first(outcome);

@@ -355,6 +355,27 @@ describe('5. forwarding loses and swallows nothing', () => {
 	});
 });
 
+describe('7. exactly once on n8n 1.x, which does not refuse a second resume', () => {
+	test('40 calls at once to a completed run\'s address (as n8n 1.x runs each) and its delivery: the run resumes once, the other calls hear "running"', async () => {
+		const { run, executionId, tasks } = await createAndWait({}, [{ message: 'only' }]);
+		await complete(tasks[0].id);
+		const query = queryOf(String(tasks[0].data.resume_url));
+		const calls = await Promise.all(
+			Array.from(
+				{ length: 40 },
+				async () => await callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] }),
+			),
+		);
+		// the trigger's forward of the delivery, answered by the endpoint (it resumed, or heard "running")
+		await until('the forward of the delivery', () => waiting.calls.length >= 1);
+		const resumedByCalls = calls.filter((call) => call.result.workflowData !== undefined);
+		expect(resumedByCalls.length + (waiting.resumes.get(executionId) ?? 0)).toBe(1);
+		expect(calls.filter((call) => call.response.statusCode === 409)).toHaveLength(
+			40 - resumedByCalls.length,
+		);
+	});
+});
+
 describe('6. a set-up that cannot come back is refused before any task', () => {
 	async function refused(parameters: IDataObject, settings?: IDataObject): Promise<ActionRun> {
 		await env.client.clearRequests();

@@ -17,6 +17,7 @@ import {
 	type TriggerTestEnv,
 } from '../env';
 import { forgetRuns } from '../../../../../nodes/TaskQueue/trigger/relay/knownRuns';
+import { forgetAsAfterRestart } from '../../../../../nodes/TaskQueue/runtime/processMemory';
 
 const QUEUE = 104;
 let env: TriggerTestEnv;
@@ -173,6 +174,28 @@ test("a copied address with a forged item is refused by n8n's signature check, r
 	expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
 	expect(infoLines().filter((line) => line.includes(`task ${ids[0]} `))).toEqual([
 		`Task Queue: completion of task ${ids[0]} not taken by execution 44: n8n refused the call (HTTP 401: an address altered by hand); emitted as an ordinary completion`,
+	]);
+});
+
+test('after a restart, the check passes that completion on again, and its log line says it emitted nothing, as it did', async () => {
+	await activateTrigger();
+	const [waited] = await createAndWait('45', [{ message: 'mine' }, { message: 'other' }]);
+	const forged = String(waited.data.resume_url).replace('tq=0-2-2', 'tq=1-2-2');
+	const { ids } = await env.client.createTasks(QUEUE, [
+		{ customer_message: 'forged', resume_url: forged },
+	]);
+	await complete(ids[0]);
+	await until('the trigger execution', () => trigger.executions === 1);
+	forgetAsAfterRestart();
+	info.mockClear();
+	expect(await trigger.reconcile()).toBeNull();
+	expect(waiting.calls).toEqual([
+		expect.objectContaining({ executionId: '45', status: 401 }),
+		expect.objectContaining({ executionId: '45', status: 401 }),
+	]);
+	expect(trigger.executions).toBe(1);
+	expect(infoLines().filter((line) => line.includes(`task ${ids[0]} `))).toEqual([
+		`Task Queue: completion of task ${ids[0]} not taken by execution 45: n8n refused the call (HTTP 401: an address altered by hand); not emitted: Check for Lost Completions emits only a completion delivered to this process that no run took`,
 	]);
 });
 
