@@ -3,10 +3,11 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'fs';
 import { writeFile, rename } from 'fs/promises';
 import http from 'http';
 import type { AddressInfo } from 'net';
+import { hostname, networkInterfaces } from 'os';
 import { join } from 'path';
 
 import { Faults } from './faults';
-import { createHandler, RequestLog, type ServerContext } from './server';
+import { createHandler, LOOPBACK_NAMES, RequestLog, type ServerContext } from './server';
 import { Store } from './store';
 import type { SeedData } from './types';
 import { WebhookDeliverer } from './webhooks';
@@ -93,6 +94,23 @@ class Persister {
 	}
 }
 
+/**
+ * The names the page and the control API answer to: loopback ones, and when bound to another or
+ * every address (`--host 0.0.0.0`), the machine's own name and addresses too. A name another site
+ * resolves to this machine (DNS rebinding) is none of them.
+ */
+export function hostNamesFor(host: string): Set<string> {
+	const names = new Set(LOOPBACK_NAMES);
+	const loopback = ['127.0.0.1', 'localhost', '::1'].includes(host) || host.startsWith('127.');
+	if (loopback) return names;
+	const bracket = (address: string) => (address.includes(':') ? `[${address}]` : address);
+	if (host !== '0.0.0.0' && host !== '::') names.add(bracket(host).toLowerCase());
+	names.add(hostname().toLowerCase());
+	for (const addresses of Object.values(networkInterfaces()))
+		for (const { address } of addresses ?? []) names.add(bracket(address).toLowerCase());
+	return names;
+}
+
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
 	const seed = opts.seed ?? loadDefaultSeed();
 	const adminSecret = opts.adminSecret ?? DEFAULT_ADMIN_SECRET;
@@ -107,7 +125,6 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 	const store = new Store(initial);
 	const faults = new Faults();
 	const webhooks = new WebhookDeliverer(faults);
-	const loopback = ['127.0.0.1', 'localhost', '::1'].includes(host) || host.startsWith('127.');
 	const ctx: ServerContext = {
 		store,
 		faults,
@@ -115,7 +132,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 		adminSecret,
 		seed,
 		log: new RequestLog(),
-		loopback,
+		hostNames: hostNamesFor(host),
 	};
 	store.onCompleted = (queue, task) => {
 		if (queue.webhook) webhooks.deliver(queue.id, queue.webhook.target, task);

@@ -19,11 +19,14 @@ export interface ServerContext {
 	/** the seed reset() goes back to */
 	seed: SeedData;
 	log: RequestLog;
-	/** Bound to a loopback address: the page and the control API answer only loopback Host names. */
-	loopback?: boolean;
+	/**
+	 * The Host names the page and the control API answer to (with any port): the loopback names, and
+	 * when bound elsewhere this machine's own names and addresses. Any other name is DNS rebinding.
+	 */
+	hostNames: Set<string>;
 }
 
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+export const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
 /**
  * Why a browser's request to the page or the control API is refused, if it is. The sandbox runs on
@@ -39,8 +42,8 @@ function browserRefusal(
 ): string | undefined {
 	const host = String(req.headers.host ?? '');
 	const name = host.replace(/:\d+$/, '').toLowerCase();
-	if (ctx.loopback && !LOOPBACK_NAMES.has(name) && !/^127\.\d+\.\d+\.\d+$/.test(name)) {
-		return `This sandbox answers its page only as localhost, 127.0.0.1 or [::1], not as "${host}"`;
+	if (!ctx.hostNames.has(name) && !/^127\.\d+\.\d+\.\d+$/.test(name)) {
+		return `This sandbox answers its page only as ${[...ctx.hostNames].join(', ')}, not as "${host}"`;
 	}
 	if (!path.startsWith('/app/api/') || method === 'GET' || method === 'HEAD') return undefined;
 	const origin = req.headers.origin;
@@ -141,10 +144,23 @@ function sleep(ms: number): Promise<void> {
 	return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** The largest body read (a bulk create of 100,000 tasks is far smaller); a larger one is refused, 413. */
+export const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
 function readBody(req: IncomingMessage): Promise<string> {
 	return new Promise((resolve, reject) => {
 		const chunks: Buffer[] = [];
-		req.on('data', (c: Buffer) => chunks.push(c));
+		let size = 0;
+		req.on('data', (c: Buffer) => {
+			size += c.length;
+			if (size > MAX_BODY_BYTES) {
+				req.removeAllListeners('data');
+				req.resume(); // the rest is read and dropped, never kept
+				reject(new SandboxError(413, `The request body is larger than ${MAX_BODY_BYTES} bytes`));
+				return;
+			}
+			chunks.push(c);
+		});
 		req.on('end', () =>
 			resolve(
 				chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'),
@@ -578,8 +594,8 @@ async function handleAdmin(
 	path: string,
 	rawQuery: string,
 ): Promise<void> {
-	const rawBody = await readBody(req);
 	if (req.headers['x-sandbox-admin'] !== ctx.adminSecret) {
+		req.resume(); // the body of a refused call is never read into memory
 		send(
 			res,
 			json(401, {
@@ -589,6 +605,7 @@ async function handleAdmin(
 		);
 		return;
 	}
+	const rawBody = await readBody(req);
 	const parsed = parseJson(rawBody);
 	if (!parsed.ok) throw new SandboxError(400, 'Body is not JSON');
 	const body = (isPlainObject(parsed.value) ? parsed.value : {}) as Record<string, unknown>;

@@ -5,6 +5,8 @@
 // and a completion delivered while n8n was down (caught up once it is back).
 import axios from 'axios';
 import { mkdirSync, writeFileSync } from 'fs';
+import http from 'http';
+import type { AddressInfo } from 'net';
 import { join } from 'path';
 import { chromium, type Browser } from 'playwright-core';
 
@@ -76,6 +78,8 @@ afterAll(async () => {
 async function waitingWorkflow(
 	options: Record<string, unknown> = {},
 	parameters: Record<string, unknown> = {},
+	/** An address the workflow POSTs to once per run of the node after Create and Wait. */
+	afterwardsCalls?: string,
 ): Promise<{ id: string; path: string }> {
 	const path = uniq('ask');
 	const id = await createWorkflow(e, {
@@ -155,6 +159,22 @@ async function waitingWorkflow(
 					options: {},
 				},
 			},
+			...(afterwardsCalls
+				? [
+						{
+							name: 'Afterwards',
+							type: 'n8n-nodes-base.httpRequest',
+							typeVersion: 4.2,
+							position: [600, 400],
+							parameters: {
+								method: 'POST',
+								url: afterwardsCalls,
+								options: {},
+							},
+							executeOnce: true,
+						},
+					]
+				: []),
 		],
 		connections: {
 			Start: { main: [[{ node: 'Items', type: 'main', index: 0 }]] },
@@ -164,6 +184,7 @@ async function waitingWorkflow(
 					[
 						{ node: 'Completed?', type: 'main', index: 0 },
 						{ node: 'Paired', type: 'main', index: 0 },
+						...(afterwardsCalls ? [{ node: 'Afterwards', type: 'main', index: 0 }] : []),
 					],
 				],
 			},
@@ -470,6 +491,41 @@ test('"The First Task Is Completed": the answer to item 2 is paired with item 2 
 		{ input: 'refund 2', outcome: 'completed', answer: 'refund 2' },
 	]);
 	expect(nodeOutput(done, 'Completed?', 0).map((o) => o.id)).toEqual([tasks[2].id]);
+	await deleteWorkflow(e, id);
+});
+
+test("exactly once, on n8n 1.x too: 40 parallel calls to a completed run's address with its delivery resume it once, the next node runs once", async () => {
+	let calls = 0;
+	const counter = http.createServer((_req, res) => {
+		calls++;
+		res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+	});
+	await new Promise<void>((resolve) => counter.listen(0, '127.0.0.1', resolve));
+	const port = (counter.address() as AddressInfo).port;
+	const { id, path } = await waitingWorkflow({}, {}, `http://127.0.0.1:${port}/afterwards`);
+	await start(path, 1);
+	const waiting = await waitingExecution(id);
+	const [task] = await tasksOf(waiting.id, 1);
+	await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'approve' } });
+	const answers = await Promise.all(
+		Array.from(
+			{ length: 40 },
+			async () =>
+				await axios.post(
+					String(task.data.resume_url),
+					{ tasks: [{ id: task.id }] },
+					{ validateStatus: () => true },
+				),
+		),
+	);
+	const done = await resumed(waiting.id);
+	expect(nodeOutput(done, 'Ask a person').map((o) => o.id)).toEqual([task.id]);
+	// every resume that started has ended by now; a second one would have called again
+	await sleep(5_000);
+	expect(calls).toBe(1);
+	expect(answers.every((answer) => answer.status < 500)).toBe(true);
+	expect(await triggerExecutions()).toBe(0);
+	counter.close();
 	await deleteWorkflow(e, id);
 });
 

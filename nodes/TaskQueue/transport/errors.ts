@@ -26,6 +26,22 @@ function sentValues(request: TaskQueueRequest): string {
 	return ` Values sent: ${text.length > 500 ? `${text.slice(0, 497)}...` : text}`;
 }
 
+/**
+ * The Base URL as errors show it: without a user name and password (`https://user:pass@host`), which
+ * n8n would otherwise store with the execution.
+ */
+export function shownBaseUrl(baseUrl: string): string {
+	try {
+		const url = new URL(baseUrl);
+		if (!url.username && !url.password) return baseUrl;
+		url.username = '';
+		url.password = '';
+		return url.toString().replace(/\/+$/, '');
+	} catch {
+		return baseUrl.replace(/\/\/[^/@]*@/, '//');
+	}
+}
+
 export function networkError(
 	node: INode,
 	request: TaskQueueRequest,
@@ -42,7 +58,7 @@ export function networkError(
 	const message = `Could not reach the Task Queue Service to ${request.action} (${reason})${attemptsNote(attempt)}`;
 	const error = new NodeApiError(node, { code: reason } as JsonObject, {
 		message,
-		description: `Check the Base URL of the Task Queue API credential (${credentials.baseUrl}) and that the service is running and reachable from n8n.${createHint}`,
+		description: `Check the Base URL of the Task Queue API credential (${shownBaseUrl(credentials.baseUrl)}) and that the service is running and reachable from n8n.${createHint}`,
 		itemIndex: request.itemIndex,
 	});
 	return keepMessage(error, message);
@@ -135,7 +151,7 @@ export function httpError(
 			? `The service has no such address (404) for "${request.action}"`
 			: `Not found: could not ${request.action}`;
 		description = html
-			? `Check the Base URL of the credential (${credentials.baseUrl}): it should be the service's root, without /orgs or a trailing path.`
+			? `Check the Base URL of the credential (${shownBaseUrl(credentials.baseUrl)}): it should be the service's root, without /orgs or a trailing path.`
 			: `Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service. A queue of another organization is not found either (the credential's Organization ID is ${credentials.organizationId}).`;
 	} else if (statusCode === 429) {
 		message = `The service is rate limiting requests; could not ${request.action}${attemptsNote(attempt)}`;

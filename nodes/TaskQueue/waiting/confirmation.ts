@@ -21,6 +21,9 @@ const REREAD_MS = 1_000;
 const MIN_GAP_MS = 250;
 /** Completions kept per queue; the oldest go first, and the index then covers less far back. */
 const MAX_INDEXED = 20_000;
+/** A read lists at most what the index can hold, and for at most this long (a huge or hostile service). */
+const MAX_READ_PAGES = Math.ceil(MAX_INDEXED / MAX_PAGE) + 1;
+const READ_BUDGET_MS = 30_000;
 
 export interface RunToConfirm {
 	queueId: number;
@@ -92,8 +95,9 @@ async function read(
 	since: string,
 	count: number,
 ): Promise<void> {
-	const stopBelow = stopBelowFor(index, since);
+	let stopBelow = stopBelowFor(index, since);
 	const sizes = { first: index.deep ? MAX_PAGE : count + 100, next: MAX_PAGE };
+	const deadline = Date.now() + READ_BUDGET_MS;
 	let readFrom: string | undefined;
 	let pages = 0;
 	for await (const { page, last } of completedPages.call(this, queueId, sizes)) {
@@ -107,6 +111,14 @@ async function read(
 		for (const task of [...ofQueue].reverse()) index.tasks.set(task.id, task);
 		const oldest = tasks[tasks.length - 1];
 		if (last || !oldest || timeKey(oldest.completed_at) < stopBelow) break;
+		if (pages >= MAX_READ_PAGES || Date.now() > deadline) {
+			// a list deeper than the index can hold, or a service too slow: the index covers what was read
+			this.logger.warn(
+				`Task Queue: a confirming read of queue ${queueId} stopped after ${pages} pages without reaching the run's tasks' creation; completions further down are not looked for`,
+			);
+			stopBelow = timeKey(oldest.completed_at);
+			break;
+		}
 	}
 	const continuous =
 		index.readFrom !== '' &&

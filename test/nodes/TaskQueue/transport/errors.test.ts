@@ -224,6 +224,18 @@ describe('errors become NodeApiErrors that say what happened and how to fix it',
 		});
 	});
 
+	test('a Base URL with a user name and password: the error shows it without them', async () => {
+		const port = await closedPort();
+		const { error } = await env.run(getQueue, [{}], {
+			credentials: env.credentials({ baseUrl: `http://admin:s3cret-pass@127.0.0.1:${port}` }),
+		});
+		expect(error).toMatchObject({
+			name: 'NodeApiError',
+			description: `Check the Base URL of the Task Queue API credential (http://127.0.0.1:${port}) and that the service is running and reachable from n8n.`,
+		});
+		expect(JSON.stringify(error)).not.toContain('s3cret-pass');
+	});
+
 	test('continue on fail: a paired error item, no secret in it', async () => {
 		const { items, error } = await env.run(getQueue, [{}, {}], {
 			continueOnFail: true,

@@ -23,6 +23,7 @@ import {
 } from '../trigger/env';
 import { FORWARD_RETRY_DELAYS_MS } from '../../../../nodes/TaskQueue/trigger/relay/forward';
 import { forgetRuns } from '../../../../nodes/TaskQueue/trigger/relay/knownRuns';
+import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/processMemory';
 
 const QUEUE = 104;
 let env: TriggerTestEnv;
@@ -224,6 +225,23 @@ describe('3. a busy queue does not stop a batch run from resuming', () => {
 		const call = await callWaitingNode(run, queryOf(String(tasks[0].data.resume_url)), {});
 		expect(call.result.workflowData?.[0].map((i) => i.json.id)).toEqual([tasks[0].id]);
 	});
+});
+
+describe('3b. a confirming read is bounded', () => {
+	test("25,000 completions above a run's tasks, more than a process indexes: a confirming read stops after 21 pages, and the run keeps waiting", async () => {
+		forgetAsAfterRestart();
+		await env.client.createTasks(QUEUE, 25_000); // other work, completed after the run's task was created
+		const { run, tasks } = await createAndWait({}, [{ message: 'only' }]);
+		await env.client.setWebhook(QUEUE, '');
+		await env.client.completeMany(QUEUE, 25_000, { by: 'bob@example.com' });
+		await env.client.clearRequests();
+		const call = await callWaitingNode(run, queryOf(String(tasks[0].data.resume_url)), {
+			tasks: [{ id: tasks[0].id }],
+		});
+		expect(call.result.workflowData).toBeUndefined();
+		expect(call.response.statusCode).toBe(202);
+		expect(await reads()).toBe(21);
+	}, 120_000);
 });
 
 describe('4. "The First Task Is Completed" pairs the answer with its own input downstream', () => {
