@@ -1,7 +1,8 @@
 import type { ILoadOptionsFunctions, INodePropertyOptions } from 'n8n-workflow';
 
-import { fieldsInValuesToSend, RESUME_FIELD_KINDS } from '../waiting/settings';
-import { isInputBlock, optionsOf } from '../helpers/blockModel';
+import { canCarryAddress } from '../waiting/messages';
+import { fieldsInValuesToSend } from '../waiting/settings';
+import { optionsOf } from '../helpers/blockModel';
 import { parseQueueId } from '../helpers/queue';
 import { getQueue, getWebhookTarget } from '../transport/endpoints';
 import { describeRouteBack, routeBackOf } from '../waiting/setup';
@@ -30,9 +31,7 @@ export async function getResumeFields(
 ): Promise<INodePropertyOptions[]> {
 	const mapped = fieldsInValuesToSend(this.getNodeParameter('taskData', null));
 	return asOptions(
-		(await blocksOf(this)).filter(
-			(block) => RESUME_FIELD_KINDS.has(block.type) && isInputBlock(block) && !mapped.has(block.id),
-		),
+		(await blocksOf(this)).filter((block) => canCarryAddress(block) && !mapped.has(block.id)),
 	);
 }
 

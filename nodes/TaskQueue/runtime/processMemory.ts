@@ -112,6 +112,12 @@ export const PROCESS_MEMORY = {
 			'runs a call of this process resumed in the last minute: n8n 1.x starts a resume for each of several calls that arrive before the first is under way (waiting/resume.ts)',
 		restart: 'none: a call arriving after the restart finds the run resumed (n8n answers it)',
 	},
+	queueAddressFields: {
+		bound: 200,
+		holds:
+			"per queue, its read-only text and link fields, where a completion's resume address can be (read again after a minute; trigger/relay/forward.ts)",
+		restart: 'one read of the queue at its first completion that carries an address',
+	},
 	confirmationIndexes: {
 		bound: 200,
 		holds:

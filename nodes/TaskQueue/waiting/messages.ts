@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { CompletedTask } from '../transport/schemas';
+import { isInputBlock } from '../helpers/blockModel';
+import type { Block, CompletedTask } from '../transport/schemas';
 
 // The three messages of the waiting protocol that cross process boundaries, each with its type,
 // its one builder and its one parser (round-trip tested in test/nodes/TaskQueue/waiting/messages.test.ts):
@@ -102,6 +103,17 @@ export function parseResumeAddress(value: unknown, waitingBase: string): ResumeA
 	return { url: rebuilt, executionId, nodeId, item, count, inputs, queueId, createdAt };
 }
 
+/** Field kinds that can carry a resume address: free text, or a link (n8n's address is a URL). */
+export const RESUME_FIELD_KINDS = new Set(['text', 'link']);
+
+/**
+ * Whether Create and Wait can write its address into the field: a read-only text or link field
+ * (setup.ts refuses any other). An address found anywhere else was written by a person.
+ */
+export function canCarryAddress(block: Block): boolean {
+	return RESUME_FIELD_KINDS.has(block.type) && isInputBlock(block);
+}
+
 /** A cheap test before any address is parsed: only a task carrying a resume address has both. */
 export function mayCarryAddress(task: CompletedTask): boolean {
 	const values = Object.values((task.data ?? {}) as IDataObject);
@@ -111,10 +123,15 @@ export function mayCarryAddress(task: CompletedTask): boolean {
 	);
 }
 
-/** The first value of a task's data that is a resume address of this n8n. */
-export function findResumeAddress(data: unknown, waitingBase: string): ResumeAddress | undefined {
+/** The first value of a task's data, among `fields`, that is a resume address of this n8n. */
+export function findResumeAddress(
+	data: unknown,
+	waitingBase: string,
+	fields: Set<string>,
+): ResumeAddress | undefined {
 	if (typeof data !== 'object' || data === null) return undefined;
-	for (const value of Object.values(data as IDataObject)) {
+	for (const [field, value] of Object.entries(data as IDataObject)) {
+		if (!fields.has(field)) continue;
 		const address = parseResumeAddress(value, waitingBase);
 		if (address) return address;
 	}

@@ -1,8 +1,5 @@
 import type { IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-/** Field kinds that can carry a resume address: free text, or a link (n8n's address is a URL). */
-export const RESUME_FIELD_KINDS = new Set(['text', 'link']);
-
 /** Values to Send as "Map Each Field Below" holds them (none when mapped from the input automatically). */
 function valuesToSend(taskData: unknown): Record<string, unknown> {
 	const { mappingMode, value } = (taskData ?? {}) as { mappingMode?: unknown; value?: unknown };

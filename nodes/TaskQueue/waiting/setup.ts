@@ -8,7 +8,8 @@ import { parseDateParameter } from '../helpers/dates';
 import { getWebhookTarget } from '../transport/endpoints';
 import { canSignResumeUrls, workflowSettings } from '../runtime/n8nInternals';
 import { isTriggerOfThisN8n, maskSecret, WEBHOOK_PATH } from '../helpers/webhookTarget';
-import { mappedFields, RESUME_FIELD_KINDS, type WaitSettings } from './settings';
+import { canCarryAddress, RESUME_FIELD_KINDS } from './messages';
+import { mappedFields, type WaitSettings } from './settings';
 
 // The checks of a Create and Wait's set-up, all made before the first task is created: a set-up that
 // cannot come back fails here, with its fix, never as a run that waits forever.
@@ -75,9 +76,7 @@ export function checkFields(
 	const fields = [...queue.blocks.values()].map((c) => c.block);
 	const resume = fields.find((b) => b.id === settings.resumeField);
 	const mapped = mappedFields(this.getNodeParameter('taskData', 0, null, { rawExpressions: true }));
-	const suitable = fields
-		.filter((b) => RESUME_FIELD_KINDS.has(b.type) && isInputBlock(b) && !mapped.has(b.id))
-		.map((b) => b.id);
+	const suitable = fields.filter((b) => canCarryAddress(b) && !mapped.has(b.id)).map((b) => b.id);
 	const pick =
 		suitable.length > 0
 			? `Set Resume Address Field to a read-only text or link field of the queue that is not among the Values to Send: ${suitable.join(', ')}.`

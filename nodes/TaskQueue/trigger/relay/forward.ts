@@ -3,11 +3,11 @@ import { sleep } from 'n8n-workflow';
 
 import { completionKey } from '../../helpers/completions';
 import { waitingBaseUrl } from '../../runtime/n8nInternals';
-import { withoutTheKey } from '../../transport';
 import { CREDENTIAL_TYPE } from '../../transport/types';
 import type { CompletedTask } from '../../transport/schemas';
 import type { Outcome, ReceivedAnswer } from '../../waiting/messages';
 import {
+	canCarryAddress,
 	findResumeAddress,
 	forwardCall,
 	mayCarryAddress,
@@ -15,6 +15,9 @@ import {
 	readForwardAnswer,
 	runTasksOf,
 } from '../../waiting/messages';
+import { rememberedMap } from '../../runtime/processMemory';
+import { getTaskQueueCredentials, withoutTheKey } from '../../transport';
+import { getQueue } from '../../transport/endpoints';
 import { afterTheRun, forgetTask, rememberRun, runOf } from './knownRuns';
 
 // Forwarding: the triggers pass each completion that carries the resume address of an execution of
@@ -172,6 +175,46 @@ async function drain(this: TriggerContext, key: string, lane: Lane): Promise<voi
 	}
 }
 
+/** Each queue's fields where Create and Wait can have written an address, read again after a minute. */
+const addressFieldsCache = rememberedMap<string, { fields: Set<string>; at: number }>(
+	'queueAddressFields',
+);
+const ADDRESS_FIELDS_TTL_MS = 60_000;
+
+/**
+ * The queue's read-only text and link fields: the only places a genuine address can be. Text
+ * shaped like an address in a field people fill in is theirs, and diverts nothing.
+ */
+async function addressFields(this: TriggerContext, queueId: number): Promise<Set<string>> {
+	const { baseUrl, organizationId, apiPaths } = await getTaskQueueCredentials.call(this);
+	const key = `${baseUrl}|${organizationId}|${apiPaths}|${queueId}`;
+	const cached = addressFieldsCache.get(key);
+	if (cached && Date.now() - cached.at < ADDRESS_FIELDS_TTL_MS) return cached.fields;
+	const queue = await getQueue.call(this, queueId);
+	const fields = new Set<string>(
+		(queue.data ?? []).filter((block) => canCarryAddress(block)).map((block) => block.id),
+	);
+	addressFieldsCache.set(key, { fields, at: Date.now() });
+	return fields;
+}
+
+/** The fields of each queue of these tasks, or the error that kept them from being read. */
+async function addressFieldsByQueue(
+	this: TriggerContext,
+	tasks: CompletedTask[],
+): Promise<Map<number, Set<string> | Error>> {
+	const byQueue = new Map<number, Set<string> | Error>();
+	for (const task of tasks) {
+		if (byQueue.has(task.queue_id) || !mayCarryAddress(task)) continue;
+		try {
+			byQueue.set(task.queue_id, await addressFields.call(this, task.queue_id));
+		} catch (error) {
+			byQueue.set(task.queue_id, error as Error);
+		}
+	}
+	return byQueue;
+}
+
 /**
  * Passes each completion carrying a resume address of this n8n to its execution. Returns the
  * outcome of each forwarded completion by its key; completions without such an address are absent.
@@ -191,6 +234,10 @@ export async function forwardToWaiting(
 	const byId = (task: CompletedTask) => (options.byAddressOnly ? undefined : runOf(task.id));
 	if (!tasks.some((task) => mayCarryAddress(task) || byId(task))) return outcomes;
 	const waitingBase = waitingBaseUrl(this);
+	const fieldsByQueue = await addressFieldsByQueue.call(
+		this,
+		tasks.filter((task) => !byId(task)),
+	);
 	const pending: Array<Promise<void>> = [];
 	const started: Array<[string, Lane]> = [];
 	/** Completions sent to the run this process was told they belong to, rather than where their address points. */
@@ -198,9 +245,18 @@ export async function forwardToWaiting(
 	for (const task of tasks) {
 		// the run that created the task, when this process knows it; else the address the task carries
 		const known = byId(task);
+		const fields = known ? undefined : fieldsByQueue.get(task.queue_id);
+		if (fields instanceof Error) {
+			// which field holds an address cannot be told: settled later, never emitted by mistake
+			this.logger.warn(
+				`Task Queue: could not read the fields of queue ${task.queue_id} to find the waiting execution of task ${task.id} (${fields.message}); the Task Queue Trigger's check for lost completions passes it on again`,
+			);
+			outcomes.set(completionKey(task), 'unsettled');
+			continue;
+		}
 		const address = known
 			? parseResumeAddress(known.url, waitingBase)
-			: findResumeAddress(task.data, waitingBase);
+			: findResumeAddress(task.data, waitingBase, fields ?? new Set());
 		if (!address || address.queueId !== task.queue_id) continue;
 		const execution = `${address.executionId}/${address.nodeId}`;
 		if (known) routedById.set(completionKey(task), { task, execution });
@@ -242,10 +298,16 @@ export async function forwardToWaiting(
 	// --- misrouted: what the run it was routed to by id denies goes where its own address points ---
 	// What the run it was routed to by id says is not its own (a false announcement, or one this
 	// process mixed up) still goes where the task's own address points, if that is another run.
-	const misrouted = [...routedById].filter(([key, { task, execution }]) => {
-		if (outcomes.get(key) !== 'other') return false;
-		forgetTask(task.id, execution);
-		const own = findResumeAddress(task.data, waitingBase);
+	const denied = [...routedById.entries()].filter(([key]) => outcomes.get(key) === 'other');
+	for (const [, { task, execution }] of denied) forgetTask(task.id, execution);
+	const deniedFields = await addressFieldsByQueue.call(
+		this,
+		denied.map(([, { task }]) => task),
+	);
+	const misrouted = denied.filter(([, { task, execution }]) => {
+		const fields = deniedFields.get(task.queue_id);
+		const own =
+			fields instanceof Set ? findResumeAddress(task.data, waitingBase, fields) : undefined;
 		return own !== undefined && `${own.executionId}/${own.nodeId}` !== execution;
 	});
 	if (misrouted.length > 0) {

@@ -42,7 +42,7 @@ describe('what a process remembers', () => {
 				/^(?:export )?const (\w+) = new (?:Map|Set)(?:<.*>)?\(\);/gm,
 			))
 				unlisted.push(`${relative(NODES, file)}: ${match[1]}`);
-			for (const match of text.matchAll(/remembered(?:Map|Set)<[^(]*>\('(\w+)'\)/g))
+			for (const match of text.matchAll(/remembered(?:Map|Set)<[^(]*>\(\s*'(\w+)'/g))
 				used.add(match[1]);
 		}
 		expect(unlisted).toEqual(['TaskQueue/trigger/relay/forward.ts: lanes']);

@@ -1,7 +1,8 @@
 // The three wire messages of the waiting protocol: each builder's output read back by its parser.
-import type { CompletedTask } from '../../../../nodes/TaskQueue/transport/schemas';
+import type { Block, CompletedTask } from '../../../../nodes/TaskQueue/transport/schemas';
 import {
 	announcement,
+	canCarryAddress,
 	findResumeAddress,
 	forwardAnswer,
 	forwardCall,
@@ -59,12 +60,26 @@ describe('the resume address', () => {
 		).toBe(2);
 	});
 
-	it("is found among a task's values, and only a task carrying one is worth parsing", () => {
+	it("is found among a task's values where Create and Wait can write it, and only a task carrying one is worth parsing", () => {
 		const address = signedByN8n(resumeAddressQuery(parts));
 		const carrying = task(1, { note: 'hello', resume_url: address });
 		expect(mayCarryAddress(carrying)).toBe(true);
-		expect(findResumeAddress(carrying.data, BASE)?.executionId).toBe('812');
+		expect(findResumeAddress(carrying.data, BASE, new Set(['resume_url']))?.executionId).toBe(
+			'812',
+		);
+		// typed by a person into a field people fill in: not an address of a run
+		expect(findResumeAddress({ note: address }, BASE, new Set(['resume_url']))).toBeUndefined();
 		expect(mayCarryAddress(task(2, { note: 'hello' }))).toBe(false);
+	});
+
+	it('can be written only into a read-only text or link field', () => {
+		const block = (type: string, read_only: boolean) =>
+			({ id: 'f', name: 'F', type, [type]: { read_only } }) as unknown as Block;
+		expect(canCarryAddress(block('text', true))).toBe(true);
+		expect(canCarryAddress(block('link', true))).toBe(true);
+		expect(canCarryAddress(block('text', false))).toBe(false);
+		expect(canCarryAddress(block('rich_text', true))).toBe(false);
+		expect(canCarryAddress(block('single_selection', true))).toBe(false);
 	});
 
 	it('refuses what this n8n did not write: another host, extra or missing parts, impossible counts', () => {

@@ -199,6 +199,23 @@ test('after a restart, the check passes that completion on again, and its log li
 	]);
 });
 
+test('text shaped like an address of this n8n, typed by a person into a field people fill in, diverts nothing: the completion is emitted', async () => {
+	await activateTrigger();
+	const lookalike = `${server.waitingBaseUrl}/999999/some-node?tq=0-1-1&q=${QUEUE}&t=1790000000&signature=${'a'.repeat(64)}`;
+	const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'an ordinary task' }]);
+	await env.client.complete(QUEUE, ids[0], {
+		by: 'alice@example.com',
+		data: { decision: 'approve', note: lookalike },
+	});
+	await until('the trigger execution', () => trigger.executions === 1);
+	expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
+	expect(waiting.calls).toEqual([]);
+	// and Check for Lost Completions passes nothing on for it either
+	forgetAsAfterRestart();
+	expect(await trigger.reconcile()).toBeNull();
+	expect(waiting.calls).toEqual([]);
+});
+
 test("a copy of a genuine address in another task (a person pasted it) does not answer the run: the completion is the trigger's", async () => {
 	await activateTrigger();
 	const [waited] = await createAndWait('51', [{ message: 'mine' }]);
