@@ -535,6 +535,33 @@ describe('webhook trigger', () => {
 			async () => (await webhookTarget(e, 101)) === PREVIOUS_TARGET,
 		);
 	});
+
+	test("a person's note shaped like a waiting address of this n8n (no such execution) is an ordinary completion: it starts the workflow", async () => {
+		await activate(e, workflowId);
+		await waitFor('registered', async () =>
+			(await webhookTarget(e, 101)).startsWith(ourTarget()) ? true : undefined,
+		);
+		const seen = (await executions(e, workflowId)).length;
+		const lookalike = `${e.n8n.url}/webhook-waiting/999999/a-node?tq=0-1-1&q=101&t=1790000000&signature=${'a'.repeat(64)}`;
+		const [taskId] = (await e.client.createTasks(101, 1)).ids;
+		await e.client.complete(101, taskId, {
+			by: ALICE,
+			data: { decision: 'approve', note: lookalike },
+		});
+		const xs = await waitFor('the execution of the completion', async () => {
+			const list = await executions(e, workflowId);
+			return list.length === seen + 1 ? list : undefined;
+		});
+		expect(nodeOutput(xs[0], 'Trigger')).toEqual([
+			expect.objectContaining({ id: taskId, data: expect.objectContaining({ note: lookalike }) }),
+		]);
+
+		await deactivate(e, workflowId);
+		await waitFor(
+			'the previous target restored',
+			async () => (await webhookTarget(e, 101)) === PREVIOUS_TARGET,
+		);
+	});
 });
 
 describe('poll trigger', () => {
