@@ -74,21 +74,25 @@ export function readAddressQuery(
 	return { item, count, inputs, queueId: Number(queue), createdAt: Number(createdAt), signature };
 }
 
+/** A value as a URL, when it is a string of a sane length that parses as one. */
+function urlOf(value: unknown): URL | undefined {
+	if (typeof value !== 'string' || value.length > 2000) return undefined;
+	try {
+		return new URL(value.trim());
+	} catch {
+		return undefined;
+	}
+}
+
 /**
  * The resume address a value carries, when it is one of this n8n's own (same scheme, host, port and
  * waiting path) and has exactly the expected parts; undefined for anything else, whatever a person
  * typed. Never returns a URL that points elsewhere.
  */
 export function parseResumeAddress(value: unknown, waitingBase: string): ResumeAddress | undefined {
-	if (typeof value !== 'string' || value.length > 2000) return undefined;
-	let url: URL;
-	let base: URL;
-	try {
-		url = new URL(value.trim());
-		base = new URL(waitingBase);
-	} catch {
-		return undefined;
-	}
+	const url = urlOf(value);
+	const base = urlOf(waitingBase);
+	if (!url || !base) return undefined;
 	if (url.origin !== base.origin || url.username !== '' || url.password !== '' || url.hash !== '')
 		return undefined;
 	const basePath = base.pathname.replace(/\/$/, '');
@@ -146,14 +150,8 @@ export function itemOfThisWait(
 	value: unknown,
 	wait: Omit<ResumeAddress, 'url' | 'item'>,
 ): number | undefined {
-	if (typeof value !== 'string' || value.length > 2000) return undefined;
-	let url: URL;
-	try {
-		url = new URL(value.trim());
-	} catch {
-		return undefined;
-	}
-	if (!url.pathname.endsWith(`/${wait.executionId}/${encodeURIComponent(wait.nodeId)}`))
+	const url = urlOf(value);
+	if (!url || !url.pathname.endsWith(`/${wait.executionId}/${encodeURIComponent(wait.nodeId)}`))
 		return undefined;
 	const parts = readAddressQuery(url.searchParams);
 	if (!parts) return undefined;
@@ -189,6 +187,13 @@ export interface ForwardAnswer {
 	body: IDataObject;
 }
 
+interface Progress {
+	completed: number;
+	of: number;
+	taken: number[];
+	others: number[];
+}
+
 /** What the waiting node answers a forward call with, when it does not resume the run. */
 export const forwardAnswer = {
 	notAnAddress: (): ForwardAnswer => ({
@@ -200,22 +205,10 @@ export const forwardAnswer = {
 		status: 200,
 		body: { taken: [], others, ...(runTasks ? { tasks: runTasks } : {}) },
 	}),
-	/** The run took `taken` and waits for more of its tasks. */
-	stillWaiting: (
-		found: { completed: number; of: number },
-		taken: number[],
-		others: number[],
-		runTasks?: number[],
-	): ForwardAnswer => ({
+	/** The run took `taken`, and `completed` of the `of` tasks it waits for are done. */
+	stillWaiting: ({ runTasks, ...progress }: Progress & { runTasks?: number[] }): ForwardAnswer => ({
 		status: 202,
-		body: {
-			waiting: true,
-			completed: found.completed,
-			of: found.of,
-			taken,
-			others,
-			...(runTasks ? { tasks: runTasks } : {}),
-		},
+		body: { waiting: true, ...progress, ...(runTasks ? { tasks: runTasks } : {}) },
 	}),
 	/** Another call of this process resumed the run a moment ago (n8n's own words for a running run). */
 	resumingAlready: (executionId: string): ForwardAnswer => ({
@@ -223,14 +216,10 @@ export const forwardAnswer = {
 		body: { message: `The execution "${executionId}" is running already.` },
 	}),
 	/** The service could not be read: the run keeps waiting, and the caller calls again later. */
-	couldNotConfirm: (taken: number[], others: number[]): ForwardAnswer => ({
-		status: 503,
-		body: {
-			message: 'Could not confirm the completion with the service; still waiting',
-			taken,
-			others,
-		},
-	}),
+	couldNotConfirm: (taken: number[], others: number[]): ForwardAnswer => {
+		const message = 'Could not confirm the completion with the service; still waiting';
+		return { status: 503, body: { message, taken, others } };
+	},
 };
 
 /** taken: one of the run's tasks; other: not the run's (or refused by n8n); finished: the run no

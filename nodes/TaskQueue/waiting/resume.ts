@@ -212,12 +212,13 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	if (!enough)
 		return answer.call(
 			this,
-			forwardAnswer.stillWaiting(
-				{ completed: found.size, of: wait.count },
+			forwardAnswer.stillWaiting({
+				completed: found.size,
+				of: wait.count,
 				taken,
 				others,
 				runTasks,
-			),
+			}),
 		);
 	const meta = {
 		outcome: 'completed',

@@ -138,7 +138,15 @@ describe('the forward call and its answer', () => {
 		expect(
 			outcomes(
 				readForwardAnswer(
-					received(forwardAnswer.stillWaiting({ completed: 1, of: 2 }, [5], [9], [5, 6])),
+					received(
+						forwardAnswer.stillWaiting({
+							completed: 1,
+							of: 2,
+							taken: [5],
+							others: [9],
+							runTasks: [5, 6],
+						}),
+					),
 					tasks,
 				),
 			),
@@ -151,7 +159,17 @@ describe('the forward call and its answer', () => {
 			9: 'other',
 		});
 		expect(
-			runTasksOf(received(forwardAnswer.stillWaiting({ completed: 1, of: 2 }, [5], [9], [5, 6]))),
+			runTasksOf(
+				received(
+					forwardAnswer.stillWaiting({
+						completed: 1,
+						of: 2,
+						taken: [5],
+						others: [9],
+						runTasks: [5, 6],
+					}),
+				),
+			),
 		).toEqual([5, 6]);
 		expect(runTasksOf(received(forwardAnswer.notTheRuns([5])))).toBeUndefined();
 	});
