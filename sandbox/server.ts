@@ -43,7 +43,9 @@ function browserRefusal(
 	const host = String(req.headers.host ?? '');
 	const name = host.replace(/:\d+$/, '').toLowerCase();
 	if (!ctx.hostNames.has(name) && !/^127\.\d+\.\d+\.\d+$/.test(name)) {
-		return `This sandbox answers its page only as ${[...ctx.hostNames].join(', ')}, not as "${host}"`;
+		const names = [...ctx.hostNames];
+		const listed = `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+		return `This sandbox answers its page only as ${listed}, not as "${host}"`;
 	}
 	if (!path.startsWith('/app/api/') || method === 'GET' || method === 'HEAD') return undefined;
 	const origin = req.headers.origin;
