@@ -51,6 +51,8 @@ export async function callWaitingNode(
 	run: ActionRun,
 	query: Record<string, string>,
 	body: unknown = {},
+	/** 1: the webhook context as n8n 1.x builds it (no `logHitlResponse`; it allows a second resume). */
+	n8nMajor: 1 | 2 = 2,
 ): Promise<WaitingCall> {
 	const webhookData = {
 		node: run.node.name,
@@ -66,6 +68,7 @@ export async function callWaitingNode(
 		{ body, query },
 		run.run.data,
 	);
+	if (n8nMajor === 1) Object.assign(context, { logHitlResponse: undefined });
 	const result = await taskQueue.webhook.call(context);
 	return { response, result };
 }
@@ -107,6 +110,9 @@ export class WaitingEndpoint {
 	/** Resumes per execution (n8n refuses a second one: it must stay 1). */
 	readonly resumes = new Map<string, number>();
 
+	/** The n8n whose webhook contexts the node gets (1: no `logHitlResponse`, see callWaitingNode). */
+	n8nMajor: 1 | 2 = 2;
+
 	/** Executions a call is being handled for: n8n answers another call 409 "running already". */
 	private readonly running = new Set<string>();
 
@@ -145,7 +151,7 @@ export class WaitingEndpoint {
 		this.running.add(executionId);
 		let call: WaitingCall;
 		try {
-			call = await callWaitingNode(run, queryOf(address), body);
+			call = await callWaitingNode(run, queryOf(address), body, this.n8nMajor);
 		} finally {
 			this.running.delete(executionId);
 		}

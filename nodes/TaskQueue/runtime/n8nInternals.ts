@@ -54,6 +54,15 @@ export function waitingBaseUrl(context: object): string {
 	return resumeUrl.toString().replace(/\/[^/]*$/, '');
 }
 
+/**
+ * Whether n8n refuses a second resume of a waiting execution by itself: 2.x does (40 parallel calls
+ * to a completed run's address resume it once in 2.41.1), 1.x does not (26 of 40 did in 1.123.81).
+ * Told apart by the webhook context's `logHitlResponse`, which 2.x has and 1.123 does not.
+ */
+export function refusesSecondResume(context: IWebhookFunctions): boolean {
+	return typeof (context as { logHitlResponse?: unknown }).logHitlResponse === 'function';
+}
+
 /** `getPollBudgetMs`: n8n 2.x tells a poll how long it may take; 1.x has no budget (undefined). */
 export function pollBudgetMs(context: IPollFunctions): number | undefined {
 	return typeof context.getPollBudgetMs === 'function' ? context.getPollBudgetMs() : undefined;

@@ -7,6 +7,7 @@ import type {
 } from 'n8n-workflow';
 
 import { timeKey } from '../helpers/completions';
+import { refusesSecondResume } from '../runtime/n8nInternals';
 import { rememberedMap } from '../runtime/processMemory';
 import type { CompletedTask } from '../transport/schemas';
 import type { ForwardAnswer, ResumeAddress } from './messages';
@@ -39,10 +40,10 @@ type Wait = Omit<ResumeAddress, 'url'>;
 
 /**
  * n8n 2.x refuses a second resume of a run; n8n 1.x starts one for each call that arrives before
- * the first is under way (40 parallel calls to a completed run's address resumed it 40 times). The
+ * the first is under way (40 parallel calls to a completed run's address: 26 resumes). On 1.x the
  * first call of this process that resumes a run claims it for a minute: the others are answered as
  * n8n answers a run that is running, and a caller that must know calls again later (by then n8n
- * answers for the run itself). Per process: in queue mode n8n 2.x refuses the second resume itself.
+ * answers for the run itself). On 2.x nothing is claimed: n8n's own refusal is the answer.
  */
 const resuming = rememberedMap<string, number>('resumingRuns');
 const RESUME_CLAIM_MS = 60_000;
@@ -206,7 +207,7 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 
 	// --- response: keep waiting, or resume with one item per input item, once ---
 	const enough = settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0;
-	if (enough && !claimResume(`${wait.executionId}/${wait.nodeId}/${runToken(wait)}`)) {
+	if (enough && !refusesSecondResume(this) && !claimResume(`${wait.executionId}/${wait.nodeId}/${runToken(wait)}`)) {
 		return answer.call(this, forwardAnswer.resumingAlready(wait.executionId));
 	}
 	if (!enough)

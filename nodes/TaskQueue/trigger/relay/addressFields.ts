@@ -3,8 +3,7 @@ import type { IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { rememberedMap } from '../../runtime/processMemory';
 import { getTaskQueueCredentials } from '../../transport';
 import { getQueue } from '../../transport/endpoints';
-import type { CompletedTask } from '../../transport/schemas';
-import { canCarryAddress, mayCarryAddress } from '../../waiting/messages';
+import { canCarryAddress } from '../../waiting/messages';
 
 type TriggerContext = IWebhookFunctions | IPollFunctions;
 
@@ -31,19 +30,17 @@ async function addressFields(this: TriggerContext, queueId: number): Promise<Set
 	return fields;
 }
 
-/** The fields of each queue of these tasks, or the error that kept them from being read. */
-export async function addressFieldsByQueue(
-	this: TriggerContext,
-	tasks: CompletedTask[],
-): Promise<Map<number, Set<string> | Error>> {
-	const byQueue = new Map<number, Set<string> | Error>();
-	for (const task of tasks) {
-		if (byQueue.has(task.queue_id) || !mayCarryAddress(task)) continue;
-		try {
-			byQueue.set(task.queue_id, await addressFields.call(this, task.queue_id));
-		} catch (error) {
-			byQueue.set(task.queue_id, error as Error);
+/** Reads each queue's address fields at most once per call; a failed read is returned, not thrown. */
+export function addressFieldsReader(
+	context: TriggerContext,
+): (queueId: number) => Promise<Set<string> | Error> {
+	const reads = new Map<number, Promise<Set<string> | Error>>();
+	return async (queueId) => {
+		let fields = reads.get(queueId);
+		if (!fields) {
+			fields = addressFields.call(context, queueId).catch((error: unknown) => error as Error);
+			reads.set(queueId, fields);
 		}
-	}
-	return byQueue;
+		return await fields;
+	};
 }

@@ -15,7 +15,7 @@ import {
 	runTasksOf,
 } from '../../waiting/messages';
 import { withoutTheKey } from '../../transport';
-import { addressFieldsByQueue } from './addressFields';
+import { addressFieldsReader } from './addressFields';
 import { afterTheRun, forgetTask, rememberRun, runOf } from './knownRuns';
 
 // Forwarding: the triggers pass each completion that carries the resume address of an execution of
@@ -192,19 +192,17 @@ export async function forwardToWaiting(
 	const byId = (task: CompletedTask) => (options.byAddressOnly ? undefined : runOf(task.id));
 	if (!tasks.some((task) => mayCarryAddress(task) || byId(task))) return outcomes;
 	const waitingBase = waitingBaseUrl(this);
-	const fieldsByQueue = await addressFieldsByQueue.call(
-		this,
-		tasks.filter((task) => !byId(task)),
-	);
+	const fieldsOf = addressFieldsReader(this);
 	const pending: Array<Promise<void>> = [];
 	const started: Array<[string, Lane]> = [];
 	/** Completions sent to the run this process was told they belong to, rather than where their address points. */
 	const routedById = new Map<string, { task: CompletedTask; execution: string }>();
 	for (const task of tasks) {
-		// the run that created the task, when this process knows it; else the address the task carries
+		// where an address can be, read only for a task this process does not know by id
+		const fields = byId(task) || !mayCarryAddress(task) ? undefined : await fieldsOf(task.queue_id);
+		// the run that created the task, when this process knows it (now); else the address the task carries
 		const known = byId(task);
-		const fields = known ? undefined : fieldsByQueue.get(task.queue_id);
-		if (fields instanceof Error) {
+		if (!known && fields instanceof Error) {
 			// which field holds an address cannot be told: settled later, never emitted by mistake
 			this.logger.warn(
 				`Task Queue: could not read the fields of queue ${task.queue_id} to find the waiting execution of task ${task.id} (${fields.message}); the Task Queue Trigger's check for lost completions passes it on again`,
@@ -214,7 +212,9 @@ export async function forwardToWaiting(
 		}
 		const address = known
 			? parseResumeAddress(known.url, waitingBase)
-			: findResumeAddress(task.data, waitingBase, fields ?? new Set());
+			: fields instanceof Set
+				? findResumeAddress(task.data, waitingBase, fields)
+				: undefined;
 		if (!address || address.queueId !== task.queue_id) continue;
 		const execution = `${address.executionId}/${address.nodeId}`;
 		if (known) routedById.set(completionKey(task), { task, execution });
@@ -258,16 +258,15 @@ export async function forwardToWaiting(
 	// process mixed up) still goes where the task's own address points, if that is another run.
 	const denied = [...routedById.entries()].filter(([key]) => outcomes.get(key) === 'other');
 	for (const [, { task, execution }] of denied) forgetTask(task.id, execution);
-	const deniedFields = await addressFieldsByQueue.call(
-		this,
-		denied.map(([, { task }]) => task),
-	);
-	const misrouted = denied.filter(([, { task, execution }]) => {
-		const fields = deniedFields.get(task.queue_id);
+	const misrouted: typeof denied = [];
+	for (const entry of denied) {
+		const [, { task, execution }] = entry;
+		const fields = mayCarryAddress(task) ? await fieldsOf(task.queue_id) : undefined;
 		const own =
 			fields instanceof Set ? findResumeAddress(task.data, waitingBase, fields) : undefined;
-		return own !== undefined && `${own.executionId}/${own.nodeId}` !== execution;
-	});
+		if (own !== undefined && `${own.executionId}/${own.nodeId}` !== execution)
+			misrouted.push(entry);
+	}
 	if (misrouted.length > 0) {
 		const again = await forwardToWaiting.call(
 			this,
