@@ -135,3 +135,14 @@ export function fieldSummary(queue: CompiledQueue): string {
 		)
 		.join(', ');
 }
+
+/** Field kinds that can carry a resume address: free text, or a link (n8n's address is a URL). */
+export const RESUME_FIELD_KINDS = new Set(['text', 'link']);
+
+/**
+ * Whether Create and Wait can write its address into the field: a read-only text or link field
+ * (waiting/setup.ts refuses any other). An address found anywhere else was written by a person.
+ */
+export function canCarryAddress(block: Block): boolean {
+	return RESUME_FIELD_KINDS.has(block.type) && isInputBlock(block);
+}

@@ -1,8 +1,7 @@
 import type { ILoadOptionsFunctions, INodePropertyOptions } from 'n8n-workflow';
 
-import { canCarryAddress } from '../waiting/messages';
 import { fieldsInValuesToSend } from '../waiting/settings';
-import { optionsOf } from '../helpers/blockModel';
+import { canCarryAddress, optionsOf } from '../helpers/blockModel';
 import { parseQueueId } from '../helpers/queue';
 import { getQueue, getWebhookTarget } from '../transport/endpoints';
 import { describeRouteBack, routeBackOf } from '../waiting/setup';

@@ -1,7 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { isInputBlock } from '../helpers/blockModel';
-import type { Block, CompletedTask } from '../transport/schemas';
+import type { CompletedTask } from '../transport/schemas';
 
 // The three messages of the waiting protocol that cross process boundaries, each with its type,
 // its one builder and its one parser (round-trip tested in test/nodes/TaskQueue/waiting/messages.test.ts):
@@ -107,17 +106,6 @@ export function parseResumeAddress(value: unknown, waitingBase: string): ResumeA
 	return { url: rebuilt, executionId, nodeId, item, count, inputs, queueId, createdAt };
 }
 
-/** Field kinds that can carry a resume address: free text, or a link (n8n's address is a URL). */
-export const RESUME_FIELD_KINDS = new Set(['text', 'link']);
-
-/**
- * Whether Create and Wait can write its address into the field: a read-only text or link field
- * (setup.ts refuses any other). An address found anywhere else was written by a person.
- */
-export function canCarryAddress(block: Block): boolean {
-	return RESUME_FIELD_KINDS.has(block.type) && isInputBlock(block);
-}
-
 /** A cheap test before any address is parsed: only a task carrying a resume address has both. */
 export function mayCarryAddress(task: CompletedTask): boolean {
 	const values = Object.values((task.data ?? {}) as IDataObject);
@@ -164,10 +152,9 @@ export function itemOfThisWait(
 }
 
 // ---- 2. The forward call and its answer --------------------------------------------------------
-// The trigger POSTs `{tasks: [{id, completed_at}]}` to a resume address. The waiting node answers
-// with the tasks it took, those that are not its own, and its own task ids (a hint that lets the
-// trigger route its completions by id); or n8n answers for it (the run resumed, has finished, is
-// gone, or the signature is not n8n's).
+// The trigger POSTs `{tasks: [{id, completed_at}]}` to a resume address. The waiting node answers with
+// the tasks it took, the others, and its own task ids (so the trigger can route them by id); or n8n
+// answers for it (the run resumed, has finished, is gone, or the signature is not n8n's).
 
 export function forwardCall(tasks: CompletedTask[]): {
 	tasks: Array<{ id: number; completed_at: string }>;

@@ -207,7 +207,11 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 
 	// --- response: keep waiting, or resume with one item per input item, once ---
 	const enough = settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0;
-	if (enough && !refusesSecondResume(this) && !claimResume(`${wait.executionId}/${wait.nodeId}/${runToken(wait)}`)) {
+	if (
+		enough &&
+		!refusesSecondResume(this) &&
+		!claimResume(`${wait.executionId}/${wait.nodeId}/${runToken(wait)}`)
+	) {
 		return answer.call(this, forwardAnswer.resumingAlready(wait.executionId));
 	}
 	if (!enough)

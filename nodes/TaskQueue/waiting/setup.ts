@@ -3,12 +3,16 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
 
 import type { CompiledQueue } from '../helpers/blockModel';
-import { isInputBlock, optionsOf } from '../helpers/blockModel';
+import {
+	canCarryAddress,
+	isInputBlock,
+	optionsOf,
+	RESUME_FIELD_KINDS,
+} from '../helpers/blockModel';
 import { parseDateParameter } from '../helpers/dates';
 import { getWebhookTarget } from '../transport/endpoints';
 import { canSignResumeUrls, workflowSettings } from '../runtime/n8nInternals';
 import { isTriggerOfThisN8n, maskSecret, WEBHOOK_PATH } from '../helpers/webhookTarget';
-import { canCarryAddress, RESUME_FIELD_KINDS } from './messages';
 import { mappedFields, type WaitSettings } from './settings';
 
 // The checks of a Create and Wait's set-up, all made before the first task is created: a set-up that

@@ -3,7 +3,7 @@ import type { IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { rememberedMap } from '../../runtime/processMemory';
 import { getTaskQueueCredentials } from '../../transport';
 import { getQueue } from '../../transport/endpoints';
-import { canCarryAddress } from '../../waiting/messages';
+import { canCarryAddress } from '../../helpers/blockModel';
 
 type TriggerContext = IWebhookFunctions | IPollFunctions;
 

@@ -1,8 +1,8 @@
 // The three wire messages of the waiting protocol: each builder's output read back by its parser.
+import { canCarryAddress } from '../../../../nodes/TaskQueue/helpers/blockModel';
 import type { Block, CompletedTask } from '../../../../nodes/TaskQueue/transport/schemas';
 import {
 	announcement,
-	canCarryAddress,
 	findResumeAddress,
 	forwardAnswer,
 	forwardCall,
