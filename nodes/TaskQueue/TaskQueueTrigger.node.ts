@@ -16,8 +16,13 @@ import { getTriggerQueueId } from './helpers/queue';
 import { takeTestEvent } from './trigger/testEvents';
 import { receiveDelivery } from './trigger/webhookDelivery';
 import { checkLostCompletions } from './trigger/relay/checkLostCompletions';
-import { WEBHOOK_PATH } from './helpers/webhookTarget';
-import { createWebhook, deleteWebhook, webhookExists } from './trigger/webhookRegistration';
+import { targetWithSecret, WEBHOOK_PATH } from './helpers/webhookTarget';
+import {
+	createWebhook,
+	deleteWebhook,
+	readRegistration,
+	webhookExists,
+} from './trigger/webhookRegistration';
 
 export class TaskQueueTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -155,10 +160,16 @@ export class TaskQueueTrigger implements INodeType {
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		if (this.getMode() === 'manual') return takeTestEvent(this) ?? null;
 		const options = this.getNodeParameter('options', {}) as IDataObject;
+		const state = this.getWorkflowStaticData('node');
+		const registration = readRegistration(state);
 		return await checkLostCompletions.call(
 			this,
 			getTriggerQueueId.call(this),
 			options.dataOnly === true,
+			{
+				state,
+				triggerUrl: registration && targetWithSecret(registration.url, registration.secret),
+			},
 		);
 	}
 

@@ -85,7 +85,7 @@ export const PROCESS_MEMORY = {
 		holds:
 			'completions whose forward was settled here, so a check does not pass them on again (trigger/relay/checkLostCompletions.ts)',
 		restart:
-			'the first check passes on again every completion of the last 24 hours that carries a waiting address',
+			'the first check passes on again the completions after the point kept in static data: those of the last round before the restart, and those completed while n8n was down',
 	},
 	owedCompletions: {
 		bound: 10_000,
@@ -104,7 +104,26 @@ export const PROCESS_MEMORY = {
 		bound: 200,
 		holds:
 			"where each trigger's Check for Lost Completions stands (trigger/relay/checkLostCompletions.ts)",
-		restart: 'the first check reads the last 24 hours of completions',
+		restart:
+			"the first check reads from the point kept in the trigger's static data (trigger/relay/checkRecord.ts), at most 24 hours back",
+	},
+	lostCompletionRecords: {
+		bound: 200,
+		holds:
+			"the point each trigger's static data holds for its check, as this process last sent it (trigger/relay/checkLostCompletions.ts)",
+		restart: 'the first check that moves sends it again',
+	},
+	heldCheckRecords: {
+		bound: 200,
+		holds:
+			"a check's record that waits for the trigger's next delivery that writes static data (trigger/relay/checkRecord.ts)",
+		restart: 'the record is sent again by the first check that moves',
+	},
+	writingDeliveries: {
+		bound: 200,
+		holds:
+			'per trigger registration, deliveries under way that write static data, and when the last ended (trigger/relay/checkRecord.ts)',
+		restart: 'none',
 	},
 	resumingRuns: {
 		bound: 10_000,

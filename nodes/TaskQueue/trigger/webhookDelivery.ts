@@ -19,15 +19,29 @@ import {
 import { waitingBaseUrl } from '../runtime/n8nInternals';
 import { parseResumeAddress, readAnnouncement } from '../waiting/messages';
 import { noteDelivered } from './relay/checkLostCompletions';
+import {
+	beginWritingDelivery,
+	endWritingDelivery,
+	keepCheckRecord,
+	readCheckRecordCall,
+	writeHeldCheckRecord,
+} from './relay/checkRecord';
 import { forwardToWaiting } from './relay/forward';
 import { rememberRun } from './relay/knownRuns';
 import { handOverTestEvent } from './testEvents';
+import type { Registration } from './webhookRegistration';
 import { readRegistration } from './webhookRegistration';
 
 /** Answers the caller without starting an execution. */
 function answer(this: IWebhookFunctions, status: number, body: IDataObject): IWebhookResponseData {
 	this.getResponseObject().status(status).json(body);
 	return { noWebhookResponse: true };
+}
+
+/** Whether deliveries keep records in static data (Catch Up, or re-completions dropped). */
+function durableRecords(this: IWebhookFunctions): boolean {
+	const options = this.getNodeParameter('options', {}) as IDataObject;
+	return options.catchUp === true || options.emitRecompletions === false;
 }
 
 /**
@@ -55,6 +69,19 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		rememberRun(address.url, `${address.executionId}/${address.nodeId}`, announced.tasks);
 		return answer.call(this, 200, { received: true, tasks: announced.tasks.length });
 	}
+	const checked = readCheckRecordCall(this.getBodyData());
+	if (checked) {
+		// this trigger's Check for Lost Completions says where it stands (trigger/relay/checkRecord.ts)
+		if (checked.queueId !== registration.queueId)
+			return answer.call(this, 400, { message: 'Not the queue of this trigger' });
+		const kept = keepCheckRecord(
+			state,
+			scopeOf(this, registration),
+			checked,
+			durableRecords.call(this),
+		);
+		return answer.call(this, 200, { recorded: kept });
+	}
 	const check = checkDelivery(this.getBodyData(), registration.queueId);
 	if (!check.ok) {
 		this.logger.warn(
@@ -62,16 +89,37 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		);
 		return answer.call(this, 400, { message: check.reason });
 	}
+	// What must outlive this n8n process goes to static data: the catch-up cursor, and the tasks
+	// seen when re-completions are dropped. Otherwise a delivery writes nothing there.
+	const durable = durableRecords.call(this);
+	const scope = scopeOf(this, registration);
+	if (!durable) return await accept.call(this, state, registration, check.task, scope, false);
+	// while it runs, the check's record waits for it (trigger/relay/checkRecord.ts)
+	beginWritingDelivery(scope);
+	try {
+		return await accept.call(this, state, registration, check.task, scope, true);
+	} finally {
+		endWritingDelivery(scope);
+	}
+}
+
+function scopeOf(context: IWebhookFunctions, registration: Registration): string {
+	return `${context.getWorkflow().id}:${context.getNode().id}:${registration.secret}`;
+}
+
+async function accept(
+	this: IWebhookFunctions,
+	state: IDataObject,
+	registration: Registration,
+	task: CompletedTask,
+	scope: string,
+	durable: boolean,
+): Promise<IWebhookResponseData> {
 	// --- duplicates: a delivery may be repeated, late or reordered ---
-	const task = check.task;
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const emitRecompletions = options.emitRecompletions !== false;
 	const dataOnly = options.dataOnly === true;
 	const catchUp = options.catchUp === true;
-	// What must outlive this n8n process goes to static data: the catch-up cursor, and the tasks
-	// seen when re-completions are dropped. Otherwise a delivery writes nothing there.
-	const durable = catchUp || !emitRecompletions;
-	const scope = `${this.getWorkflow().id}:${this.getNode().id}:${registration.secret}`;
 	const seen = new SeenCompletions(state, scope, durable);
 	const skip = (t: CompletedTask) => seen.has(t) || (!emitRecompletions && seen.hasTask(t));
 
@@ -99,6 +147,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 
 	// --- side effects: the catch-up and the cursor in static data ---
 	markDeliveryHandledHere(state);
+	writeHeldCheckRecord(state, scope);
 	const cursor = readCursor(state.cursor);
 	let emit: CompletedTask[] = [task];
 	if (catchUp && cursor) {

@@ -1,4 +1,4 @@
-import type { INodeExecutionData, IPollFunctions } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
 import type { Cursor } from '../../helpers/completions';
 import {
@@ -12,6 +12,7 @@ import { pollBudgetMs } from '../../runtime/n8nInternals';
 import { rememberedMap, rememberedSet } from '../../runtime/processMemory';
 import type { CompletedTask } from '../../transport/schemas';
 import type { Outcome } from '../../waiting/messages';
+import { restartPoint, sendCheckRecord, storedCheckRecord } from './checkRecord';
 import { forwardToWaiting } from './forward';
 
 // Check for Lost Completions (the Task Queue Trigger's poll()): the service delivers each completion once and never again, so a delivery lost on
@@ -20,9 +21,10 @@ import { forwardToWaiting } from './forward';
 // default, on the main process in queue mode): it reads the queue's completions since its last round
 // and passes each one that carries a resume address to its execution again. That is safe: the
 // execution confirms with the service and resumes once, and an execution that no longer waits
-// answers without a read. Nothing here is written to static data (the webhook calls own it).
+// answers without a read. Where the check stands outlives a restart (checkRecord.ts): the first
+// check after one reads from there, not the whole look-back window.
 
-/** How far back the first round of an n8n process looks, for completions made while n8n was down. */
+/** How far back the first round of an n8n process looks at most, for completions made while n8n was down. */
 const FIRST_ROUND_LOOKBACK_MS = 24 * 3_600_000;
 /** A round reads for at most this long (n8n 2.x gives polls a budget; 1.x does not). */
 const ROUND_BUDGET_MS = 20_000;
@@ -35,6 +37,8 @@ const owedHere = rememberedMap<string, CompletedTask>('owedCompletions');
 const retryHere = rememberedMap<string, CompletedTask>('retryCompletions');
 /** Where each trigger's rounds stand in this process. */
 const cursors = rememberedMap<string, Cursor>('lostCompletionCursors');
+/** The restart point each trigger's static data holds, as this process last sent it. */
+const recorded = rememberedMap<string, string>('lostCompletionRecords');
 
 /** Records what a delivery's forward came to, so the next round does not pass it on again for nothing. */
 export function noteDelivered(task: CompletedTask, outcome: Outcome | undefined): void {
@@ -43,17 +47,27 @@ export function noteDelivered(task: CompletedTask, outcome: Outcome | undefined)
 	else settledHere.add(key);
 }
 
+/** Where the trigger's check is to go on from: the trigger's own address, and its static data (read only). */
+export interface CheckHome {
+	triggerUrl: string | undefined;
+	state: IDataObject;
+}
+
 /** One round: returns the completions to emit (delivered here earlier, then taken by no execution). */
 export async function checkLostCompletions(
 	this: IPollFunctions,
 	queueId: number,
 	dataOnly: boolean,
+	home: CheckHome,
 ): Promise<INodeExecutionData[][] | null> {
 	const scope = `${this.getWorkflow().id}:${this.getNode().id}:${queueId}`;
-	const cursor = cursors.get(scope) ?? {
-		at: new Date(Date.now() - FIRST_ROUND_LOOKBACK_MS).toISOString().slice(0, 23),
-		ids: [],
-	};
+	const lookback = new Date(Date.now() - FIRST_ROUND_LOOKBACK_MS).toISOString().slice(0, 23);
+	const stored = storedCheckRecord(home.state, queueId);
+	const cursor =
+		cursors.get(scope) ??
+		(stored && stored.at > lookback
+			? { at: stored.at, ids: stored.ids }
+			: { at: lookback, ids: [] });
 	const budget = pollBudgetMs(this);
 	const deadline =
 		Date.now() + Math.min(ROUND_BUDGET_MS, budget && budget > 0 ? budget * 0.8 : ROUND_BUDGET_MS);
@@ -73,7 +87,8 @@ export async function checkLostCompletions(
 		);
 		return null;
 	}
-	cursors.set(scope, advanceCursor(cursor, collected.tasks) ?? cursor);
+	const next = advanceCursor(cursor, collected.tasks) ?? cursor;
+	cursors.set(scope, next);
 	const fresh = collected.tasks.filter((task) => !settledHere.has(completionKey(task)));
 	const again = [...owedHere.values(), ...retryHere.values()].filter(
 		(task) => task.queue_id === queueId,
@@ -81,10 +96,23 @@ export async function checkLostCompletions(
 	const tasks = [
 		...new Map([...fresh, ...again].map((task) => [completionKey(task), task])).values(),
 	];
-	if (tasks.length === 0) return null;
+	const emit = tasks.length > 0 ? await passOn.call(this, queueId, tasks) : [];
+	await record.call(this, scope, queueId, next, home);
+	emit.sort((a, b) => (timeKey(a.completed_at) < timeKey(b.completed_at) ? -1 : 1));
+	return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;
+}
+
+/** Passes the round's completions to their waiting executions; returns those to emit. */
+async function passOn(
+	this: IPollFunctions,
+	queueId: number,
+	tasks: CompletedTask[],
+): Promise<CompletedTask[]> {
+	const calls = { made: 0 };
 	const outcomes = await forwardToWaiting.call(this, tasks, {
 		retries: false,
 		emits: (task) => owedHere.has(completionKey(task)),
+		calls,
 	});
 	const emit: CompletedTask[] = [];
 	for (const task of tasks) {
@@ -105,6 +133,29 @@ export async function checkLostCompletions(
 			`Task Queue Trigger: passed ${passedOn} completion(s) of queue ${queueId} to their waiting executions that this n8n process had not passed on (a delivery lost, late, or received by another process)`,
 		);
 	}
-	emit.sort((a, b) => (timeKey(a.completed_at) < timeKey(b.completed_at) ? -1 : 1));
-	return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;
+	if (calls.made > 0) {
+		this.logger.info(
+			`Task Queue Trigger: the check for lost completions of queue ${queueId} called ${calls.made} waiting address(es) for ${outcomes.size} completion(s)`,
+		);
+	}
+	return emit;
+}
+
+/** Sends where the check stands to the trigger's static data when it moved (checkRecord.ts). */
+async function record(
+	this: IPollFunctions,
+	scope: string,
+	queueId: number,
+	cursor: Cursor,
+	home: CheckHome,
+): Promise<void> {
+	if (!home.triggerUrl) return;
+	const unsettled = [...owedHere.values(), ...retryHere.values()].filter(
+		(task) => task.queue_id === queueId,
+	);
+	const point = restartPoint(queueId, cursor, unsettled);
+	const key = JSON.stringify(point);
+	const stored = storedCheckRecord(home.state, queueId);
+	if ((recorded.get(scope) ?? JSON.stringify(stored)) === key) return;
+	if (await sendCheckRecord.call(this, home.triggerUrl, point)) recorded.set(scope, key);
 }

@@ -55,6 +55,8 @@ interface Lane {
 	accepted?: string;
 	/** Addresses n8n refused (401). */
 	refused: Set<string>;
+	/** The counters of the callers whose completions this lane carries. */
+	counters: Set<{ made: number }>;
 }
 
 const lanes = new Map<string, Lane>();
@@ -129,6 +131,7 @@ async function drain(this: TriggerContext, key: string, lane: Lane): Promise<voi
 				continue;
 			}
 			const tasks = waiters.map((w) => w.task);
+			for (const counter of lane.counters) counter.made++;
 			const answer = await call.call(this, url, tasks);
 			const reading = readForwardAnswer(answer, tasks);
 			if (reading === 'refusedAddress') {
@@ -185,6 +188,8 @@ export async function forwardToWaiting(
 		byAddressOnly?: boolean;
 		/** Whether the caller emits a completion no run takes (default: every one). */
 		emits?: (task: CompletedTask) => boolean;
+		/** Counts the calls to waiting addresses that carry this caller's completions. */
+		calls?: { made: number };
 	} = { retries: true },
 ): Promise<Map<string, Outcome>> {
 	// --- routing: each completion to the run this process knows it for, else to the address it carries ---
@@ -225,11 +230,13 @@ export async function forwardToWaiting(
 				waiting: new Map(),
 				retries: false,
 				refused: new Set(),
+				counters: new Set(),
 			};
 			lanes.set(execution, lane);
 			started.push([execution, lane]);
 		}
 		lane.retries ||= options.retries;
+		if (options.calls) lane.counters.add(options.calls);
 		const key = completionKey(task);
 		pending.push(
 			new Promise<void>((resolve) => {

@@ -395,6 +395,94 @@ describe('7. exactly once on n8n 1.x, which does not refuse a second resume', ()
 	});
 });
 
+describe('8. a restart costs what may still be waiting, not what the look-back window holds', () => {
+	const allDelivered = async (count: number) =>
+		await until(
+			`${count} deliveries answered`,
+			async () =>
+				(await env.client.webhookCalls()).filter((c) => c.status !== null).length === count,
+		);
+
+	test('10 runs answered and finished before a restart: the first check after it calls no waiting address', async () => {
+		const runs = [];
+		for (let i = 0; i < 10; i++) runs.push(await createAndWait({}, [{ message: `run ${i}` }]));
+		for (const { tasks } of runs) await complete(tasks[0].id);
+		await allDelivered(10);
+		for (const { executionId } of runs) expect(waiting.resumed.has(executionId)).toBe(true);
+		// a check before the restart: it keeps where it stands in the trigger's static data
+		expect(await trigger.reconcile()).toBeNull();
+		expect(trigger.state().lostCompletionCheck).toMatchObject({ queueId: QUEUE });
+		forgetAsAfterRestart();
+		const calls = waiting.calls.length;
+		expect(await trigger.reconcile()).toBeNull();
+		expect(waiting.calls.length - calls).toBe(0);
+		expect(trigger.executions).toBe(0);
+	});
+
+	test('runs still waiting across a restart: one call for the run whose delivery was lost while n8n was down, none for the others', async () => {
+		const runs = [];
+		for (let i = 0; i < 3; i++) runs.push(await createAndWait());
+		for (const { tasks } of runs) await complete(tasks[0].id);
+		await allDelivered(3);
+		expect(await trigger.reconcile()).toBeNull();
+		forgetAsAfterRestart();
+		forgetRuns();
+		// n8n is down: the delivery of run 0's last completion is lost
+		server.setDown('reset');
+		await complete(runs[0].tasks[1].id, { decision: 'reject' });
+		await env.client.waitForWebhookCalls(4);
+		server.setDown(false);
+		const calls = waiting.calls.length;
+		expect(await trigger.reconcile()).toBeNull();
+		expect(waiting.calls.length - calls).toBe(1);
+		expect(resumedIds(runs[0].executionId)).toEqual([runs[0].tasks[0].id, runs[0].tasks[1].id]);
+		expect(waiting.resumed.has(runs[1].executionId)).toBe(false);
+		expect(waiting.resumed.has(runs[2].executionId)).toBe(false);
+		expect(trigger.executions).toBe(0);
+	});
+
+	test('a completion no check could pass on before a restart (n8n unreachable) is passed on by the first check after it', async () => {
+		const { executionId, tasks } = await createAndWait({}, [{ message: 'only' }]);
+		const { ids } = await env.client.createTasks(QUEUE, 2);
+		server.setDown('503', 'waiting');
+		const retries = FORWARD_RETRY_DELAYS_MS.splice(0, FORWARD_RETRY_DELAYS_MS.length, 50);
+		try {
+			await complete(tasks[0].id);
+			// later completions: the check's cursor moves past the one it cannot pass on
+			for (const id of ids) await complete(id);
+			await env.client.waitForWebhookCalls(3);
+			expect(await trigger.reconcile()).toBeNull();
+		} finally {
+			FORWARD_RETRY_DELAYS_MS.splice(0, FORWARD_RETRY_DELAYS_MS.length, ...retries);
+		}
+		expect(waiting.resumed.has(executionId)).toBe(false);
+		forgetAsAfterRestart();
+		server.setDown(false);
+		expect(await trigger.reconcile()).toBeNull();
+		expect(resumedIds(executionId)).toEqual([tasks[0].id]);
+		expect(trigger.emitted.map((t) => t.id)).toEqual(ids);
+	});
+	test("the trigger keeps a check's record only with its secret and for its own queue, starting no execution", async () => {
+		const record = { queueId: QUEUE, at: '2026-11-26T10:00:00.000', ids: [1] };
+		const without = await trigger.deliver({ body: { taskQueueCheckedThrough: record } });
+		expect(without.response.statusCode).toBe(401);
+		const secret = trigger.secret() as string;
+		const other = await trigger.deliver({
+			body: { taskQueueCheckedThrough: { ...record, queueId: QUEUE + 1 } },
+			query: { secret },
+		});
+		expect(other.response.statusCode).toBe(400);
+		expect(trigger.state().lostCompletionCheck).toBeUndefined();
+		const kept = await trigger.deliver({
+			body: { taskQueueCheckedThrough: record },
+			query: { secret },
+		});
+		expect(kept.response.statusCode).toBe(200);
+		expect(trigger.state().lostCompletionCheck).toEqual(record);
+		expect(trigger.executions).toBe(0);
+	});
+});
+
 describe('6. a set-up that cannot come back is refused before any task', () => {
 	async function refused(parameters: IDataObject, settings?: IDataObject): Promise<ActionRun> {
 		await env.client.clearRequests();

@@ -1,0 +1,168 @@
+import type { IDataObject, IPollFunctions } from 'n8n-workflow';
+
+import type { Cursor } from '../../helpers/completions';
+import { timeKey } from '../../helpers/completions';
+import { withoutTheKey } from '../../transport';
+import type { CompletedTask } from '../../transport/schemas';
+import { rememberedMap } from '../../runtime/processMemory';
+import { CREDENTIAL_TYPE } from '../../transport/types';
+
+// Where Check for Lost Completions stands, kept across restarts, so that the first check after a
+// restart reads from there instead of the last 24 hours. The check runs in poll(), whose static data
+// n8n saves only when it emits (1.x and 2.x alike); so the check POSTs its record to its own
+// trigger's address (with the trigger's secret), and the trigger's webhook() writes it to static
+// data, which n8n saves after the call. Only the check sends it (on the main process in queue
+// mode), one call at a time; a stale copy of the static data saved by another call only moves it
+// back: the check then reads a little more, never less. The message is built and read here only.
+
+export interface CheckRecord {
+	queueId: number;
+	/** Every completion after this point (`isAfter`) may still have to reach a waiting run. */
+	at: string;
+	ids: number[];
+}
+
+const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?$/;
+const MAX_IDS = 1000;
+
+/** The call the check sends to its trigger. */
+export function checkRecordCall(record: CheckRecord): { taskQueueCheckedThrough: CheckRecord } {
+	return { taskQueueCheckedThrough: { ...record, ids: record.ids.slice(0, MAX_IDS) } };
+}
+
+/** The record in a call to the trigger, or undefined when the body is not one. */
+export function readCheckRecordCall(body: unknown): CheckRecord | undefined {
+	const value = (body as { taskQueueCheckedThrough?: unknown } | undefined)
+		?.taskQueueCheckedThrough;
+	return readRecord(value);
+}
+
+function readRecord(value: unknown): CheckRecord | undefined {
+	if (typeof value !== 'object' || value === null) return undefined;
+	const { queueId, at, ids } = value as IDataObject;
+	if (!Number.isSafeInteger(queueId) || typeof at !== 'string' || !TIME.test(at)) return undefined;
+	if (!Array.isArray(ids) || ids.length > MAX_IDS || !ids.every((id) => Number.isSafeInteger(id)))
+		return undefined;
+	return { queueId: queueId as number, at, ids: ids as number[] };
+}
+
+const STATE_KEY = 'lostCompletionCheck';
+
+/** The record in the trigger's static data, if it is this queue's. */
+export function storedCheckRecord(state: IDataObject, queueId: number): CheckRecord | undefined {
+	const record = readRecord(state[STATE_KEY]);
+	return record?.queueId === queueId ? record : undefined;
+}
+
+/** Writes the record to static data; false when it is the stored one already (nothing to save). */
+export function storeCheckRecord(state: IDataObject, record: CheckRecord): boolean {
+	const stored = storedCheckRecord(state, record.queueId);
+	if (stored && stored.at === record.at && stored.ids.join() === record.ids.join()) return false;
+	state[STATE_KEY] = { queueId: record.queueId, at: record.at, ids: record.ids } as IDataObject;
+	return true;
+}
+
+// With Catch Up (or re-completions dropped) deliveries keep records in static data too, and n8n
+// saves each call's copy whole: a record written while such a delivery is under way in this process
+// could overwrite what the delivery saves. So the record waits (here, in memory) and the next such
+// delivery writes it with its own; when none has run for a while, the record call writes it itself.
+// Deliveries of one registration reach one process (one process, or queue mode with each webhook
+// address routed to one webhook process, as docs/scaling.md asks), and so does this call.
+
+/** A record that waits for the next delivery that writes static data, by registration. */
+const heldRecords = rememberedMap<string, CheckRecord>('heldCheckRecords');
+/** Deliveries that write static data under way in this process, and when the last one ended. */
+const writingDeliveries = rememberedMap<string, { running: number; endedAt: number }>(
+	'writingDeliveries',
+);
+/** How long after such a delivery its static data may still be on its way to the database. */
+const QUIET_MS = 2_000;
+
+export function beginWritingDelivery(scope: string): void {
+	const entry = writingDeliveries.get(scope) ?? { running: 0, endedAt: 0 };
+	writingDeliveries.set(scope, { running: entry.running + 1, endedAt: entry.endedAt });
+}
+
+export function endWritingDelivery(scope: string): void {
+	const entry = writingDeliveries.get(scope) ?? { running: 1, endedAt: 0 };
+	writingDeliveries.set(scope, { running: Math.max(0, entry.running - 1), endedAt: Date.now() });
+}
+
+/** What the trigger does with the check's record: writes it, or holds it for the next delivery. */
+export function keepCheckRecord(
+	state: IDataObject,
+	scope: string,
+	record: CheckRecord,
+	deliveriesWrite: boolean,
+): 'stored' | 'held' {
+	const writing = writingDeliveries.get(scope);
+	if (
+		deliveriesWrite &&
+		writing &&
+		(writing.running > 0 || Date.now() - writing.endedAt < QUIET_MS)
+	) {
+		heldRecords.set(scope, record);
+		return 'held';
+	}
+	heldRecords.delete(scope);
+	storeCheckRecord(state, record);
+	return 'stored';
+}
+
+/** A delivery that writes static data writes the record held for it too. */
+export function writeHeldCheckRecord(state: IDataObject, scope: string): void {
+	const record = heldRecords.get(scope);
+	if (!record) return;
+	storeCheckRecord(state, record);
+	heldRecords.delete(scope);
+}
+
+/**
+ * The point a restarted check must read from: the cursor, or earlier where a completion before it
+ * is not settled yet (it is passed on again after the restart, as it would have been without one).
+ */
+export function restartPoint(
+	queueId: number,
+	cursor: Cursor,
+	unsettled: CompletedTask[],
+): CheckRecord {
+	let point: Cursor = cursor;
+	for (const task of unsettled) {
+		const key = timeKey(task.completed_at);
+		if (key < point.at || (key === point.at && point.ids.includes(task.id)))
+			point = { at: key, ids: [] };
+	}
+	return { queueId, at: point.at, ids: point.ids };
+}
+
+/** Sends the record to the trigger's own address; false when it did not take it (tried again next round). */
+export async function sendCheckRecord(
+	this: IPollFunctions,
+	triggerUrl: string,
+	record: CheckRecord,
+): Promise<boolean> {
+	try {
+		await this.helpers.httpRequestWithAuthentication.call(
+			this,
+			CREDENTIAL_TYPE,
+			{
+				method: 'POST',
+				url: triggerUrl,
+				body: checkRecordCall(record),
+				json: true,
+				timeout: 10_000,
+			},
+			withoutTheKey(),
+		);
+		return true;
+	} catch (error) {
+		const code =
+			(error as { httpCode?: unknown; code?: unknown }).httpCode ??
+			(error as { code?: unknown }).code ??
+			'no answer';
+		this.logger.debug(
+			`Task Queue Trigger: the trigger of queue ${record.queueId} did not take where its check for lost completions stands (${String(code)}); after a restart the first check reads the last 24 hours`,
+		);
+		return false;
+	}
+}

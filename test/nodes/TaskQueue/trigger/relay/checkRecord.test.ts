@@ -1,0 +1,85 @@
+import type { IDataObject } from 'n8n-workflow';
+
+import {
+	beginWritingDelivery,
+	checkRecordCall,
+	endWritingDelivery,
+	keepCheckRecord,
+	writeHeldCheckRecord,
+	readCheckRecordCall,
+	restartPoint,
+	storeCheckRecord,
+	storedCheckRecord,
+} from '../../../../../nodes/TaskQueue/trigger/relay/checkRecord';
+import type { CompletedTask } from '../../../../../nodes/TaskQueue/transport/schemas';
+
+const task = (id: number, completedAt: string) =>
+	({ id, queue_id: 7, completed_at: completedAt, data: {} }) as unknown as CompletedTask;
+
+describe('where Check for Lost Completions stands, kept across restarts', () => {
+	test('the call round-trips, and anything else is not a record', () => {
+		const record = { queueId: 7, at: '2026-11-26T10:00:00.123', ids: [3, 4] };
+		expect(readCheckRecordCall(checkRecordCall(record))).toEqual(record);
+		for (const body of [
+			undefined,
+			{},
+			{ taskQueueCheckedThrough: { ...record, queueId: '7' } },
+			{ taskQueueCheckedThrough: { ...record, at: 'yesterday' } },
+			{ taskQueueCheckedThrough: { ...record, ids: ['3'] } },
+			{ taskQueueCheckedThrough: { ...record, ids: Array.from({ length: 1001 }, (_, i) => i) } },
+		])
+			expect(readCheckRecordCall(body)).toBeUndefined();
+	});
+
+	test("static data holds one queue's record; another queue's is not used", () => {
+		const state: IDataObject = {};
+		const record = { queueId: 7, at: '2026-11-26T10:00:00.123', ids: [3] };
+		expect(storeCheckRecord(state, record)).toBe(true);
+		expect(storeCheckRecord(state, { ...record })).toBe(false);
+		expect(storedCheckRecord(state, 7)).toEqual(record);
+		expect(storedCheckRecord(state, 8)).toBeUndefined();
+	});
+
+	test('the restart point stays before every completion not settled yet', () => {
+		const cursor = { at: '2026-11-26T10:00:05.000', ids: [9] };
+		expect(restartPoint(7, cursor, [])).toEqual({ queueId: 7, ...cursor });
+		expect(restartPoint(7, cursor, [task(5, '2026-11-26T10:00:01.500Z')])).toEqual({
+			queueId: 7,
+			at: '2026-11-26T10:00:01.500',
+			ids: [],
+		});
+		// the cursor's own last completion, not settled: read again
+		expect(restartPoint(7, cursor, [task(9, '2026-11-26T10:00:05.000Z')])).toEqual({
+			queueId: 7,
+			at: '2026-11-26T10:00:05.000',
+			ids: [],
+		});
+	});
+
+	test('with deliveries that write static data, the record waits for the next one while one is under way or just ended, so neither save overwrites the other', () => {
+		const now = jest.spyOn(Date, 'now').mockReturnValue(1_000_000);
+		try {
+			const record = { queueId: 7, at: '2026-11-26T10:00:00.123', ids: [3] };
+			const scope = 'wf:node:secret';
+			beginWritingDelivery(scope);
+			const state: IDataObject = {};
+			expect(keepCheckRecord(state, scope, record, true)).toBe('held');
+			expect(storedCheckRecord(state, 7)).toBeUndefined();
+			// the delivery under way writes it with its own records
+			const deliveryState: IDataObject = {};
+			writeHeldCheckRecord(deliveryState, scope);
+			expect(storedCheckRecord(deliveryState, 7)).toEqual(record);
+			endWritingDelivery(scope);
+			now.mockReturnValue(1_001_000);
+			expect(keepCheckRecord(state, scope, record, true)).toBe('held');
+			now.mockReturnValue(1_002_500);
+			expect(keepCheckRecord(state, scope, record, true)).toBe('stored');
+			expect(storedCheckRecord(state, 7)).toEqual(record);
+			// deliveries that write nothing: stored at once
+			beginWritingDelivery('other');
+			expect(keepCheckRecord({}, 'other', record, false)).toBe('stored');
+		} finally {
+			now.mockRestore();
+		}
+	});
+});
