@@ -205,7 +205,7 @@ async function main() {
 		check(
 			"Route Back: routed (the example's trigger is active on this queue)",
 			(await selectValue(page, 'routeBackState')) ===
-				"Routed back by this n8n's Task Queue Trigger",
+				"✅ Routed back by this n8n's Task Queue Trigger",
 			await selectValue(page, 'routeBackState'),
 		);
 		await shot(page, 'new-node');
@@ -216,7 +216,7 @@ async function main() {
 		check(
 			'Route Back: routed',
 			(await selectValue(page, 'routeBackState')) ===
-				"Routed back by this n8n's Task Queue Trigger",
+				"✅ Routed back by this n8n's Task Queue Trigger",
 			await selectValue(page, 'routeBackState'),
 		);
 		const offeredMapped = await dropdownOptions(page, 'resumeField');
@@ -271,7 +271,7 @@ async function main() {
 		const unrouted = await selectValue(page, 'routeBackState');
 		check(
 			'Route Back once the trigger is deactivated: not routed back',
-			unrouted === 'Not routed back: the queue has no webhook',
+			unrouted === '⚠️ Not routed back: the queue has no webhook',
 			unrouted,
 		);
 		await page.locator('[data-test-id="parameter-input-routeBackState"]').first().click();

@@ -146,3 +146,36 @@ export const RESUME_FIELD_KINDS = new Set(['text', 'link']);
 export function canCarryAddress(block: Block): boolean {
 	return RESUME_FIELD_KINDS.has(block.type) && isInputBlock(block);
 }
+
+/** Words that show a field is meant for Create and Wait's address, in its id, name or placeholder. */
+const NAMED_FOR_THE_ADDRESS = /resume|callback|webhook|\bn8n\b/i;
+
+/**
+ * Whether the queue shows the field is meant for the address: a field that can carry it, named for
+ * it (the sandbox's "Resume address (n8n fills it)", a `resume_url`, a `callback_link`). Any other
+ * read-only field holds something people read, which the address would replace.
+ */
+export function isMeantForAddress(block: Block): boolean {
+	if (!canCarryAddress(block)) return false;
+	const placeholder = blockSettings(block).placeholder;
+	return [block.id, block.name ?? '', typeof placeholder === 'string' ? placeholder : ''].some(
+		(text) => NAMED_FOR_THE_ADDRESS.test(text),
+	);
+}
+
+/** The field Automatic takes: the queue's one field meant for the address, if it has exactly one. */
+export function automaticResumeField(blocks: Block[]): string | undefined {
+	const meant = blocks.filter((block) => isMeantForAddress(block));
+	return meant.length === 1 ? meant[0].id : undefined;
+}
+
+/** Each selection field's option labels by option id, for the fields people fill in. */
+export function choiceLabels(blocks: Block[]): Record<string, Record<string, string>> {
+	const labels: Record<string, Record<string, string>> = {};
+	for (const block of blocks) {
+		if (block.type !== 'single_selection' && block.type !== 'multiple_selection') continue;
+		if (isInputBlock(block)) continue;
+		labels[block.id] = Object.fromEntries(optionsOf(block).map((o) => [o.id, o.name || o.id]));
+	}
+	return labels;
+}

@@ -1,10 +1,10 @@
 import type { ILoadOptionsFunctions, INodePropertyOptions } from 'n8n-workflow';
 
 import { fieldsInValuesToSend } from '../waiting/settings';
-import { canCarryAddress, optionsOf } from '../helpers/blockModel';
+import { canCarryAddress, isMeantForAddress, optionsOf } from '../helpers/blockModel';
 import { parseQueueId } from '../helpers/queue';
 import { getQueue, getWebhookTarget } from '../transport/endpoints';
-import { describeRouteBack, routeBackOf } from '../waiting/setup';
+import { chooseResumeField, describeRouteBack, routeBackOf } from '../waiting/setup';
 import type { Block } from '../transport/schemas';
 
 // The field pickers of Create and Wait: blocks of the chosen queue, of the kinds each parameter takes.
@@ -21,17 +21,47 @@ const asOptions = (blocks: Block[]): INodePropertyOptions[] =>
 	blocks.map((block) => ({ name: `${block.name || block.id} (${block.type})`, value: block.id }));
 
 /**
- * Read-only text and link blocks (people cannot change them), none of the Values to Send. The editor
- * sends expressions resolved (null without input data), so every field listed in Values to Send
- * counts, whatever its value; remove one there to offer it here.
+ * Automatic first (named after the field it takes now), then the read-only text and link blocks
+ * (people cannot change them) that are not among the Values to Send, each saying what it is. The
+ * editor sends expressions resolved (null without input data), so every field listed in Values to
+ * Send counts, whatever its value; remove one there to offer it here.
  */
 export async function getResumeFields(
 	this: ILoadOptionsFunctions,
 ): Promise<INodePropertyOptions[]> {
 	const mapped = fieldsInValuesToSend(this.getNodeParameter('taskData', null));
-	return asOptions(
-		(await blocksOf(this)).filter((block) => canCarryAddress(block) && !mapped.has(block.id)),
-	);
+	const blocks = await blocksOf(this);
+	const queueId = parseQueueId(this.getNodeParameter('queue', undefined, { extractValue: true }));
+	const automatic = chooseResumeField(blocks, '', mapped, String(queueId ?? ''));
+	const label = (block: Block) => block.name || block.id;
+	return [
+		'field' in automatic
+			? {
+					name: `Automatic: ${label(automatic.field)}`,
+					value: '',
+					description: `The queue's read-only field named for the address (${automatic.field.id})`,
+				}
+			: {
+					name: 'Automatic: No Field Is Named for the Address',
+					value: '',
+					description: [automatic.problem, automatic.fix].join('. '),
+				},
+		...blocks
+			.filter((block) => canCarryAddress(block) && !mapped.has(block.id))
+			.map((block) =>
+				isMeantForAddress(block)
+					? {
+							name: `${label(block)} (${block.type}, for the address)`,
+							value: block.id,
+							description: 'A read-only field named for the address',
+						}
+					: {
+							name: `${label(block)} (${block.type}, people read it)`,
+							value: block.id,
+							description: `People read this field: the address would replace what it shows${blocks.some((b) => isMeantForAddress(b)) ? ', and the node refuses it while the queue has a field for the address' : ''}`,
+						},
+			),
+	];
 }
 
 export async function getSelectionFields(

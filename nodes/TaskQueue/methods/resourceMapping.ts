@@ -1,6 +1,6 @@
 import type { ILoadOptionsFunctions, ResourceMapperFields } from 'n8n-workflow';
 
-import { isInputBlock } from '../helpers/blockModel';
+import { automaticResumeField, isInputBlock } from '../helpers/blockModel';
 import { blockToField, orderBlocks } from '../helpers/blocks';
 import { parseQueueId } from '../helpers/queue';
 import { getQueue } from '../transport/endpoints';
@@ -32,16 +32,19 @@ export async function getWaitTaskFields(
 	if (queueId === undefined) {
 		return { fields: [], emptyFieldsNotice: 'Choose a queue first: its fields appear here.' };
 	}
-	const resumeField = this.getNodeParameter('resumeField', '') as string;
+	const queue = await getQueue.call(this, queueId);
+	const blocks = queue.data ?? [];
+	// Automatic: the field it takes now; the Values to Send never offer it
+	const chosen = this.getNodeParameter('resumeField', '') as string;
+	const resumeField = chosen || automaticResumeField(blocks);
 	if (!resumeField) {
 		return {
 			fields: [],
 			emptyFieldsNotice:
-				'Choose the Resume Address Field first: the inputs a person works from appear here.',
+				'Choose the Resume Address Field first (no field of the queue is named for the address): the inputs a person works from appear here.',
 		};
 	}
-	const queue = await getQueue.call(this, queueId);
-	const fields = (queue.data ?? [])
+	const fields = blocks
 		.filter((block) => isInputBlock(block) && block.id !== resumeField)
 		.map(blockToField);
 	return fields.length > 0

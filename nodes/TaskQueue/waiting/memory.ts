@@ -27,6 +27,10 @@ export interface WaitingTask {
 export interface RunMemory {
 	/** One entry per input item, in input order. */
 	tasks: WaitingTask[];
+	/** The field the run wrote its address into (Resume Address Field, resolved when Automatic). */
+	resumeField?: string;
+	/** The option labels of the fields people choose in, by field and option id. */
+	labels?: Record<string, Record<string, string>>;
 }
 
 /** Which wait the memory is of: a node can wait again in a later run of the same execution. */
@@ -76,6 +80,7 @@ export function keepRunMemory(
 	context: IExecuteFunctions,
 	run: string,
 	items: INodeExecutionData[],
+	fields: { resumeField: string; labels: Record<string, Record<string, string>> },
 ): void {
 	const tasks: WaitingTask[] = items.map((entry, item) => {
 		const sent =
@@ -89,7 +94,7 @@ export function keepRunMemory(
 				}
 			: { item };
 	});
-	context.getContext('node')[KEY] = { run, tasks } satisfies Stored;
+	context.getContext('node')[KEY] = { run, tasks, ...fields } satisfies Stored;
 }
 
 /**
@@ -123,5 +128,23 @@ export function readRunMemory(
 			createdAt: typeof entry.createdAt === 'string' ? entry.createdAt : undefined,
 		});
 	}
-	return { tasks };
+	return {
+		tasks,
+		resumeField: typeof stored.resumeField === 'string' ? stored.resumeField : undefined,
+		labels: readLabels(stored.labels),
+	};
+}
+
+function readLabels(value: unknown): Record<string, Record<string, string>> | undefined {
+	if (typeof value !== 'object' || value === null) return undefined;
+	const labels: Record<string, Record<string, string>> = {};
+	for (const [field, options] of Object.entries(value as IDataObject)) {
+		if (typeof options !== 'object' || options === null) continue;
+		labels[field] = Object.fromEntries(
+			Object.entries(options as IDataObject).filter(
+				(entry): entry is [string, string] => typeof entry[1] === 'string',
+			),
+		);
+	}
+	return labels;
 }

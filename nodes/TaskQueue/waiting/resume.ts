@@ -11,7 +11,13 @@ import { refusesSecondResume } from '../runtime/n8nInternals';
 import { rememberedMap } from '../runtime/processMemory';
 import type { CompletedTask } from '../transport/schemas';
 import type { ForwardAnswer, ResumeAddress } from './messages';
-import { forwardAnswer, itemOfThisWait, readAddressQuery, readForwardCall } from './messages';
+import {
+	forwardAnswer,
+	isResumeAddress,
+	itemOfThisWait,
+	readAddressQuery,
+	readForwardCall,
+} from './messages';
 import { confirmCompletions } from './confirmation';
 import { readRunMemory, runToken, type RunMemory } from './memory';
 import { readWaitSettings, type WaitSettings } from './settings';
@@ -75,8 +81,16 @@ function itemMatcher(
 		);
 		return (task) => byId.get(task.id);
 	}
-	return (task) =>
-		itemOfThisWait((task.data as IDataObject | undefined)?.[settings.resumeField], wait);
+	return (task) => {
+		const data = (task.data ?? {}) as IDataObject;
+		// Automatic, and n8n handed no memory: the field that holds this wait's address
+		const values = settings.resumeField ? [data[settings.resumeField]] : Object.values(data);
+		for (const value of values) {
+			const item = itemOfThisWait(value, wait);
+			if (item !== undefined) return item;
+		}
+		return undefined;
+	};
 }
 
 function since(wait: Wait, memory: RunMemory | undefined): string {
@@ -89,16 +103,37 @@ function since(wait: Wait, memory: RunMemory | undefined): string {
 	);
 }
 
+/** The label of each option chosen in the answer, by field: what the person clicked ("Approve"). */
+function labelsOf(
+	data: IDataObject,
+	labels: Record<string, Record<string, string>> | undefined,
+): IDataObject | undefined {
+	if (!labels) return undefined;
+	const chosen: IDataObject = {};
+	for (const [field, options] of Object.entries(labels)) {
+		const value = data[field];
+		const label = (id: unknown) => (typeof id === 'string' ? options[id] : undefined);
+		if (Array.isArray(value)) chosen[field] = value.map((id) => label(id) ?? id) as string[];
+		else if (label(value) !== undefined) chosen[field] = label(value);
+	}
+	return Object.keys(chosen).length > 0 ? chosen : undefined;
+}
+
 function outputItem(
 	task: CompletedTask,
 	item: number,
 	settings: WaitSettings,
 	meta: IDataObject,
+	labels?: Record<string, Record<string, string>>,
 ): INodeExecutionData {
 	// the resume address is the node's own plumbing: later nodes get the person's values, not a signed URL
 	const data: IDataObject = { ...((task.data ?? {}) as IDataObject) };
-	delete data[settings.resumeField];
+	if (settings.resumeField) delete data[settings.resumeField];
+	else
+		for (const [key, value] of Object.entries(data)) if (isResumeAddress(value)) delete data[key];
 	const json: IDataObject = { ...(task as unknown as IDataObject), ...(task.data ? { data } : {}) };
+	const chosen = labelsOf(data, labels);
+	if (chosen) json.labels = chosen;
 	if (settings.responseType === 'approval') {
 		const data = (task.data ?? {}) as IDataObject;
 		json.approved = data[settings.approvalField] === settings.approveOption;
@@ -124,7 +159,7 @@ function resumedItems(
 	for (let item = 0; item < wait.inputs; item++) {
 		const task = found.get(item);
 		const taskId = memory?.tasks[item]?.taskId;
-		if (task) items.push(outputItem(task, item, settings, meta));
+		if (task) items.push(outputItem(task, item, settings, meta, memory?.labels));
 		else if (memory ? taskId !== undefined : settings.waitFor === 'first') {
 			items.push({
 				json: {
@@ -167,6 +202,8 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 		...parts,
 	};
 	const memory = readRunMemory(this, runToken(wait), wait.inputs);
+	// Resume Address Field as the run resolved it (Automatic is resolved when the run starts)
+	settings.resumeField ||= memory?.resumeField ?? '';
 
 	// --- authorization: only the run's own tasks count, whatever the call names ---
 	const named = readForwardCall(this.getBodyData());

@@ -12,7 +12,7 @@ export const createAndWaitProperties: INodeProperties[] = [
 	},
 	{
 		displayName:
-			'People\'s answers come back through the queue\'s Task Queue Trigger: Route Back below shows whether one is active (checked each time the node opens). With the trigger in this workflow, "Execute workflow" listens for the trigger\'s test event: run this node with its own "Execute step", or call the workflow\'s production URL. <a href="https://github.com/task-queue/n8n-nodes-task-queue?tab=readme-ov-file#waiting-for-a-person" target="_blank">How waiting works</a>',
+			'People\'s answers come back through the queue\'s Task Queue Trigger (Route Back: ✅ or ⚠️ with the fix). To test with the trigger in this workflow, run this node with its own "Execute step". <a href="https://github.com/task-queue/n8n-nodes-task-queue/blob/main/docs/waiting.md" target="_blank">How waiting works</a>',
 		name: 'routeBackNotice',
 		type: 'notice',
 		default: '',
@@ -33,11 +33,13 @@ export const createAndWaitProperties: INodeProperties[] = [
 		displayName: 'Resume Address Field Name or ID',
 		name: 'resumeField',
 		type: 'options',
-		typeOptions: { loadOptionsMethod: 'getResumeFields', loadOptionsDependsOn: ['queue.value'] },
+		typeOptions: {
+			loadOptionsMethod: 'getResumeFields',
+			loadOptionsDependsOn: ['queue.value', 'taskData.value'],
+		},
 		default: '',
-		required: true,
 		description:
-			'A read-only text or link field of the queue (people cannot change it), not one of the Values to Send. The node writes the address of this waiting execution there; the Task Queue Trigger of the queue sends each completion back to it. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+			'Where the node writes the address of this waiting execution, for the Task Queue Trigger to send each answer back. Automatic takes the queue\'s read-only field named for it (such as "Resume address" or resume_url); any other field is one people read. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
 	},
 	{
 		...create.taskDataField,

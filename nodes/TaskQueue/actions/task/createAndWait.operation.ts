@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
+import { choiceLabels } from '../../helpers/blockModel';
 import { getQueueId } from '../../helpers/queue';
 import { requireSignedCalls, signedResumeUrl, waitingBaseUrl } from '../../runtime/n8nInternals';
 import { resumeAddressQuery } from '../../waiting/messages';
@@ -36,6 +37,8 @@ interface WaitState {
 	triggerUrl?: string;
 	/** Unix seconds, written into every address of the run. */
 	createdAt: number;
+	/** The labels of the options of the fields people choose in, for the output's `labels`. */
+	labels: Record<string, Record<string, string>>;
 }
 
 /** Create and Wait's state: Create's, and the wait its `prepare` set up. */
@@ -72,7 +75,8 @@ export async function prepare(
 		}
 	}
 	const queue = await state.queues.get(this, queueId, 0);
-	checkFields.call(this, queue, settings);
+	// Automatic resolves to the queue's field for the address; the run remembers which
+	settings.resumeField = checkFields.call(this, queue, settings);
 	const waitingBase = waitingBaseUrl(this);
 	checkResumeFieldTakesAddress.call(this, queue, settings, waitingBase);
 	const triggerUrl =
@@ -98,6 +102,7 @@ export async function prepare(
 		waitedFor,
 		waitTill: until,
 		createdAt: Math.floor(Date.now() / 1000),
+		labels: choiceLabels([...queue.blocks.values()].map((compiled) => compiled.block)),
 	};
 }
 
@@ -163,6 +168,7 @@ export async function finish(
 		this,
 		runToken({ createdAt: wait.createdAt, count: wait.waitedFor, inputs: items.length }),
 		items,
+		{ resumeField: wait.settings.resumeField, labels: wait.labels },
 	);
 	const sent = items.findIndex(
 		(item) => item.json.wait && (item.json.wait as IDataObject).outcome === 'waiting',

@@ -135,14 +135,14 @@ export function restartPoint(
 	return { queueId, at: point.at, ids: point.ids };
 }
 
-/** Sends the record to the trigger's own address; false when it did not take it (tried again next round). */
+/** Sends the record to the trigger's own address; false unless it is stored (sent again next round). */
 export async function sendCheckRecord(
 	this: IPollFunctions,
 	triggerUrl: string,
 	record: CheckRecord,
 ): Promise<boolean> {
 	try {
-		await this.helpers.httpRequestWithAuthentication.call(
+		const answer = (await this.helpers.httpRequestWithAuthentication.call(
 			this,
 			CREDENTIAL_TYPE,
 			{
@@ -153,8 +153,9 @@ export async function sendCheckRecord(
 				timeout: 10_000,
 			},
 			withoutTheKey(),
-		);
-		return true;
+		)) as { recorded?: unknown } | undefined;
+		// held for the trigger's next delivery: sent again next round, in case none comes
+		return answer?.recorded === 'stored';
 	} catch (error) {
 		const code =
 			(error as { httpCode?: unknown; code?: unknown }).httpCode ??

@@ -187,44 +187,61 @@ describe('Create and Wait: what it offers', () => {
 			context({ queue: locator(104), resumeField: 'resume_url' }),
 		);
 		expect(asked.fields.map((f) => f.id)).toEqual(['customer_message', 'order_total']);
-		// the Resume Address Field comes first: until it is chosen, a notice and no fields
+		// Automatic (nothing chosen) takes the queue's field named for the address: never offered here
 		expect(
-			await node.methods.resourceMapping.getWaitTaskFields.call(context({ queue: locator(104) })),
+			(
+				await node.methods.resourceMapping.getWaitTaskFields.call(context({ queue: locator(104) }))
+			).fields.map((f) => f.id),
+		).toEqual(['customer_message', 'order_total']);
+		// a queue with no field named for the address: a notice until the Resume Address Field is chosen
+		const plain = await env.client.createQueue({
+			name: 'Plain',
+			blocks: [
+				{ id: 'message', name: 'Message', type: 'text', text: { read_only: true } },
+				{ id: 'answer', name: 'Answer', type: 'text', text: {} },
+			],
+		});
+		expect(
+			await node.methods.resourceMapping.getWaitTaskFields.call(
+				context({ queue: locator(plain.id) }),
+			),
 		).toEqual({
 			fields: [],
 			emptyFieldsNotice:
-				'Choose the Resume Address Field first: the inputs a person works from appear here.',
+				'Choose the Resume Address Field first (no field of the queue is named for the address): the inputs a person works from appear here.',
 		});
 	});
 
-	test('Resume Address Field offers read-only text and link fields only, none listed in Values to Send', async () => {
-		const options = async (taskData: unknown) =>
+	test('Resume Address Field offers Automatic first, then the read-only text and link fields, none listed in Values to Send, each saying what it is', async () => {
+		const list = async (taskData: unknown, queue = 104) =>
 			(
 				await node.methods.loadOptions.getResumeFields.call(
-					context({ queue: locator(104), taskData }),
+					context({ queue: locator(queue), taskData }),
 				)
-			).map((o) => o.value);
+			).map((o) => [o.value, o.name]);
 		// note is a text field people fill in: never offered
-		expect(await options({ mappingMode: 'defineBelow', value: null })).toEqual([
-			'customer_message',
-			'resume_url',
+		expect(await list({ mappingMode: 'defineBelow', value: null })).toEqual([
+			['', 'Automatic: Resume address (n8n fills it)'],
+			['customer_message', 'Customer message (text, people read it)'],
+			['resume_url', 'Resume address (n8n fills it) (text, for the address)'],
 		]);
+		const options = async (taskData: unknown) => (await list(taskData)).map(([value]) => value);
 		// as n8n's editor sends them: an expression resolved without input data is null, and still listed
 		expect(
 			await options({
 				mappingMode: 'defineBelow',
 				value: { customer_message: null, order_total: null },
 			}),
-		).toEqual(['resume_url']);
+		).toEqual(['', 'resume_url']);
 		expect(
 			await options({
 				mappingMode: 'defineBelow',
 				value: { customer_message: 'Hi', order_total: null },
 			}),
-		).toEqual(['resume_url']);
+		).toEqual(['', 'resume_url']);
 		expect(
 			await options({ mappingMode: 'autoMapInputData', value: { customer_message: null } }),
-		).toEqual(['customer_message', 'resume_url']);
+		).toEqual(['', 'customer_message', 'resume_url']);
 		const links = await env.client.createQueue({
 			name: 'Links',
 			blocks: [
@@ -232,11 +249,23 @@ describe('Create and Wait: what it offers', () => {
 				{ id: 'related', name: 'Related', type: 'link', link: {} },
 			],
 		});
-		expect(
-			(
-				await node.methods.loadOptions.getResumeFields.call(context({ queue: locator(links.id) }))
-			).map((o) => o.value),
-		).toEqual(['callback']);
+		expect(await list(null, links.id)).toEqual([
+			['', 'Automatic: Callback'],
+			['callback', 'Callback (link, for the address)'],
+		]);
+		// no field named for the address: Automatic says so, with the fix, in its description
+		const plain = await env.client.createQueue({
+			name: 'Plain',
+			blocks: [{ id: 'message', name: 'Message', type: 'text', text: { read_only: true } }],
+		});
+		const offered = await node.methods.loadOptions.getResumeFields.call(
+			context({ queue: locator(plain.id) }),
+		);
+		expect(offered.map((o) => [o.value, o.name])).toEqual([
+			['', 'Automatic: No Field Is Named for the Address'],
+			['message', 'Message (text, people read it)'],
+		]);
+		expect(offered[0].description).toContain('Add a read-only text field named for it');
 	});
 
 	test("Route Back shows where the queue's completions go now, with the fix, as the one option of its list", async () => {
@@ -256,7 +285,7 @@ describe('Create and Wait: what it offers', () => {
 			['Choose a queue first', '', 'The route back is checked once a queue is chosen'],
 		]);
 		expect(await state({ queue: locator(q) })).toEqual([
-			['Not routed back: the queue has no webhook', '', `Queue ${q} has no webhook. ${fix}`],
+			['⚠️ Not routed back: the queue has no webhook', '', `Queue ${q} has no webhook. ${fix}`],
 		]);
 		await env.client.setWebhook(
 			q,
@@ -264,14 +293,14 @@ describe('Create and Wait: what it offers', () => {
 		);
 		expect(await state({ queue: locator(q) })).toEqual([
 			[
-				'Not routed back: only a test listener',
+				'⚠️ Not routed back: only a test listener',
 				'',
 				`Only a trigger's test listener receives queue ${q}, until its test event. ${fix}`,
 			],
 		]);
 		await env.client.setWebhook(q, 'https://hooks.example.com/other?secret=s3cr3t-value');
 		const [[elsewhere, , detail]] = await state({ queue: locator(q) });
-		expect(elsewhere).toBe('Not routed back: the webhook goes elsewhere');
+		expect(elsewhere).toBe('⚠️ Not routed back: the webhook goes elsewhere');
 		expect(detail).toMatch(
 			new RegExp(
 				`^Queue ${q}'s webhook goes to https://hooks.example.com/other\\?secret=\\S+\\. Activate`,
@@ -284,7 +313,7 @@ describe('Create and Wait: what it offers', () => {
 		);
 		expect(await state({ queue: locator(q) })).toEqual([
 			[
-				"Routed back by this n8n's Task Queue Trigger",
+				"✅ Routed back by this n8n's Task Queue Trigger",
 				'',
 				`Queue ${q}'s webhook is an active Task Queue Trigger of this n8n. The node checks it again before it creates anything.`,
 			],

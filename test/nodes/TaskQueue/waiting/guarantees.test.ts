@@ -395,6 +395,19 @@ describe('7. exactly once on n8n 1.x, which does not refuse a second resume', ()
 	});
 });
 
+describe('9. Resume Address Field: Automatic', () => {
+	test("Automatic writes the address into the queue's field named for it, the run resumes by it, and the output leaves it out", async () => {
+		const { executionId, tasks } = await createAndWait({ resumeField: '' }, [{ message: 'only' }]);
+		expect(String(tasks[0].data.resume_url)).toContain(`/webhook-waiting/${executionId}/`);
+		await complete(tasks[0].id, { decision: 'approve' });
+		await until('the resume', () => waiting.resumed.has(executionId));
+		const [items] = waiting.resumed.get(executionId) as INodeExecutionData[][];
+		expect(items.map((i) => i.json.data)).toEqual([
+			{ customer_message: 'only', order_total: null, decision: 'approve', note: null },
+		]);
+	});
+});
+
 describe('8. a restart costs what may still be waiting, not what the look-back window holds', () => {
 	const allDelivered = async (count: number) =>
 		await until(
@@ -462,6 +475,27 @@ describe('8. a restart costs what may still be waiting, not what the look-back w
 		expect(resumedIds(executionId)).toEqual([tasks[0].id]);
 		expect(trigger.emitted.map((t) => t.id)).toEqual(ids);
 	});
+	test('with Catch Up, a record arriving right after a delivery waits for the next one, and the next check sends it again once deliveries are quiet', async () => {
+		const catchUp = new WebhookTriggerUnderTest({
+			credentials: env.credentials(),
+			parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: { catchUp: true } },
+		});
+		await server.close();
+		server = await startWebhookServer(catchUp, waiting);
+		await catchUp.activate();
+		const { executionId, tasks } = await createAndWait({}, [{ message: 'only' }]);
+		await complete(tasks[0].id);
+		await until('the resume', () => waiting.resumed.has(executionId));
+		// the delivery wrote static data a moment ago: the record is held, not written over it
+		expect(await catchUp.reconcile()).toBeNull();
+		expect(catchUp.state().lostCompletionCheck).toBeUndefined();
+		await new Promise((resolve) => setTimeout(resolve, 2_100));
+		expect(await catchUp.reconcile()).toBeNull();
+		expect(catchUp.state().lostCompletionCheck).toMatchObject({ queueId: QUEUE });
+		// what the delivery kept is still there
+		expect(catchUp.state().cursor).toBeDefined();
+	});
+
 	test("the trigger keeps a check's record only with its secret and for its own queue, starting no execution", async () => {
 		const record = { queueId: QUEUE, at: '2026-11-26T10:00:00.000', ids: [1] };
 		const without = await trigger.deliver({ body: { taskQueueCheckedThrough: record } });
@@ -550,6 +584,50 @@ describe('6. a set-up that cannot come back is refused before any task', () => {
 		});
 		expect((error as unknown as { description: string }).description).toMatch(
 			/Pick a text field as Resume Address Field, or give n8n an address with a dotted host/,
+		);
+	});
+
+	test('a field people read as Resume Address Field while the queue has one named for the address: refused, with the fix', async () => {
+		// the builder's mistake: "Customer message" picked, the request's message mapped into the address's field
+		const { error } = await refused({
+			resumeField: 'customer_message',
+			taskData: {
+				mappingMode: 'defineBelow',
+				value: { resume_url: 'My kettle leaks', order_total: 42 },
+				matchingColumns: [],
+				schema: [],
+			},
+		});
+		expect(error).toMatchObject({
+			name: 'NodeOperationError',
+			message:
+				'Resume Address Field is "Customer message" (customer_message), a field people read, while queue 104 (Refund Decisions) has "Resume address (n8n fills it)" (resume_url) for the address',
+		});
+		expect((error as unknown as { description: string }).description).toBe(
+			'People would see the waiting address where "Customer message" should be, and the value mapped into "resume_url" under the address\'s name. Set Resume Address Field to Automatic (it takes "Resume address (n8n fills it)" (resume_url)), remove "resume_url" from Values to Send and map that value into "customer_message" instead.',
+		);
+	});
+
+	test('Automatic on a queue with no field named for the address: refused, naming the fields it could take', async () => {
+		const queue = await env.client.createQueue({
+			name: 'Plain',
+			blocks: [
+				{ id: 'message', name: 'Message', type: 'text', text: { read_only: true } },
+				{ id: 'answer', name: 'Answer', type: 'text', text: {} },
+			] as never,
+		});
+		const { error } = await refused({
+			queue: locator(queue.id),
+			resumeField: '',
+			taskData: { mappingMode: 'defineBelow', value: {}, matchingColumns: [], schema: [] },
+			options: { routeBack: 'pollTrigger' },
+		});
+		expect(error).toMatchObject({
+			name: 'NodeOperationError',
+			message: `Resume Address Field is Automatic, but queue ${queue.id} (Plain) has no read-only text or link field named for the address`,
+		});
+		expect((error as unknown as { description: string }).description).toBe(
+			'Add a read-only text field named for it (for example "resume_url") to the queue in the service, or choose one of "Message" (message) as Resume Address Field: people then see the address there instead of what it holds.',
 		);
 	});
 

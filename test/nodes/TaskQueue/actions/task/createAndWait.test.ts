@@ -193,9 +193,16 @@ describe('Task > Create and Wait', () => {
 				Object.entries(task.data).filter(([field]) => field !== 'resume_url'),
 			),
 		});
+		// labels: what the person clicked, beside the option's id in data ("Approve" for approve)
 		expect(items).toEqual([
-			{ json: { ...withoutAddress(stored[0]), wait: meta }, pairedItem: { item: 0 } },
-			{ json: { ...withoutAddress(stored[1]), wait: meta }, pairedItem: { item: 1 } },
+			{
+				json: { ...withoutAddress(stored[0]), labels: { decision: 'Approve' }, wait: meta },
+				pairedItem: { item: 0 },
+			},
+			{
+				json: { ...withoutAddress(stored[1]), labels: { decision: 'Reject' }, wait: meta },
+				pairedItem: { item: 1 },
+			},
 		]);
 		expect(JSON.stringify(items)).not.toContain('signature=');
 		expect(
