@@ -45,3 +45,42 @@ test('every relative link of the README names a file of the repository', () => {
 	expect(targets.length).toBeGreaterThan(10);
 	expect(targets.filter((target) => !existsSync(join(ROOT, target)))).toEqual([]);
 });
+
+test('every link of the nodes into docs/ names a file of the repository', () => {
+	const texts = readdirSync(join(ROOT, 'nodes/TaskQueue'), { recursive: true })
+		.map(String)
+		.filter((f) => f.endsWith('.ts') || f.endsWith('.json'))
+		.map((f) => readFileSync(join(ROOT, 'nodes/TaskQueue', f), 'utf8'));
+	const links = texts.flatMap((text) =>
+		[
+			...text.matchAll(
+				/https:\/\/github\.com\/task-queue\/n8n-nodes-task-queue\/blob\/main\/([\w./-]+)/g,
+			),
+		].map((m) => m[1]),
+	);
+	expect(links).toContain('docs/waiting.md');
+	expect(links.filter((path) => !existsSync(join(ROOT, path)))).toEqual([]);
+});
+
+test.each(['docs/waiting.md', 'docs/operating.md', 'CONTRIBUTING.md'])(
+	'every relative link of %s names a file of the repository, and every anchor a heading',
+	(file) => {
+		const text = readFileSync(join(ROOT, file), 'utf8');
+		const dir = join(ROOT, file, '..');
+		const targets = [...text.matchAll(/\]\(([^)#:\s]*)(#[^)]*)?\)/g)].map((m) => ({
+			path: m[1],
+			hash: m[2],
+		}));
+		expect(targets.length).toBeGreaterThan(3);
+		const broken = targets.filter(({ path, hash }) => {
+			const target = path ? join(dir, path) : join(ROOT, file);
+			if (!existsSync(target)) return true;
+			if (!hash || !target.endsWith('.md')) return false;
+			const headings = new Set(
+				[...readFileSync(target, 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchor(m[1])),
+			);
+			return !headings.has(hash.slice(1));
+		});
+		expect(broken).toEqual([]);
+	},
+);

@@ -7,7 +7,9 @@ files=$(npm pack --dry-run --json 2>/dev/null | node -e '
   for (const f of pack.files) console.log(f.path);
   console.error(`tarball ${pack.size} bytes, unpacked ${pack.unpackedSize} bytes, ${pack.entryCount} files`);
 ')
-bad=$(printf '%s\n' "$files" | grep -Ev '^(dist/|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)' || true)
+# dist/ holds the build of nodes/ and credentials/ and the icons; n8n-node build copies every .png
+# and .svg of the project, so a documentation image in .png would ship (docs/images use .jpg)
+bad=$(printf '%s\n' "$files" | grep -Ev '^(dist/(nodes|credentials|icons)/|dist/package\.json$|README\.md$|LICENSE$|CHANGELOG\.md$|package\.json$)' || true)
 if [ -n "$bad" ]; then
   echo "unexpected files in the package:"; echo "$bad"; exit 1
 fi

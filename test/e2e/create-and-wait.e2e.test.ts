@@ -342,7 +342,7 @@ test('one item: the task carries a signed address, a person completes it on the 
 		if (process.env.TQ_SCREENSHOTS) {
 			mkdirSync(join(__dirname, '../../docs/images'), { recursive: true });
 			await page.screenshot({
-				path: join(__dirname, '../../docs/images/create-and-wait-task.png'),
+				path: join(__dirname, '../../docs/images/create-and-wait-task.jpg'),
 				fullPage: true,
 			});
 		}

@@ -8,7 +8,7 @@ export const limitWaitTimeOption: INodeProperties = {
 	default: { values: { limitType: 'afterTimeInterval', resumeAmount: 1, resumeUnit: 'hours' } },
 	hint: "On a timeout n8n passes this node's input on unchanged, with no answer: put an IF on {{ $json.wait?.outcome === 'completed' }} right after it, before branching on the answer.",
 	description:
-		'Stop waiting after a time, or at a date. On a timeout n8n passes the node\'s input on unchanged: only items resumed by a completion of this node have wait.outcome "completed" and wait.node equal to its name (test both; the README has the expression).',
+		'Stop waiting after a time, or at a date. On a timeout n8n passes the node\'s input on unchanged: only items resumed by a completion of this node have wait.outcome "completed" and wait.node equal to its name (test both; docs/waiting.md has the expression).',
 	options: [
 		{
 			displayName: 'Values',
