@@ -627,7 +627,9 @@ test('a restart after 40 runs were answered and finished, with 2 runs still wait
 		[...log.matchAll(/check for lost completions of queue \d+ called (\d+) waiting/g)]
 			.map((m) => Number(m[1]))
 			.reduce((a, b) => a + b, 0);
-	const finishedIn = (log: string) => (log.match(/not taken by execution/g) ?? []).length;
+	// a call to a run that has ended (what a restart cost before: one per completion of the day)
+	const finishedIn = (log: string) =>
+		(log.match(/not taken by execution \d+: the execution has finished/g) ?? []).length;
 	const counted = { calls: callsIn(e.n8n.logs.text()), finished: finishedIn(e.n8n.logs.text()) };
 	await e.client.clearWebhookCalls();
 	await e.n8n.restart(async () => {
@@ -642,12 +644,15 @@ test('a restart after 40 runs were answered and finished, with 2 runs still wait
 	const calls = callsIn(log) - counted.calls;
 	const finishedLines = finishedIn(log) - counted.finished;
 	// the figure, for bench/RESULTS-create-and-wait.md
-	const figure = `n8n ${majorFromEnv()}: a restart after 40 answered runs, 2 waiting (1 answered while n8n was down): ${calls} call(s) to waiting addresses by the checks after it; ${finishedLines} "not taken" log line(s)`;
+	const figure = `n8n ${majorFromEnv()}: a restart after 40 answered runs, 2 waiting (1 answered while n8n was down): ${calls} call(s) to waiting addresses by the checks after it; ${finishedLines} call(s) to finished runs`;
 	mkdirSync(join(__dirname, '../../.tmp'), { recursive: true });
 	writeFileSync(join(__dirname, `../../.tmp/restart-cost.n8n${majorFromEnv()}.txt`), `${figure}\n`);
 	process.stdout.write(`${figure}\n`);
-	expect(calls).toBe(1);
 	expect(finishedLines).toBe(0);
+	// one call for the run answered while n8n was down; in queue mode a second one when the first
+	// reached the webhook processes before they were up again (every process restarts)
+	if (process.env.TQ_QUEUE_MODE) expect([1, 2]).toContain(calls);
+	else expect(calls).toBe(1);
 	expect(await triggerExecutions()).toBe(0);
 	await deleteWorkflow(e, id);
 }, 900_000);

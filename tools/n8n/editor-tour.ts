@@ -172,26 +172,24 @@ async function main() {
 			.innerText()
 			.catch(() => '');
 		check(
-			'Values to Send: asks for the Resume Address Field first, no red "No fields found"',
-			/Choose the Resume Address Field first/.test(mapperText) &&
-				!/No fields found/i.test(mapperText),
+			'Values to Send (Resume Address Field on Automatic): the inputs straight away, no red "No fields found"',
+			/Customer message/.test(mapperText) && !/No fields found/i.test(mapperText),
 			mapperText,
 		);
 		const offered = await dropdownOptions(page, 'resumeField');
 		check(
-			'Resume Address Field offers the read-only fields only (Note and Decision are filled in by people)',
+			'Resume Address Field: Automatic first, naming the field it takes; each read-only field says what it is',
 			JSON.stringify(offered) ===
-				JSON.stringify(['Customer message (text)', 'Resume address (n8n fills it) (text)']),
+				JSON.stringify([
+					'Automatic: Resume address (n8n fills it)',
+					'Customer message (text, people read it)',
+					'Resume address (n8n fills it) (text, for the address)',
+				]),
 			offered,
 		);
 		await shot(page, 'resume-field');
-		await page
-			.locator('.el-select-dropdown:visible .el-select-dropdown__item', {
-				hasText: 'Resume address',
-			})
-			.first()
-			.click();
-		await page.waitForTimeout(2500);
+		await page.keyboard.press('Escape');
+		await page.waitForTimeout(500);
 		const shown = await page
 			.locator('[data-test-id^="remove-field-button-"]')
 			.evaluateAll((els) =>
@@ -223,7 +221,11 @@ async function main() {
 		if (n8n.major === '2') {
 			check(
 				'Resume Address Field leaves out Customer message, listed in Values to Send',
-				JSON.stringify(offeredMapped) === JSON.stringify(['Resume address (n8n fills it) (text)']),
+				JSON.stringify(offeredMapped) ===
+					JSON.stringify([
+						'Automatic: Resume address (n8n fills it)',
+						'Resume address (n8n fills it) (text, for the address)',
+					]),
 				offeredMapped,
 			);
 			await page.keyboard.press('Escape');
@@ -235,7 +237,11 @@ async function main() {
 			check(
 				'Resume Address Field (n8n 1.x, no input data): both read-only fields',
 				JSON.stringify(offeredMapped) ===
-					JSON.stringify(['Customer message (text)', 'Resume address (n8n fills it) (text)']),
+					JSON.stringify([
+						'Automatic: Resume address (n8n fills it)',
+						'Customer message (text, people read it)',
+						'Resume address (n8n fills it) (text, for the address)',
+					]),
 				offeredMapped,
 			);
 			await page
@@ -411,6 +417,17 @@ async function main() {
 				connections: saved.connections,
 				settings: {},
 			} as never);
+			// where the builder sets Limit Wait Time, the field says what a timeout does and how to branch
+			await openWorkflow(page, n8n, timing);
+			await openNode(page, NODE);
+			const options = await page.locator('[data-test-id="ndv"]').first().innerText();
+			check(
+				'Limit Wait Time says, where it is set, that a timeout passes the input on and how to branch',
+				/On a timeout n8n passes this node's input on unchanged, with no answer/.test(options),
+				options.slice(options.indexOf('Limit Wait Time'), options.indexOf('Limit Wait Time') + 400),
+			);
+			await shot(page, 'limit-wait-time');
+			await page.keyboard.press('Escape');
 			await activateWorkflow(n8n, timing);
 			await until(
 				"the timeout workflow's webhook",

@@ -8,6 +8,7 @@ import { getTaskQueueCredentials } from '../transport';
 import { getQueue, getWebhookTarget, setWebhookTarget } from '../transport/endpoints';
 import {
 	classifyTarget,
+	isTriggerOfThisN8n,
 	newSecret,
 	secretOf,
 	targetWithSecret,
@@ -136,6 +137,19 @@ async function register(this: IHookFunctions): Promise<boolean> {
 		);
 	}
 	if (kind === 'foreign') {
+		if (options.replaceExistingWebhook !== true && isTriggerOfThisN8n(live, url)) {
+			const path = new URL(live as string).pathname;
+			throw new NodeOperationError(
+				node,
+				`Queue ${label} is already routed back by the Task Queue Trigger of another workflow of this n8n (${path}): only one trigger can hold a queue`,
+				{
+					description:
+						'Create and Wait runs of every workflow of this n8n come back through that trigger: this one is not needed for them. ' +
+						`To start this workflow on each completed task instead, deactivate the other workflow first (its trigger's Webhook URLs show ${path}), or turn on this trigger's option "Replace Existing Webhook": the other workflow then receives nothing until this one is deactivated. ` +
+						"n8n may still activate this workflow's other triggers: remove this trigger, or fix the queue, before publishing again.",
+				},
+			);
+		}
 		if (options.replaceExistingWebhook !== true) {
 			throw new NodeOperationError(
 				node,

@@ -6,7 +6,6 @@ export const limitWaitTimeOption: INodeProperties = {
 	name: 'limitWaitTime',
 	type: 'fixedCollection',
 	default: { values: { limitType: 'afterTimeInterval', resumeAmount: 1, resumeUnit: 'hours' } },
-	hint: "On a timeout n8n passes this node's input on unchanged, with no answer: put an IF on {{ $json.wait?.outcome === 'completed' }} right after it, before branching on the answer.",
 	description:
 		'Stop waiting after a time, or at a date. On a timeout n8n passes the node\'s input on unchanged: only items resumed by a completion of this node have wait.outcome "completed" and wait.node equal to its name (test both; docs/waiting.md has the expression).',
 	options: [
@@ -40,6 +39,7 @@ export const limitWaitTimeOption: INodeProperties = {
 					typeOptions: { minValue: 0, numberPrecision: 2 },
 					displayOptions: { show: { limitType: ['afterTimeInterval'] } },
 					description: 'The time to wait',
+					hint: "On a timeout n8n passes this node's input on unchanged, with no answer: put an IF on {{ $json.wait?.outcome === 'completed' }} right after it, before branching on the answer.",
 				},
 				{
 					displayName: 'Unit',
@@ -61,6 +61,7 @@ export const limitWaitTimeOption: INodeProperties = {
 					default: '',
 					displayOptions: { show: { limitType: ['atSpecifiedTime'] } },
 					description: 'Continue execution after the specified date and time',
+					hint: "On a timeout n8n passes this node's input on unchanged, with no answer: put an IF on {{ $json.wait?.outcome === 'completed' }} right after it, before branching on the answer.",
 				},
 			],
 		},

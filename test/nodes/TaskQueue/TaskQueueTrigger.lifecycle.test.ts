@@ -166,6 +166,21 @@ describe('a target set by someone else', () => {
 		expect(t.state().registration).toBeUndefined();
 	});
 
+	it("held by another workflow's Task Queue Trigger of this n8n: refused, saying so, what the other workflow would lose, and that Create and Wait needs no second trigger", async () => {
+		const t = trigger();
+		const other = `${new URL(t.url()).origin}/webhook/0f0f0f0f-other-workflow/task-completed?secret=theirs`;
+		await env.client.setWebhook(QUEUE, other);
+		const error = await t.create().catch((e: Error & { description?: string }) => e);
+		expect((error as Error).message).toBe(
+			'Queue "Refund Requests" (101) is already routed back by the Task Queue Trigger of another workflow of this n8n (/webhook/0f0f0f0f-other-workflow/task-completed): only one trigger can hold a queue',
+		);
+		expect((error as { description?: string }).description).toBe(
+			"Create and Wait runs of every workflow of this n8n come back through that trigger: this one is not needed for them. To start this workflow on each completed task instead, deactivate the other workflow first (its trigger's Webhook URLs show /webhook/0f0f0f0f-other-workflow/task-completed), or turn on this trigger's option \"Replace Existing Webhook\": the other workflow then receives nothing until this one is deactivated. n8n may still activate this workflow's other triggers: remove this trigger, or fix the queue, before publishing again.",
+		);
+		expect(JSON.stringify(error)).not.toContain('theirs');
+		expect(await liveTarget()).toBe(other);
+	});
+
 	it('is replaced with Replace Existing Webhook and restored on delete', async () => {
 		await env.client.setWebhook(QUEUE, PERSON_TARGET);
 		const t = trigger({ replaceExistingWebhook: true });
