@@ -13,6 +13,7 @@ import { cronNodeOptions, NodeConnectionTypes } from 'n8n-workflow';
 import { queueLocator } from './helpers/descriptions';
 import { searchQueues } from './methods/listSearch';
 import { getTriggerQueueId } from './helpers/queue';
+import { joinHolderAgain } from './trigger/listeners';
 import { takeTestEvent } from './trigger/testEvents';
 import { receiveDelivery } from './trigger/webhookDelivery';
 import { checkLostCompletions } from './trigger/relay/checkLostCompletions';
@@ -162,6 +163,7 @@ export class TaskQueueTrigger implements INodeType {
 		const options = this.getNodeParameter('options', {}) as IDataObject;
 		const state = this.getWorkflowStaticData('node');
 		const registration = readRegistration(state);
+		if (registration?.listening) await joinHolderAgain.call(this, registration);
 		return await checkLostCompletions.call(
 			this,
 			getTriggerQueueId.call(this),

@@ -1,6 +1,8 @@
 // End-to-end: this package, installed from `npm pack` into a real n8n (2.41.1 on node 24 by default,
 // TQ_N8N_VERSION=1 for 1.123.81 on the system node), against the sandbox. One n8n for the whole file.
+import { mkdirSync, writeFileSync } from 'fs';
 import { createServer } from 'http';
+import { join } from 'path';
 import axios from 'axios';
 import { chromium, type Browser } from 'playwright-core';
 
@@ -562,6 +564,103 @@ describe('webhook trigger', () => {
 			async () => (await webhookTarget(e, 101)) === PREVIOUS_TARGET,
 		);
 	});
+});
+
+describe('several Task Queue Triggers of this n8n on one queue', () => {
+	test('the second workflow listens through the first: each starts once per completion, across a restart; deactivating the first hands the queue to the second', async () => {
+		const queue = await e.client.createQueue({
+			name: uniq('Shared queue'),
+			blocks: [
+				{ id: 'question', name: 'Question', type: 'text', text: { read_only: true } },
+				{ id: 'answer', name: 'Answer', type: 'text', text: {} },
+			],
+		});
+		const ids = { first: uniq('tq-first'), second: uniq('tq-second') };
+		const workflow = async (name: string, webhookId: string) =>
+			await createWorkflow(
+				e,
+				triggerWorkflow(e, `e2e ${name} ${webhookId}`, {
+					type: TYPES.trigger,
+					webhookId,
+					parameters: { event: 'taskCompleted', queue: queueLocator(queue.id), options: {} },
+				}),
+			);
+		const first = await workflow('first listener', ids.first);
+		const second = await workflow('second listener', ids.second);
+		const heldBy = (webhookId: string) => async () =>
+			(await webhookTarget(e, queue.id)).includes(`/${webhookId}/task-completed?secret=`)
+				? true
+				: undefined;
+		await activate(e, first);
+		await waitFor('the first trigger holds the queue', heldBy(ids.first));
+		await activate(e, second);
+		await sleep(3000);
+		expect(await webhookTarget(e, queue.id)).toContain(`/${ids.first}/`);
+		const received = async (workflowId: string) =>
+			(await executions(e, workflowId)).map((x) => nodeOutput(x, 'Trigger')[0].id as number);
+		const completeSome = async (count: number) => {
+			const { ids: tasks } = await e.client.createTasks(queue.id, count);
+			for (const id of tasks)
+				await e.client.complete(queue.id, id, { by: ALICE, data: { answer: 'yes' } });
+			return tasks;
+		};
+		const both = async (expected: number[], what: string) => {
+			for (const workflowId of [first, second])
+				await waitFor(`${what}: ${expected.length} executions of ${workflowId}`, async () =>
+					(await received(workflowId)).length === expected.length ? true : undefined,
+				);
+			expect((await received(first)).sort()).toEqual([...expected].sort());
+			expect((await received(second)).sort()).toEqual([...expected].sort());
+		};
+		const batch1 = await completeSome(5);
+		await both(batch1, 'five completions');
+		// what each listener waits: from the completion to its execution's start
+		const completedAt = new Map(
+			(await e.client.tasks(queue.id)).map((t) => [t.id, Date.parse(String(t.completed_at))]),
+		);
+		const latency = async (workflowId: string) => {
+			const xs = await executions(e, workflowId);
+			const ms = xs
+				.map(
+					(x) =>
+						Date.parse(x.startedAt) -
+						(completedAt.get(nodeOutput(x, 'Trigger')[0].id as number) ?? 0),
+				)
+				.sort((a, b) => a - b);
+			return ms[Math.floor(ms.length / 2)];
+		};
+		const figure = `n8n ${process.env.TQ_N8N_VERSION ?? '2'}${process.env.TQ_QUEUE_MODE ? ' queue mode' : ''}: completion to execution start, median of 5: the trigger holding the queue ${await latency(first)} ms, the one listening through it ${await latency(second)} ms`;
+		mkdirSync(join(__dirname, '../../.tmp'), { recursive: true });
+		writeFileSync(
+			join(
+				__dirname,
+				`../../.tmp/listeners-latency${process.env.TQ_QUEUE_MODE ? '.queue-mode' : ''}.n8n${process.env.TQ_N8N_VERSION ?? '2'}.txt`,
+			),
+			`${figure}\n`,
+		);
+		process.stdout.write(`${figure}\n`);
+
+		await e.n8n.restart();
+		await waitFor('the first trigger still holds the queue', heldBy(ids.first), 60_000);
+		const batch2 = await completeSome(2);
+		await both([...batch1, ...batch2], 'after a restart');
+
+		await deactivate(e, first);
+		await waitFor('the queue handed to the second trigger', heldBy(ids.second), 60_000);
+		const batch3 = await completeSome(2);
+		await waitFor('the second trigger receives on', async () =>
+			(await received(second)).length === 9 ? true : undefined,
+		);
+		expect((await received(first)).length).toBe(7);
+
+		await deactivate(e, second);
+		await waitFor('nothing holds the queue', async () =>
+			(await webhookTarget(e, queue.id)) === '' ? true : undefined,
+		);
+		expect(batch3).toHaveLength(2);
+		await deleteWorkflow(e, first);
+		await deleteWorkflow(e, second);
+	}, 600_000);
 });
 
 describe('poll trigger', () => {

@@ -28,6 +28,7 @@ import {
 } from './relay/checkRecord';
 import { forwardToWaiting } from './relay/forward';
 import { rememberRun } from './relay/knownRuns';
+import { applyListenerMessage, passToListeners, readListenerCall } from './listeners';
 import { handOverTestEvent } from './testEvents';
 import type { Registration } from './webhookRegistration';
 import { readRegistration } from './webhookRegistration';
@@ -82,6 +83,18 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		);
 		return answer.call(this, 200, { recorded: kept });
 	}
+	const listening = readListenerCall(this.getBodyData());
+	if (listening) {
+		// another Task Queue Trigger of this n8n on the same queue (listeners.ts)
+		if ('hold' in listening) {
+			const holding = { ...registration, listening: false };
+			if (listening.previous) holding.previousTarget = listening.previous;
+			state.registration = holding as unknown as IDataObject;
+		} else if (registration.listening) {
+			return answer.call(this, 409, { message: 'This trigger listens through another one' });
+		}
+		return answer.call(this, 200, { [applyListenerMessage(state, listening)]: true });
+	}
 	const check = checkDelivery(this.getBodyData(), registration.queueId);
 	if (!check.ok) {
 		this.logger.warn(
@@ -91,13 +104,30 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	}
 	// What must outlive this n8n process goes to static data: the catch-up cursor, and the tasks
 	// seen when re-completions are dropped. Otherwise a delivery writes nothing there.
+	// the holder of the queue passes each delivery on to the triggers listening through it
+	const passing = registration.listening
+		? undefined
+		: passToListeners.call(this, state, this.getBodyData() as IDataObject);
+	try {
+		return await acceptDelivery.call(this, state, registration, check.task);
+	} finally {
+		await passing;
+	}
+}
+
+async function acceptDelivery(
+	this: IWebhookFunctions,
+	state: IDataObject,
+	registration: Registration,
+	task: CompletedTask,
+): Promise<IWebhookResponseData> {
 	const durable = durableRecords.call(this);
 	const scope = scopeOf(this, registration);
-	if (!durable) return await accept.call(this, state, registration, check.task, scope, false);
+	if (!durable) return await accept.call(this, state, registration, task, scope, false);
 	// while it runs, the check's record waits for it (trigger/relay/checkRecord.ts)
 	beginWritingDelivery(scope);
 	try {
-		return await accept.call(this, state, registration, check.task, scope, true);
+		return await accept.call(this, state, registration, task, scope, true);
 	} finally {
 		endWritingDelivery(scope);
 	}

@@ -14,6 +14,7 @@ import {
 	targetWithSecret,
 	withoutQuery,
 } from '../helpers/webhookTarget';
+import { handOver, listenersOf, tellHolder } from './listeners';
 import { reachabilityWarning } from './webhookReachability';
 
 /** What this node registered, kept in the workflow's static data (`registration`). */
@@ -26,6 +27,8 @@ export interface Registration {
 	previousTarget: string | null;
 	/** A registration for "listen for test event" (n8n keeps its static data apart). */
 	test: boolean;
+	/** Another Task Queue Trigger of this n8n holds the queue: this one is its listener (listeners.ts). */
+	listening: boolean;
 }
 
 export function readRegistration(state: IDataObject): Registration | undefined {
@@ -47,6 +50,7 @@ export function readRegistration(state: IDataObject): Registration | undefined {
 				? value.previousTarget
 				: null,
 		test: value.test === true,
+		listening: value.listening === true,
 	};
 }
 
@@ -79,6 +83,8 @@ export async function webhookExists(this: IHookFunctions): Promise<boolean> {
 	const url = this.getNodeWebhookUrl('default') as string;
 	// registered queues were checked to be the organization's; nothing else is read
 	if (!registration || registration.queueId !== queueId) return false;
+	// a listener joins its holder again on each activation (the holder may have dropped it meanwhile)
+	if (registration.listening) return false;
 	const live = await getWebhookTarget.call(this, queueId);
 	if (live === null) return false;
 	return classifyTarget(live, url) === 'mine' && secretOf(live) === registration.secret;
@@ -137,18 +143,25 @@ async function register(this: IHookFunctions): Promise<boolean> {
 		);
 	}
 	if (kind === 'foreign') {
-		if (options.replaceExistingWebhook !== true && isTriggerOfThisN8n(live, url)) {
-			const path = new URL(live as string).pathname;
-			throw new NodeOperationError(
-				node,
-				`Queue ${label} is already routed back by the Task Queue Trigger of another workflow of this n8n (${path}): only one trigger can hold a queue`,
-				{
-					description:
-						'Create and Wait runs of every workflow of this n8n come back through that trigger: this one is not needed for them. ' +
-						`To start this workflow on each completed task instead, deactivate the other workflow first (its trigger's Webhook URLs show ${path}), or turn on this trigger's option "Replace Existing Webhook": the other workflow then receives nothing until this one is deactivated. ` +
-						"n8n may still activate this workflow's other triggers: remove this trigger, or fix the queue, before publishing again.",
-				},
+		if (isTriggerOfThisN8n(live, url)) {
+			// another Task Queue Trigger of this n8n holds the queue: listen through it (listeners.ts)
+			const joined = await tellHolder.call(this, live as string, {
+				join: targetWithSecret(url, secret),
+			});
+			const registration: Registration = {
+				queueId,
+				url,
+				secret,
+				previousTarget: null,
+				test,
+				listening: true,
+			};
+			state.registration = registration as unknown as IDataObject;
+			delete state.listeners;
+			this.logger.info(
+				`Task Queue Trigger: queue ${queueId} is held by another Task Queue Trigger of this n8n (${new URL(live as string).pathname}); this one ${joined ? 'listens through it' : 'joins it at its next check (it did not answer now)'}: each receives every completed task`,
 			);
+			return true;
 		}
 		if (options.replaceExistingWebhook !== true) {
 			throw new NodeOperationError(
@@ -169,7 +182,14 @@ async function register(this: IHookFunctions): Promise<boolean> {
 	}
 
 	await setWebhookTarget.call(this, queueId, targetWithSecret(url, secret));
-	const registration: Registration = { queueId, url, secret, previousTarget, test };
+	const registration: Registration = {
+		queueId,
+		url,
+		secret,
+		previousTarget,
+		test,
+		listening: false,
+	};
 	state.registration = registration as unknown as IDataObject;
 	if (!previous || previous.queueId !== queueId) {
 		// A new queue (or a first activation): catch-up starts from here, not from an old cursor.
@@ -224,7 +244,28 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 			description: `${(error as Error).message}. This workflow's address may still be registered: n8n retries the removal; otherwise remove it on the queue's Connections screen in the service.`,
 		});
 	}
-	if (classifyTarget(live, url) === 'mine') {
+	if (registration?.listening) {
+		if (isTriggerOfThisN8n(live, url) && classifyTarget(live, url) !== 'mine')
+			await tellHolder.call(this, live as string, {
+				leave: targetWithSecret(url, registration.secret),
+			});
+		this.logger.info(`Task Queue Trigger: stopped listening to queue ${queueId}`);
+	} else if (classifyTarget(live, url) === 'mine' && listenersOf(state).length > 0) {
+		// the listeners on this queue go on: the first that answers holds it now
+		const next = await handOver.call(
+			this,
+			state,
+			restore ? (registration?.previousTarget ?? null) : null,
+		);
+		const back =
+			next ?? (restore && registration?.previousTarget ? registration.previousTarget : '');
+		await setWebhookTarget.call(this, queueId, back);
+		this.logger.info(
+			next
+				? `Task Queue Trigger: handed queue ${queueId} to another Task Queue Trigger of this n8n that listened to it (${new URL(next).pathname})`
+				: `Task Queue Trigger: removed this workflow's webhook from queue ${queueId} (no listener answered)`,
+		);
+	} else if (classifyTarget(live, url) === 'mine') {
 		const back = restore && registration?.previousTarget ? registration.previousTarget : '';
 		await setWebhookTarget.call(this, queueId, back);
 		this.logger.info(
@@ -239,5 +280,6 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 	}
 	delete state.registration;
 	delete state.cursor;
+	delete state.listeners;
 	return true;
 }

@@ -70,6 +70,7 @@ describe('registration', () => {
 			secret,
 			previousTarget: null,
 			test: false,
+			listening: false,
 		});
 		expect(await t.checkExists()).toBe(true);
 		// checkExists reads nothing while nothing is registered; create reads the queue through the
@@ -166,19 +167,19 @@ describe('a target set by someone else', () => {
 		expect(t.state().registration).toBeUndefined();
 	});
 
-	it("held by another workflow's Task Queue Trigger of this n8n: refused, saying so, what the other workflow would lose, and that Create and Wait needs no second trigger", async () => {
-		const t = trigger();
+	it("held by another workflow's Task Queue Trigger of this n8n: not refused, it listens through that trigger and leaves the queue's webhook as it is (trigger/listeners.test.ts: deliveries)", async () => {
+		const t = trigger({ replaceExistingWebhook: true });
 		const other = `${new URL(t.url()).origin}/webhook/0f0f0f0f-other-workflow/task-completed?secret=theirs`;
 		await env.client.setWebhook(QUEUE, other);
-		const error = await t.create().catch((e: Error & { description?: string }) => e);
-		expect((error as Error).message).toBe(
-			'Queue "Refund Requests" (101) is already routed back by the Task Queue Trigger of another workflow of this n8n (/webhook/0f0f0f0f-other-workflow/task-completed): only one trigger can hold a queue',
-		);
-		expect((error as { description?: string }).description).toBe(
-			"Create and Wait runs of every workflow of this n8n come back through that trigger: this one is not needed for them. To start this workflow on each completed task instead, deactivate the other workflow first (its trigger's Webhook URLs show /webhook/0f0f0f0f-other-workflow/task-completed), or turn on this trigger's option \"Replace Existing Webhook\": the other workflow then receives nothing until this one is deactivated. n8n may still activate this workflow's other triggers: remove this trigger, or fix the queue, before publishing again.",
-		);
-		expect(JSON.stringify(error)).not.toContain('theirs');
+		expect(await t.create()).toBe(true);
+		expect(t.state().registration).toMatchObject({ queueId: QUEUE, listening: true });
+		// even with Replace Existing Webhook: that option is for an address that is not this n8n's
 		expect(await liveTarget()).toBe(other);
+		// a listener joins again on each activation
+		expect(await t.checkExists()).toBe(false);
+		expect(await t.delete()).toBe(true);
+		expect(await liveTarget()).toBe(other);
+		expect(t.state().registration).toBeUndefined();
 	});
 
 	it('is replaced with Replace Existing Webhook and restored on delete', async () => {
