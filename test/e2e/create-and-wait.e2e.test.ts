@@ -630,7 +630,13 @@ test('a restart after 40 runs were answered and finished, with 2 runs still wait
 	// a call to a run that has ended (what a restart cost before: one per completion of the day)
 	const finishedIn = (log: string) =>
 		(log.match(/not taken by execution \d+: the execution has finished/g) ?? []).length;
-	const counted = { calls: callsIn(e.n8n.logs.text()), finished: finishedIn(e.n8n.logs.text()) };
+	const retriesIn = (log: string) =>
+		(log.match(/not taken by execution \d+ yet; the execution keeps waiting/g) ?? []).length;
+	const counted = {
+		calls: callsIn(e.n8n.logs.text()),
+		finished: finishedIn(e.n8n.logs.text()),
+		retries: retriesIn(e.n8n.logs.text()),
+	};
 	await e.client.clearWebhookCalls();
 	await e.n8n.restart(async () => {
 		// n8n is down: the delivery of one waiting run's answer is lost
@@ -649,10 +655,10 @@ test('a restart after 40 runs were answered and finished, with 2 runs still wait
 	writeFileSync(join(__dirname, `../../.tmp/restart-cost.n8n${majorFromEnv()}.txt`), `${figure}\n`);
 	process.stdout.write(`${figure}\n`);
 	expect(finishedLines).toBe(0);
-	// one call for the run answered while n8n was down; in queue mode a second one when the first
-	// reached the webhook processes before they were up again (every process restarts)
-	if (process.env.TQ_QUEUE_MODE) expect([1, 2]).toContain(calls);
-	else expect(calls).toBe(1);
+	// one call for the run answered while n8n was down, and one more for each round that found n8n's
+	// waiting address not up yet (queue mode: every process restarts, the webhook processes last)
+	expect(calls - (retriesIn(log) - counted.retries)).toBe(1);
+	if (!process.env.TQ_QUEUE_MODE) expect(calls).toBe(1);
 	expect(await triggerExecutions()).toBe(0);
 	await deleteWorkflow(e, id);
 }, 900_000);

@@ -96,10 +96,18 @@ async function emitted(workflowId: string, completed: number[], since: number) {
 }
 
 function deliveriesSince(since: number): ProxiedCall[] {
-	return e
-		.queueMode!.proxiedCalls()
-		.slice(since)
-		.filter((c) => c.method === 'POST' && c.path.includes('/task-completed'));
+	return (
+		e
+			.queueMode!.proxiedCalls()
+			.slice(since)
+			// the service's deliveries (the trigger's own check also calls its address: its record)
+			.filter(
+				(c) =>
+					c.method === 'POST' &&
+					c.path.includes('/task-completed') &&
+					c.agent === 'task-queue-sandbox',
+			)
+	);
 }
 
 /** Runs `fn` with nginx routing each webhook address to one process, then back to round-robin. */

@@ -258,7 +258,7 @@ error_log ${join(dir, 'logs', 'error.log')} warn;
 ${userInfo().uid === 0 ? 'user root;' : ''}
 events { worker_connections 4096; }
 http {
-  log_format upstream '$request_method $uri $status $upstream_addr';
+  log_format upstream '$request_method $uri $status $upstream_addr |$http_user_agent';
   access_log ${accessLog} upstream;
   client_body_temp_path ${join(dir, 'body')};
   proxy_temp_path ${join(dir, 'proxy')};
@@ -300,6 +300,8 @@ export interface ProxiedCall {
 	path: string;
 	status: number;
 	role: string;
+	/** The caller's User-Agent: the sandbox's deliveries say `task-queue-sandbox`. */
+	agent: string;
 }
 
 export async function startQueueMode(
@@ -433,7 +435,11 @@ export async function startQueueMode(
 					.split('\n')
 					.filter(Boolean)
 					.map((line) => {
-						const [method, path, status, ...upstream] = line.split(' ');
+						const cut = line.indexOf(' |');
+						const agent = cut === -1 ? '' : line.slice(cut + 2);
+						const [method, path, status, ...upstream] = (
+							cut === -1 ? line : line.slice(0, cut)
+						).split(' ');
 						// a call retried on another process lists both: the last one answered
 						const last = upstream.join(' ').split(/,\s*/).pop() ?? '';
 						return {
@@ -441,6 +447,7 @@ export async function startQueueMode(
 							path,
 							status: Number(status),
 							role: roleOfPort.get(last) ?? (last || 'nginx'),
+							agent,
 						};
 					}),
 			ranBy: (executionId) => {
