@@ -642,6 +642,29 @@ describe('several Task Queue Triggers of this n8n on one queue', () => {
 
 		await e.n8n.restart();
 		await waitFor('the first trigger still holds the queue', heldBy(ids.first), 60_000);
+		// the service delivers once: complete only once both triggers answer again (queue mode: the
+		// webhook processes come up after the main)
+		await waitFor(
+			'both triggers answer again',
+			async () => {
+				const statuses = await Promise.all(
+					[ids.first, ids.second].map(
+						async (id) =>
+							(
+								await axios.post(
+									`${e.n8n.webhookBase}/${id}/task-completed`,
+									{},
+									{
+										validateStatus: () => true,
+									},
+								)
+							).status,
+					),
+				);
+				return statuses.every((status) => status === 401) ? true : undefined;
+			},
+			60_000,
+		);
 		const batch2 = await completeSome(2);
 		await both([...batch1, ...batch2], 'after a restart');
 

@@ -120,7 +120,12 @@ async function register(this: IHookFunctions): Promise<boolean> {
 	const node = this.getNode();
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	checkWebhookUrl(url, () => node);
-	const secret = newSecret(url, () => node);
+	// a listener activated again (n8n 1.x asks on each start) keeps its secret: the address its
+	// holder passes deliveries to stays valid even when the holder cannot be told now
+	const secret =
+		previous?.listening && previous.queueId === queueId && previous.url === url
+			? previous.secret
+			: newSecret(url, () => node);
 	// The service reads and writes a webhook by queue id alone, in any organization: the queue is
 	// read through the credential's organization first, and one of another organization is "not found".
 	const queue = await getQueue.call(this, queueId);

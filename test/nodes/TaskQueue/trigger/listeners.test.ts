@@ -151,6 +151,28 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 		}
 	});
 
+	test('a listener activated again while the holder cannot answer (n8n 1.x at start) keeps its secret: deliveries still reach it', async () => {
+		const a = trigger('a0000000-0000-4000-8000-00000000000a');
+		const b = trigger('b0000000-0000-4000-8000-00000000000b');
+		const n8n = await oneN8n([a, b]);
+		try {
+			await a.activate();
+			await b.activate();
+			const secret = b.secret();
+			n8n.down.add(a);
+			expect(await b.checkExists()).toBe(false);
+			expect(await b.create()).toBe(true);
+			n8n.down.delete(a);
+			expect(b.secret()).toBe(secret);
+			const ids = await completeNew(1);
+			await env.client.waitForWebhookCalls(1);
+			await until(() => emittedIds(b).length === 1);
+			expect(emittedIds(b)).toEqual(ids);
+		} finally {
+			await n8n.close();
+		}
+	});
+
 	test('a listener the holder dropped (it did not answer, as during a restart) joins again at its next check', async () => {
 		const a = trigger('a0000000-0000-4000-8000-00000000000a');
 		const b = trigger('b0000000-0000-4000-8000-00000000000b');
