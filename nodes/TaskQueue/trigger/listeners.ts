@@ -5,6 +5,7 @@ import {
 	classifyTarget,
 	isTriggerOfThisN8n,
 	targetWithSecret,
+	WEBHOOK_PATH,
 	withoutQuery,
 } from '../helpers/webhookTarget';
 import { getWebhookTarget } from '../transport/endpoints';
@@ -46,6 +47,24 @@ export function readListenerCall(body: unknown): ListenerMessage | undefined {
 	if (Array.isArray(hold) && hold.length <= MAX_LISTENERS && hold.every(isAddress))
 		return { hold: hold as string[], ...(isAddress(previous) ? { previous } : {}) };
 	return undefined;
+}
+
+/**
+ * Whether every address the message names is a Task Queue Trigger address of this n8n (the
+ * holder's own origin, the trigger's path, production or test): a holder passes deliveries only
+ * there, never to an address a caller made up.
+ */
+export function namesTriggersOfThisN8n(message: ListenerMessage, ownUrl: string): boolean {
+	const addresses =
+		'join' in message ? [message.join] : 'leave' in message ? [message.leave] : message.hold;
+	return addresses.every((address) => {
+		try {
+			const url = new URL(address);
+			return url.origin === new URL(ownUrl).origin && url.pathname.endsWith(`/${WEBHOOK_PATH}`);
+		} catch {
+			return false;
+		}
+	});
 }
 
 /** The listeners a holder keeps in its static data (their addresses, with their secrets). */

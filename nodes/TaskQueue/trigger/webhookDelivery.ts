@@ -28,7 +28,12 @@ import {
 } from './relay/checkRecord';
 import { forwardToWaiting } from './relay/forward';
 import { rememberRun } from './relay/knownRuns';
-import { applyListenerMessage, passToListeners, readListenerCall } from './listeners';
+import {
+	applyListenerMessage,
+	namesTriggersOfThisN8n,
+	passToListeners,
+	readListenerCall,
+} from './listeners';
 import { handOverTestEvent } from './testEvents';
 import type { Registration } from './webhookRegistration';
 import { readRegistration } from './webhookRegistration';
@@ -86,6 +91,8 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const listening = readListenerCall(this.getBodyData());
 	if (listening) {
 		// another Task Queue Trigger of this n8n on the same queue (listeners.ts)
+		if (!namesTriggersOfThisN8n(listening, registration.url))
+			return answer.call(this, 400, { message: 'Not a Task Queue Trigger of this n8n' });
 		if ('hold' in listening) {
 			const holding = { ...registration, listening: false };
 			if (listening.previous) holding.previousTarget = listening.previous;

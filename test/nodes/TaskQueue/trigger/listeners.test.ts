@@ -173,6 +173,28 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 		}
 	});
 
+	test('a join naming an address that is not a Task Queue Trigger of this n8n is refused: the holder never passes deliveries elsewhere', async () => {
+		const a = trigger('a0000000-0000-4000-8000-00000000000a');
+		const n8n = await oneN8n([a]);
+		try {
+			await a.activate();
+			const secret = a.secret() as string;
+			for (const join of [
+				'https://collector.example.com/webhook/x/task-completed?secret=s',
+				`${new URL(a.url()).origin}/webhook/x/elsewhere`,
+			]) {
+				const { response } = await a.deliver({
+					body: { taskQueueListener: { join } },
+					query: { secret },
+				});
+				expect(response.statusCode).toBe(400);
+			}
+			expect(a.state().listeners).toBeUndefined();
+		} finally {
+			await n8n.close();
+		}
+	});
+
 	test('a listener the holder dropped (it did not answer, as during a restart) joins again at its next check', async () => {
 		const a = trigger('a0000000-0000-4000-8000-00000000000a');
 		const b = trigger('b0000000-0000-4000-8000-00000000000b');
