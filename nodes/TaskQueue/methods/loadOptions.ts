@@ -4,7 +4,8 @@ import { fieldsInValuesToSend } from '../waiting/settings';
 import { canCarryAddress, isMeantForAddress, optionsOf } from '../helpers/blockModel';
 import { parseQueueId } from '../helpers/queue';
 import { getQueue, getWebhookTarget } from '../transport/endpoints';
-import { chooseResumeField, describeRouteBack, routeBackOf } from '../waiting/setup';
+import { chooseResumeField } from '../waiting/resumeField';
+import { describeRouteBack, routeBackOf } from '../waiting/setup';
 import type { Block } from '../transport/schemas';
 
 // The field pickers of Create and Wait: blocks of the chosen queue, of the kinds each parameter takes.

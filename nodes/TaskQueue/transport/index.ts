@@ -1,5 +1,6 @@
 import type {
 	ICredentialDataDecryptedObject,
+	IDataObject,
 	IHttpRequestOptions,
 	IN8nHttpFullResponse,
 	INode,
@@ -110,6 +111,41 @@ async function requestSetup(this: TaskQueueContext): Promise<RequestSetup> {
 export const withoutTheKey = () => ({
 	credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data: {} },
 });
+
+/** What one of this n8n's own addresses answered, or why it did not. */
+export type ThisN8nAnswer = { status: number; body: unknown; html: boolean } | { error: string };
+
+/**
+ * A POST to one of this n8n's own addresses (a waiting execution's, a Task Queue Trigger's), never
+ * with the API key. Any status is an answer; no answer (refused, timed out) is `error`.
+ */
+export async function postToThisN8n(
+	this: TaskQueueContext,
+	url: string,
+	body: IDataObject,
+	timeout: number,
+): Promise<ThisN8nAnswer> {
+	try {
+		const response = (await this.helpers.httpRequestWithAuthentication.call(
+			this,
+			CREDENTIAL_TYPE,
+			{
+				method: 'POST',
+				url,
+				body,
+				json: true,
+				returnFullResponse: true,
+				ignoreHttpStatusErrors: true,
+				timeout,
+			},
+			withoutTheKey(),
+		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
+		const html = String(response.headers?.['content-type'] ?? '').startsWith('text/html');
+		return { status: response.statusCode, body: response.body, html };
+	} catch (error) {
+		return { error: (error as Error).message };
+	}
+}
 
 export function normalizeCredentials(data: ICredentialDataDecryptedObject): TaskQueueCredentials {
 	return {

@@ -9,8 +9,7 @@ import {
 	withoutQuery,
 } from '../helpers/webhookTarget';
 import { getWebhookTarget } from '../transport/endpoints';
-import { withoutTheKey } from '../transport';
-import { CREDENTIAL_TYPE } from '../transport/types';
+import { postToThisN8n } from '../transport';
 
 // Several Task Queue Triggers of one n8n on one queue. The service gives a queue one webhook: the
 // trigger activated first holds it (the holder); a trigger of the same n8n activated on the queue
@@ -101,39 +100,13 @@ export function applyListenerMessage(
 
 type Context = IHookFunctions | IWebhookFunctions | IPollFunctions;
 
-async function post(
-	this: Context,
-	url: string,
-	body: IDataObject,
-): Promise<{ status: number; body: unknown } | { error: string }> {
-	try {
-		const response = (await this.helpers.httpRequestWithAuthentication.call(
-			this,
-			CREDENTIAL_TYPE,
-			{
-				method: 'POST',
-				url,
-				body,
-				json: true,
-				returnFullResponse: true,
-				ignoreHttpStatusErrors: true,
-				timeout: 5_000,
-			},
-			withoutTheKey(),
-		)) as { statusCode: number; body: unknown };
-		return { status: response.statusCode, body: response.body };
-	} catch (error) {
-		return { error: (error as Error).message };
-	}
-}
-
 /** A listener's message to the holder; whether the holder took it. */
 export async function tellHolder(
 	this: Context,
 	holder: string,
 	message: ListenerMessage,
 ): Promise<boolean> {
-	const answer = await post.call(this, holder, listenerCall(message));
+	const answer = await postToThisN8n.call(this, holder, listenerCall(message), 5_000);
 	return 'status' in answer && answer.status === 200;
 }
 
@@ -155,7 +128,7 @@ export async function passToListeners(
 	await Promise.all(
 		listeners.map(async (listener) => {
 			for (let attempt = 0; attempt < 2; attempt++) {
-				const answer = await post.call(this, listener, delivery);
+				const answer = await postToThisN8n.call(this, listener, delivery, 5_000);
 				if ('status' in answer && answer.status < 300) return;
 				if ('status' in answer && (answer.status === 404 || answer.status === 401)) {
 					gone.add(listener);
@@ -193,7 +166,7 @@ export async function handOver(
 	for (const [index, listener] of listeners.entries()) {
 		const rest = listeners.filter((_, i) => i !== index);
 		const message: ListenerMessage = { hold: rest, ...(previous ? { previous } : {}) };
-		const answer = await post.call(this, listener, listenerCall(message));
+		const answer = await postToThisN8n.call(this, listener, listenerCall(message), 5_000);
 		if ('status' in answer && answer.status === 200) {
 			delete state.listeners;
 			return listener;

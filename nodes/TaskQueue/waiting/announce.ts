@@ -1,7 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { CREDENTIAL_TYPE } from '../transport/types';
-import { withoutTheKey } from '../transport';
+import { postToThisN8n } from '../transport';
 import { announcement } from './messages';
 
 /**
@@ -17,26 +16,9 @@ export async function announceRun(
 	address: string,
 	tasks: number[],
 ): Promise<void> {
-	try {
-		await this.helpers.httpRequestWithAuthentication.call(
-			this,
-			CREDENTIAL_TYPE,
-			{
-				method: 'POST',
-				url: triggerUrl,
-				body: announcement(address, tasks),
-				json: true,
-				timeout: 10_000,
-			},
-			withoutTheKey(),
-		);
-	} catch (error) {
-		const code =
-			(error as { httpCode?: unknown; code?: unknown }).httpCode ??
-			(error as { code?: unknown }).code ??
-			'no answer';
-		this.logger.info(
-			`Task Queue: the Task Queue Trigger of queue ${queueId} did not take the list of this run's tasks (${String(code)}); their completions reach the run by the address each task carries`,
-		);
-	}
+	const answer = await postToThisN8n.call(this, triggerUrl, announcement(address, tasks), 10_000);
+	if ('status' in answer && answer.status < 300) return;
+	this.logger.info(
+		`Task Queue: the Task Queue Trigger of queue ${queueId} did not take the list of this run's tasks (${'status' in answer ? answer.status : 'no answer'}); their completions reach the run by the address each task carries`,
+	);
 }

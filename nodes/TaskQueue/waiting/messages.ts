@@ -151,12 +151,6 @@ export function itemOfThisWait(
 	return same ? parts.item : undefined;
 }
 
-/** Whether the value is shaped as a resume address (its query parses), whatever wait it names. */
-export function isResumeAddress(value: unknown): boolean {
-	const url = urlOf(value);
-	return url !== undefined && readAddressQuery(url.searchParams) !== undefined;
-}
-
 // ---- 2. The forward call and its answer --------------------------------------------------------
 // The trigger POSTs `{tasks: [{id, completed_at}]}` to a resume address. The waiting node answers with
 // the tasks it took, the others, and its own task ids (so the trigger can route them by id); or n8n

@@ -11,13 +11,7 @@ import { refusesSecondResume } from '../runtime/n8nInternals';
 import { rememberedMap } from '../runtime/processMemory';
 import type { CompletedTask } from '../transport/schemas';
 import type { ForwardAnswer, ResumeAddress } from './messages';
-import {
-	forwardAnswer,
-	isResumeAddress,
-	itemOfThisWait,
-	readAddressQuery,
-	readForwardCall,
-} from './messages';
+import { forwardAnswer, itemOfThisWait, readAddressQuery, readForwardCall } from './messages';
 import { confirmCompletions } from './confirmation';
 import { readRunMemory, runToken, type RunMemory } from './memory';
 import { readWaitSettings, type WaitSettings } from './settings';
@@ -124,13 +118,15 @@ function outputItem(
 	item: number,
 	settings: WaitSettings,
 	meta: IDataObject,
+	wait: Wait,
 	labels?: Record<string, Record<string, string>>,
 ): INodeExecutionData {
 	// the resume address is the node's own plumbing: later nodes get the person's values, not a signed URL
 	const data: IDataObject = { ...((task.data ?? {}) as IDataObject) };
 	if (settings.resumeField) delete data[settings.resumeField];
 	else
-		for (const [key, value] of Object.entries(data)) if (isResumeAddress(value)) delete data[key];
+		for (const [key, value] of Object.entries(data))
+			if (itemOfThisWait(value, wait) !== undefined) delete data[key];
 	const json: IDataObject = { ...(task as unknown as IDataObject), ...(task.data ? { data } : {}) };
 	const chosen = labelsOf(data, labels);
 	if (chosen) json.labels = chosen;
@@ -159,7 +155,7 @@ function resumedItems(
 	for (let item = 0; item < wait.inputs; item++) {
 		const task = found.get(item);
 		const taskId = memory?.tasks[item]?.taskId;
-		if (task) items.push(outputItem(task, item, settings, meta, memory?.labels));
+		if (task) items.push(outputItem(task, item, settings, meta, wait, memory?.labels));
 		else if (memory ? taskId !== undefined : settings.waitFor === 'first') {
 			items.push({
 				json: {

@@ -2,10 +2,9 @@ import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
 import type { Cursor } from '../../helpers/completions';
 import { timeKey } from '../../helpers/completions';
-import { withoutTheKey } from '../../transport';
+import { postToThisN8n } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';
 import { rememberedMap } from '../../runtime/processMemory';
-import { CREDENTIAL_TYPE } from '../../transport/types';
 
 // Where Check for Lost Completions stands, kept across restarts, so that the first check after a
 // restart reads from there instead of the last 24 hours. The check runs in poll(), whose static data
@@ -141,29 +140,12 @@ export async function sendCheckRecord(
 	triggerUrl: string,
 	record: CheckRecord,
 ): Promise<boolean> {
-	try {
-		const answer = (await this.helpers.httpRequestWithAuthentication.call(
-			this,
-			CREDENTIAL_TYPE,
-			{
-				method: 'POST',
-				url: triggerUrl,
-				body: checkRecordCall(record),
-				json: true,
-				timeout: 10_000,
-			},
-			withoutTheKey(),
-		)) as { recorded?: unknown } | undefined;
-		// held for the trigger's next delivery: sent again next round, in case none comes
-		return answer?.recorded === 'stored';
-	} catch (error) {
-		const code =
-			(error as { httpCode?: unknown; code?: unknown }).httpCode ??
-			(error as { code?: unknown }).code ??
-			'no answer';
-		this.logger.debug(
-			`Task Queue Trigger: the trigger of queue ${record.queueId} did not take where its check for lost completions stands (${String(code)}); after a restart the first check reads the last 24 hours`,
-		);
-		return false;
-	}
+	const answer = await postToThisN8n.call(this, triggerUrl, checkRecordCall(record), 10_000);
+	// held for the trigger's next delivery: sent again next round, in case none comes
+	if ('status' in answer && answer.status === 200)
+		return (answer.body as { recorded?: unknown } | undefined)?.recorded === 'stored';
+	this.logger.debug(
+		`Task Queue Trigger: the trigger of queue ${record.queueId} did not take where its check for lost completions stands (${'status' in answer ? `HTTP ${answer.status}` : answer.error}); after a restart the first check reads the last 24 hours`,
+	);
+	return false;
 }

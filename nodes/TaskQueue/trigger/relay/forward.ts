@@ -3,7 +3,6 @@ import { sleep } from 'n8n-workflow';
 
 import { completionKey } from '../../helpers/completions';
 import { waitingBaseUrl } from '../../runtime/n8nInternals';
-import { CREDENTIAL_TYPE } from '../../transport/types';
 import type { CompletedTask } from '../../transport/schemas';
 import type { Outcome, ReceivedAnswer } from '../../waiting/messages';
 import {
@@ -14,7 +13,7 @@ import {
 	readForwardAnswer,
 	runTasksOf,
 } from '../../waiting/messages';
-import { withoutTheKey } from '../../transport';
+import { postToThisN8n } from '../../transport';
 import { addressFieldsReader } from './addressFields';
 import { afterTheRun, forgetTask, rememberRun, runOf } from './knownRuns';
 
@@ -66,26 +65,8 @@ async function call(
 	url: string,
 	tasks: CompletedTask[],
 ): Promise<ReceivedAnswer> {
-	try {
-		const response = (await this.helpers.httpRequestWithAuthentication.call(
-			this,
-			CREDENTIAL_TYPE,
-			{
-				method: 'POST',
-				url,
-				body: forwardCall(tasks),
-				json: true,
-				returnFullResponse: true,
-				ignoreHttpStatusErrors: true,
-				timeout: 60_000,
-			},
-			withoutTheKey(),
-		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
-		const html = String(response.headers?.['content-type'] ?? '').startsWith('text/html');
-		return { status: response.statusCode, body: response.body, html };
-	} catch (error) {
-		return { error: `n8n did not answer: ${(error as Error).message}` };
-	}
+	const answer = await postToThisN8n.call(this, url, forwardCall(tasks), 60_000);
+	return 'error' in answer ? { error: `n8n did not answer: ${answer.error}` } : answer;
 }
 
 function settleAll(
