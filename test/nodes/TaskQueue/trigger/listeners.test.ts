@@ -72,6 +72,21 @@ function trigger(webhookId: string, options: Record<string, boolean> = {}) {
 	});
 }
 
+/** The first trigger holds the queue, the second listens through it, both behind one n8n address. */
+async function holderAndListener(holderOptions: Record<string, boolean> = {}) {
+	const a = trigger('a0000000-0000-4000-8000-00000000000a', holderOptions);
+	const b = trigger('b0000000-0000-4000-8000-00000000000b');
+	const n8n = await oneN8n([a, b]);
+	try {
+		await a.activate();
+		await b.activate();
+	} catch (error) {
+		await n8n.close();
+		throw error;
+	}
+	return { a, b, n8n };
+}
+
 async function completeNew(count: number): Promise<number[]> {
 	const { ids } = await env.client.createTasks(QUEUE, count);
 	for (const id of ids) await env.client.complete(QUEUE, id, { by: 'alice@example.com' });
@@ -110,12 +125,8 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 
 	test('deactivating the holder hands the queue to the listener, which goes on receiving; the person-set target comes back when the last one goes', async () => {
 		await env.client.setWebhook(QUEUE, 'https://hooks.example.com/intake');
-		const a = trigger('a0000000-0000-4000-8000-00000000000a', { replaceExistingWebhook: true });
-		const b = trigger('b0000000-0000-4000-8000-00000000000b');
-		const n8n = await oneN8n([a, b]);
+		const { a, b, n8n } = await holderAndListener({ replaceExistingWebhook: true });
 		try {
-			await a.activate();
-			await b.activate();
 			await a.delete();
 			expect(await target()).toBe(`${b.url()}?secret=${b.secret()}`);
 			expect(b.state().registration).toMatchObject({
@@ -134,12 +145,8 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 	});
 
 	test('deactivating a listener leaves the holder receiving, and the listener receives nothing more', async () => {
-		const a = trigger('a0000000-0000-4000-8000-00000000000a');
-		const b = trigger('b0000000-0000-4000-8000-00000000000b');
-		const n8n = await oneN8n([a, b]);
+		const { a, b, n8n } = await holderAndListener();
 		try {
-			await a.activate();
-			await b.activate();
 			await b.delete();
 			expect(a.state().listeners).toBeUndefined();
 			const ids = await completeNew(2);
@@ -152,12 +159,8 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 	});
 
 	test('a listener activated again while the holder cannot answer (n8n 1.x at start) keeps its secret: deliveries still reach it', async () => {
-		const a = trigger('a0000000-0000-4000-8000-00000000000a');
-		const b = trigger('b0000000-0000-4000-8000-00000000000b');
-		const n8n = await oneN8n([a, b]);
+		const { a, b, n8n } = await holderAndListener();
 		try {
-			await a.activate();
-			await b.activate();
 			const secret = b.secret();
 			n8n.down.add(a);
 			expect(await b.checkExists()).toBe(false);
@@ -196,12 +199,8 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 	});
 
 	test('a listener the holder dropped (it did not answer, as during a restart) joins again at its next check', async () => {
-		const a = trigger('a0000000-0000-4000-8000-00000000000a');
-		const b = trigger('b0000000-0000-4000-8000-00000000000b');
-		const n8n = await oneN8n([a, b]);
+		const { a, b, n8n } = await holderAndListener();
 		try {
-			await a.activate();
-			await b.activate();
 			n8n.down.add(b);
 			await completeNew(1);
 			await env.client.waitForWebhookCalls(1);

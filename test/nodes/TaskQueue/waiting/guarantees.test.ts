@@ -496,6 +496,22 @@ describe('8. a restart costs what may still be waiting, not what the look-back w
 		expect(catchUp.state().cursor).toBeDefined();
 	});
 
+	test('a record later than now (made up by a caller with the secret) is not followed: after a restart the check still passes a lost completion on', async () => {
+		const { executionId, tasks } = await createAndWait({}, [{ message: 'only' }]);
+		const secret = trigger.secret() as string;
+		const future = { queueId: QUEUE, at: '2099-01-01T00:00:00.000', ids: [] };
+		expect(
+			(await trigger.deliver({ body: { taskQueueCheckedThrough: future }, query: { secret } }))
+				.response.statusCode,
+		).toBe(200);
+		forgetAsAfterRestart();
+		await env.client.setFaults([{ webhook: 'drop', count: 1 }]);
+		await complete(tasks[0].id);
+		await env.client.waitForWebhookCalls(1);
+		expect(await trigger.reconcile()).toBeNull();
+		expect(resumedIds(executionId)).toEqual([tasks[0].id]);
+	});
+
 	test("the trigger keeps a check's record only with its secret and for its own queue, starting no execution", async () => {
 		const record = { queueId: QUEUE, at: '2026-11-26T10:00:00.000', ids: [1] };
 		const without = await trigger.deliver({ body: { taskQueueCheckedThrough: record } });
