@@ -203,7 +203,7 @@ async function main() {
 		check(
 			"Route Back: routed (the example's trigger is active on this queue)",
 			(await selectValue(page, 'routeBackState')) ===
-				"✅ Routed back by this n8n's Task Queue Trigger",
+				"✓ Routed back by this n8n's Task Queue Trigger",
 			await selectValue(page, 'routeBackState'),
 		);
 		await shot(page, 'new-node');
@@ -214,7 +214,7 @@ async function main() {
 		check(
 			'Route Back: routed',
 			(await selectValue(page, 'routeBackState')) ===
-				"✅ Routed back by this n8n's Task Queue Trigger",
+				"✓ Routed back by this n8n's Task Queue Trigger",
 			await selectValue(page, 'routeBackState'),
 		);
 		const offeredMapped = await dropdownOptions(page, 'resumeField');

@@ -33,7 +33,16 @@ export async function getResumeFields(
 	const mapped = fieldsInValuesToSend(this.getNodeParameter('taskData', null));
 	const blocks = await blocksOf(this);
 	const queueId = parseQueueId(this.getNodeParameter('queue', undefined, { extractValue: true }));
-	const automatic = chooseResumeField(blocks, '', mapped, String(queueId ?? ''));
+	if (queueId === undefined) {
+		return [
+			{
+				name: 'Automatic (Choose a Queue First)',
+				value: '',
+				description: "Takes the queue's read-only field named for the address",
+			},
+		];
+	}
+	const automatic = chooseResumeField(blocks, '', mapped, String(queueId));
 	const label = (block: Block) => block.name || block.id;
 	return [
 		'field' in automatic

@@ -205,7 +205,7 @@ export function describeRouteBack(
 	const fix = `Activate a workflow with a Task Queue Trigger on queue ${queueId} (this workflow is fine); the node refuses to run until then.`;
 	if (route === 'routed') {
 		return {
-			state: "✅ Routed back by this n8n's Task Queue Trigger",
+			state: "✓ Routed back by this n8n's Task Queue Trigger",
 			detail: `Queue ${queueId}'s webhook is an active Task Queue Trigger of this n8n. The node checks it again before it creates anything.`,
 		};
 	}

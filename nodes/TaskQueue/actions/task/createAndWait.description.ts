@@ -12,7 +12,7 @@ export const createAndWaitProperties: INodeProperties[] = [
 	},
 	{
 		displayName:
-			'People\'s answers come back through the queue\'s Task Queue Trigger (Route Back: ✅ or ⚠️ with the fix). To test with the trigger in this workflow, run this node with its own "Execute step". <a href="https://github.com/task-queue/n8n-nodes-task-queue/blob/main/docs/waiting.md" target="_blank">How waiting works</a>',
+			'People\'s answers come back through the queue\'s Task Queue Trigger (Route Back: ✓ or ⚠️ with the fix). To test with the trigger in this workflow, run this node with its own "Execute step". <a href="https://github.com/task-queue/n8n-nodes-task-queue/blob/main/docs/waiting.md" target="_blank">How waiting works</a>',
 		name: 'routeBackNotice',
 		type: 'notice',
 		default: '',

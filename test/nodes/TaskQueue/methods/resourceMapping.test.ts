@@ -266,6 +266,11 @@ describe('Create and Wait: what it offers', () => {
 			['message', 'Message (text, people read it)'],
 		]);
 		expect(offered[0].description).toContain('Add a read-only text field named for it');
+		// before a queue is chosen, nothing is said to be missing
+		const noQueue = await node.methods.loadOptions.getResumeFields.call(context({}));
+		expect(noQueue.map((o) => [o.value, o.name])).toEqual([
+			['', 'Automatic (Choose a Queue First)'],
+		]);
 	});
 
 	test("Route Back shows where the queue's completions go now, with the fix, as the one option of its list", async () => {
@@ -313,7 +318,7 @@ describe('Create and Wait: what it offers', () => {
 		);
 		expect(await state({ queue: locator(q) })).toEqual([
 			[
-				"✅ Routed back by this n8n's Task Queue Trigger",
+				"✓ Routed back by this n8n's Task Queue Trigger",
 				'',
 				`Queue ${q}'s webhook is an active Task Queue Trigger of this n8n. The node checks it again before it creates anything.`,
 			],
