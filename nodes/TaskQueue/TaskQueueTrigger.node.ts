@@ -54,7 +54,7 @@ export class TaskQueueTrigger implements INodeType {
 		properties: [
 			{
 				displayName:
-					"The service gives each queue one webhook: while this workflow is active, it owns the queue's webhook. The service must be able to reach n8n's webhook URL (a service on the same machine or network reaches localhost or a private address); if it cannot, use the Task Queue Poll Trigger instead. Create and Wait runs on this queue get their answers through this trigger: while it is inactive their answers wait, and its first check after reactivation passes them on.",
+					"The service gives each queue one webhook: the first active Task Queue Trigger of this n8n on the queue holds it and passes every completion to the others on that queue, so several workflows can listen. The service must be able to reach n8n's webhook URL (a service on the same machine or network reaches localhost or a private address); if it cannot, use the Task Queue Poll Trigger instead. Create and Wait runs on this queue get their answers through these triggers: while none is active their answers wait, and the first check after reactivation passes them on.",
 				name: 'notice',
 				type: 'notice',
 				default: '',

@@ -5,7 +5,7 @@
 // then checks what the editor shows and fails on the first difference:
 //   1. the Resume Address Field offers only read-only fields not mapped, Values to Send only the inputs;
 //   2. Route Back says whether the queue comes back to this n8n, before and after the trigger is deactivated;
-//   0. searching the node panel for "approval", "human", "wait" finds Task Queue;
+//   0. searching the node panel for "approval", "human", "wait", "create and wait" finds Task Queue;
 //   3. the run while it waits, in the executions list, and from the editor the node's "Waiting for input";
 //   4. after a timeout (Limit Wait Time 1 minute: about two minutes; TQ_TOUR_NO_TIMEOUT=1 skips it),
 //      the run went on to the "nobody answered" branch.
@@ -132,7 +132,7 @@ async function main() {
 
 		console.log('0. the node panel: searching as a newcomer would');
 		await openWorkflow(page, n8n, example.id);
-		for (const term of ['approval', 'human', 'wait']) {
+		for (const term of ['approval', 'human', 'wait', 'create and wait']) {
 			await page
 				.locator('.vue-flow__pane')
 				.first()
