@@ -82,6 +82,8 @@ export class TaskQueueTrigger implements INodeType {
 				name: 'pollTimes',
 				type: 'fixedCollection',
 				typeOptions: { multipleValues: true, multipleValueButtonText: 'Add Check Time' },
+				// without it the editor's button reads "Choose..." (n8n's own Poll Times has both)
+				placeholder: 'Add Check Time',
 				default: { item: [{ mode: 'everyMinute' }] },
 				description:
 					"When to pass the queue's recent completions again to the executions of Create and Wait that wait for them: the service delivers each completion once, and a delivery lost on its way (n8n restarting, a proxy error) would leave such an execution waiting. One request per check when nothing is lost.",

@@ -187,6 +187,15 @@ async function main() {
 			'On task completed',
 		);
 		await chooseQueue(page);
+		check(
+			"Check for Lost Completions' button says what it adds",
+			await page
+				.getByText('Add Check Time', { exact: true })
+				.first()
+				.isVisible()
+				.catch(() => false),
+			'no "Add Check Time"',
+		);
 		await closeNode(page);
 
 		const plus = page.locator('[data-test-id="node-creator-plus-button"]');

@@ -402,4 +402,16 @@ describe("the trigger's parameters (n8n's non-required-fields-in-collection rule
 			.map((p) => p.name);
 		expect(loose).toEqual([]);
 	});
+
+	it("Check for Lost Completions' button says what it adds, as n8n's own Poll Times does", () => {
+		const { TaskQueueTrigger } =
+			require('../../../nodes/TaskQueue/TaskQueueTrigger.node') as typeof import('../../../nodes/TaskQueue/TaskQueueTrigger.node');
+		const checks = new TaskQueueTrigger().description.properties.find(
+			(p) => p.name === 'pollTimes',
+		);
+		expect(checks).toMatchObject({
+			placeholder: 'Add Check Time',
+			typeOptions: { multipleValues: true, multipleValueButtonText: 'Add Check Time' },
+		});
+	});
 });
