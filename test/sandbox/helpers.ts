@@ -85,6 +85,8 @@ export interface Listener {
 	/** status the listener answers (default 200) */
 	status: number;
 	waitFor(count: number, timeoutMs?: number): Promise<ReceivedHook[]>;
+	/** Records requests but answers none of them until the returned function is called. */
+	hold(): () => void;
 	close(): Promise<void>;
 }
 
@@ -92,7 +94,7 @@ export interface Listener {
 export async function startListener(): Promise<Listener> {
 	const received: ReceivedHook[] = [];
 	const waiters: Array<() => void> = [];
-	const state = { status: 200 };
+	const state: { status: number; held?: Array<() => void> } = { status: 200 };
 	const server = http.createServer((req, res) => {
 		const chunks: Buffer[] = [];
 		req.on('data', (c: Buffer) => chunks.push(c));
@@ -103,8 +105,12 @@ export async function startListener(): Promise<Listener> {
 				headers: req.headers,
 				body: Buffer.concat(chunks).toString('utf8'),
 			});
-			res.writeHead(state.status, { 'Content-Type': 'text/plain' });
-			res.end('ok');
+			const answer = () => {
+				res.writeHead(state.status, { 'Content-Type': 'text/plain' });
+				res.end('ok');
+			};
+			if (state.held) state.held.push(answer);
+			else answer();
 			for (const w of waiters.splice(0)) w();
 		});
 	});
@@ -134,6 +140,14 @@ export async function startListener(): Promise<Listener> {
 				});
 			}
 			return received;
+		},
+		hold() {
+			const held: Array<() => void> = [];
+			state.held = held;
+			return () => {
+				state.held = undefined;
+				for (const answer of held.splice(0)) answer();
+			};
 		},
 		async close() {
 			server.closeAllConnections();

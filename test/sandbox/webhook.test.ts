@@ -213,7 +213,13 @@ test('a burst is delivered from a small pool of threads, newest first: every com
 	});
 	await env.client.setWebhook(queue.id, `${listener.url}/burst`);
 	const { ids } = await env.client.createTasks(queue.id, 40);
+	// the first deliveries wait for their answer until all 40 completions are queued
+	const release = listener.hold();
 	await env.client.completeMany(queue.id, 40, { by: ALICE });
+	await listener.waitFor(4, 10_000);
+	await sleep(200);
+	expect(listener.received).toHaveLength(4);
+	release();
 	await listener.waitFor(40, 10_000);
 	const ours = new Set(ids);
 	const order = listener.received
