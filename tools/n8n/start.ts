@@ -76,7 +76,24 @@ export const DEFAULT_OWNER = { email: 'owner@task-queue.test', password: 'TaskQu
 const ENCRYPTION_KEY = 'tq-local-dev-encryption-key-not-a-secret';
 const BROWSER_ID = 'tq-n8n-tools';
 
+/**
+ * Ports this process has handed out. listen(0) may give a port again as soon as it is closed, and
+ * n8n processes started side by side (queue mode) once got the same broker port: one failed to start.
+ */
+const handedOut = new Set<number>();
+
+/** A free port of 127.0.0.1 that this process has not handed out before. */
 export async function freePort(): Promise<number> {
+	for (;;) {
+		const port = await anyFreePort();
+		if (!handedOut.has(port)) {
+			handedOut.add(port);
+			return port;
+		}
+	}
+}
+
+async function anyFreePort(): Promise<number> {
 	return await new Promise((resolve, reject) => {
 		const server = createServer();
 		server.unref();
