@@ -30,8 +30,6 @@ const asOptions = (blocks: Block[]): INodePropertyOptions[] =>
 export async function getResumeFields(
 	this: ILoadOptionsFunctions,
 ): Promise<INodePropertyOptions[]> {
-	const mapped = fieldsInValuesToSend(this.getNodeParameter('taskData', null));
-	const blocks = await blocksOf(this);
 	const queueId = parseQueueId(this.getNodeParameter('queue', undefined, { extractValue: true }));
 	if (queueId === undefined) {
 		return [
@@ -42,6 +40,8 @@ export async function getResumeFields(
 			},
 		];
 	}
+	const mapped = fieldsInValuesToSend(this.getNodeParameter('taskData', null));
+	const blocks = await blocksOf(this);
 	const automatic = chooseResumeField(blocks, '', mapped, String(queueId));
 	const label = (block: Block) => block.name || block.id;
 	return [
