@@ -131,6 +131,12 @@ export const PROCESS_MEMORY = {
 			'runs a call of this process resumed in the last minute: n8n 1.x starts a resume for each of several calls that arrive before the first is under way (waiting/resume.ts)',
 		restart: 'none: a call arriving after the restart finds the run resumed (n8n answers it)',
 	},
+	holderTargets: {
+		bound: 200,
+		holds:
+			"per trigger, the queue's live webhook target as it last read it: the holder's address and secret, which sign what the holder passes on (read again after a minute, or 2 s after a signature it does not verify; trigger/listeners.ts)",
+		restart: 'one read of the queue\'s webhook at the first message of its holder',
+	},
 	queueAddressFields: {
 		bound: 200,
 		holds:

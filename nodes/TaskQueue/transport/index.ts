@@ -136,6 +136,8 @@ export async function postToThisN8n(
 				json: true,
 				returnFullResponse: true,
 				ignoreHttpStatusErrors: true,
+				// a redirect is an answer, never followed: what this n8n's address answers stays here
+				disableFollowRedirect: true,
 				timeout,
 			},
 			withoutTheKey(),

@@ -1,11 +1,13 @@
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
+import { fetchCompletedPage } from '../transport/completedPages';
 import {
 	advanceCursor,
 	collectAfter,
 	compareCompletions,
 	completionKey,
+	cursorAtNewest,
 	readCursor,
 	toItem,
 } from '../helpers/completions';
@@ -17,22 +19,27 @@ import {
 	secretMatches,
 } from './deliveryChecks';
 import { waitingBaseUrl } from '../runtime/n8nInternals';
-import { parseResumeAddress, readAnnouncement } from '../waiting/messages';
+import { parseResumeAddress } from '../waiting/messages';
+import { getTriggerQueueId } from '../helpers/queue';
 import { noteDelivered } from './relay/checkLostCompletions';
 import {
 	beginWritingDelivery,
 	endWritingDelivery,
 	keepCheckRecord,
-	readCheckRecordCall,
 	writeHeldCheckRecord,
 } from './relay/checkRecord';
 import { forwardToWaiting } from './relay/forward';
 import { rememberRun } from './relay/knownRuns';
+import type { ListenerMessage } from './inbox';
+import { readInbox } from './inbox';
 import {
-	applyListenerMessage,
-	namesTriggersOfThisN8n,
+	admitListener,
+	answerProof,
+	fullListMessage,
+	isFromHolder,
 	passToListeners,
-	readListenerCall,
+	removeListener,
+	takeOverQueue,
 } from './listeners';
 import { handOverTestEvent } from './testEvents';
 import type { Registration } from './webhookRegistration';
@@ -51,70 +58,145 @@ function durableRecords(this: IWebhookFunctions): boolean {
 }
 
 /**
- * One POST from the service: checks the secret (401), the body (400), drops duplicates (200, no
+ * Every POST to the trigger's address, read by the one inbox (inbox.ts) and handled by kind. The
+ * service's delivery: checks the secret (401), the body (400), drops duplicates (200, no
  * execution), optionally catches up on completions whose delivery was lost, and emits the new
  * completions oldest first.
  */
 export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-	// --- authentication: the secret this node registered with the queue ---
 	const state = this.getWorkflowStaticData('node');
 	const registration = readRegistration(state);
-	const query = this.getQueryData() as IDataObject;
-	if (!registration || !secretMatches(query.secret, registration.secret)) {
-		this.logger.debug('Task Queue Trigger: refused a call without the registered secret (401)');
-		return answer.call(this, 401, { message: 'Unauthorized' });
+	const message = readInbox(this.getBodyData());
+
+	// --- messages that carry their own proof instead of this trigger's secret ---
+	if (message.kind === 'listener' && 'prove' in message.message) {
+		// needs nothing of static data: answered while n8n is still activating this trigger
+		const own = {
+			queueId: registration?.queueId ?? getTriggerQueueId.call(this),
+			url: registration?.url ?? (this.getNodeWebhookUrl('default') as string),
+		};
+		const proof = await answerProof.call(this, own, message.message.prove);
+		return answer.call(this, proof.status, proof.body);
+	}
+	if (!registration) return refuse.call(this);
+	if (message.kind === 'passedOn') {
+		if (!(await isFromHolder.call(this, registration, message.passed)))
+			return answer.call(this, 401, { message: "Not passed on by the queue's holder" });
+		let body: unknown;
+		try {
+			body = JSON.parse(message.passed.delivery);
+		} catch {
+			return answer.call(this, 400, { message: 'The passed-on delivery is not JSON' });
+		}
+		// handled as this trigger's own delivery, never passed on again
+		return await receiveTask.call(this, state, registration, body, false);
+	}
+	if (message.kind === 'listener' && 'hold' in message.message) {
+		const taken = await takeOverQueue.call(this, state, registration, message.message.hold);
+		if (taken.status === 200)
+			state.registration = { ...registration, listening: false } as unknown as IDataObject;
+		return answer.call(this, taken.status, taken.body);
 	}
 
-	// --- routing: a waiting run's announcement, or a delivery of the service ---
-	const announced = readAnnouncement(this.getBodyData());
-	if (announced) {
-		// a Create and Wait of this n8n says which tasks it waits for (trigger/relay/knownRuns.ts)
-		const address = parseResumeAddress(announced.address, waitingBaseUrl(this));
-		if (!address || address.queueId !== registration.queueId)
-			return answer.call(this, 400, { message: 'Not a waiting run of this n8n on this queue' });
-		rememberRun(address.url, `${address.executionId}/${address.nodeId}`, announced.tasks);
-		return answer.call(this, 200, { received: true, tasks: announced.tasks.length });
-	}
-	const checked = readCheckRecordCall(this.getBodyData());
-	if (checked) {
-		// this trigger's Check for Lost Completions says where it stands (trigger/relay/checkRecord.ts)
-		if (checked.queueId !== registration.queueId)
-			return answer.call(this, 400, { message: 'Not the queue of this trigger' });
-		const kept = keepCheckRecord(
-			state,
-			scopeOf(this, registration),
-			checked,
-			durableRecords.call(this),
-		);
-		return answer.call(this, 200, { recorded: kept });
-	}
-	const listening = readListenerCall(this.getBodyData());
-	if (listening) {
-		// another Task Queue Trigger of this n8n on the same queue (listeners.ts)
-		if (!namesTriggersOfThisN8n(listening, registration.url))
-			return answer.call(this, 400, { message: 'Not a Task Queue Trigger of this n8n' });
-		if ('hold' in listening) {
-			const holding = { ...registration, listening: false };
-			if (listening.previous) holding.previousTarget = listening.previous;
-			state.registration = holding as unknown as IDataObject;
-		} else if (registration.listening) {
-			return answer.call(this, 409, { message: 'This trigger listens through another one' });
+	// --- authentication: the secret this node registered with the queue ---
+	const query = this.getQueryData() as IDataObject;
+	if (!secretMatches(query.secret, registration.secret)) return refuse.call(this);
+
+	switch (message.kind) {
+		case 'malformed':
+			return answer.call(this, 400, { message: message.reason });
+		case 'announcement': {
+			// a Create and Wait of this n8n says which tasks it waits for (trigger/relay/knownRuns.ts)
+			const announced = message.announcement;
+			const address = parseResumeAddress(announced.address, waitingBaseUrl(this));
+			if (!address || address.queueId !== registration.queueId)
+				return answer.call(this, 400, { message: 'Not a waiting run of this n8n on this queue' });
+			rememberRun(address.url, `${address.executionId}/${address.nodeId}`, announced.tasks);
+			return answer.call(this, 200, { received: true, tasks: announced.tasks.length });
 		}
-		return answer.call(this, 200, { [applyListenerMessage(state, listening)]: true });
+		case 'checkRecord': {
+			// this trigger's Check for Lost Completions says where it stands (trigger/relay/checkRecord.ts)
+			if (message.record.queueId !== registration.queueId)
+				return answer.call(this, 400, { message: 'Not the queue of this trigger' });
+			const kept = keepCheckRecord(
+				state,
+				scopeOf(this, registration),
+				message.record,
+				durableRecords.call(this),
+			);
+			return answer.call(this, 200, { recorded: kept });
+		}
+		case 'listener':
+			return await holderAnswers.call(this, state, registration, message.message);
+		case 'delivery':
+			return await receiveTask.call(
+				this,
+				state,
+				registration,
+				message.body,
+				!registration.listening,
+			);
 	}
-	const check = checkDelivery(this.getBodyData(), registration.queueId);
+}
+
+function refuse(this: IWebhookFunctions): IWebhookResponseData {
+	this.logger.debug('Task Queue Trigger: refused a call without the registered secret (401)');
+	return answer.call(this, 401, { message: 'Unauthorized' });
+}
+
+/** A listener's join or leave, at the trigger that holds the queue (listeners.ts). */
+async function holderAnswers(
+	this: IWebhookFunctions,
+	state: IDataObject,
+	registration: Registration,
+	message: ListenerMessage,
+): Promise<IWebhookResponseData> {
+	if (registration.listening)
+		return answer.call(this, 409, { message: 'This trigger listens through another one' });
+	if ('leave' in message) {
+		if (!removeListener(state, message.leave))
+			return answer.call(this, 403, {
+				message: 'Not a listener of this trigger, or not its token',
+			});
+		return answer.call(this, 200, { left: true });
+	}
+	if (!('join' in message))
+		return answer.call(this, 400, { message: 'Not a message for the holder' });
+	const outcome = await admitListener.call(this, state, registration, message.join.url);
+	if (outcome === 'full')
+		return answer.call(this, 409, { full: true, message: fullListMessage(registration.queueId) });
+	if (outcome !== 'joined') {
+		this.logger.warn(
+			`Task Queue Trigger: refused a join of queue ${registration.queueId} by an address that did not prove it is a Task Queue Trigger listening to it (${message.join.url.slice(0, 200)})`,
+		);
+		return answer.call(this, 403, {
+			message: 'The address did not prove it is a Task Queue Trigger listening to this queue',
+		});
+	}
+	const options = this.getNodeParameter('options', {}) as IDataObject;
+	const previous = options.restorePreviousWebhook !== false ? registration.previousTarget : null;
+	return answer.call(this, 200, { joined: true, previous });
+}
+
+/** A delivery of the service (or passed on by the holder): checked, passed on once, accepted. */
+async function receiveTask(
+	this: IWebhookFunctions,
+	state: IDataObject,
+	registration: Registration,
+	body: unknown,
+	passOn: boolean,
+): Promise<IWebhookResponseData> {
+	const check = checkDelivery(body, registration.queueId);
 	if (!check.ok) {
 		this.logger.warn(
 			`Task Queue Trigger: refused a delivery for queue ${registration.queueId}: ${check.reason}`,
 		);
 		return answer.call(this, 400, { message: check.reason });
 	}
-	// What must outlive this n8n process goes to static data: the catch-up cursor, and the tasks
-	// seen when re-completions are dropped. Otherwise a delivery writes nothing there.
 	// the holder of the queue passes each delivery on to the triggers listening through it
-	const passing = registration.listening
-		? undefined
-		: passToListeners.call(this, state, this.getBodyData() as IDataObject);
+	const passing = passOn
+		? passToListeners.call(this, state, registration, JSON.stringify(check.task))
+		: undefined;
 	try {
 		return await acceptDelivery.call(this, state, registration, check.task);
 	} finally {
@@ -187,13 +269,23 @@ async function accept(
 	writeHeldCheckRecord(state, scope);
 	const cursor = readCursor(state.cursor);
 	let emit: CompletedTask[] = [task];
-	if (catchUp && cursor) {
+	if (catchUp && !cursor) {
+		// activated before Catch Up kept a cursor from activation: it starts at the newest listed
+		try {
+			const page = await fetchCompletedPage.call(this, registration.queueId, 0, 1);
+			state.cursor = cursorAtNewest(page.tasks) as unknown as IDataObject;
+		} catch {
+			// the next delivery tries again
+		}
+	} else if (catchUp && cursor) {
 		try {
 			const collected = await collectAfter.call(this, registration.queueId, cursor);
 			const missed = collected.tasks.filter((t) => !skip(t));
 			seen.claim(missed);
 			emit = [...missed, task].sort(compareCompletions);
-			state.cursor = advanceCursor(cursor, emit) as unknown as IDataObject;
+			// the cursor moves only over what the service listed: a delivered completion dated in
+			// the future (a caller with the secret) cannot carry it past completions still to come
+			state.cursor = advanceCursor(cursor, collected.tasks) as unknown as IDataObject;
 			if (missed.length > 0) {
 				this.logger.info(
 					`Task Queue Trigger: caught up ${missed.length} completion(s) of queue ${registration.queueId} completed before this one and not delivered yet (lost, or still on their way: a late one is then dropped as a duplicate)`,
@@ -205,8 +297,6 @@ async function accept(
 				`Task Queue Trigger: could not look for missed completions of queue ${registration.queueId} (${(error as Error).message}); the next delivery tries again`,
 			);
 		}
-	} else {
-		state.cursor = advanceCursor(cursor, [task]) as unknown as IDataObject;
 	}
 	// With static data written, the node answers the service itself and returns `noWebhookResponse`
 	// WITH the items: n8n then saves the static data (cursor, `seen`) before it starts the execution.

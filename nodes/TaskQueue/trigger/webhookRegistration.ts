@@ -5,6 +5,8 @@ import { isValidUrl } from '../helpers/values';
 import { asNodeError } from '../helpers/errors';
 import { getTriggerQueueId } from '../helpers/queue';
 import { getTaskQueueCredentials } from '../transport';
+import { fetchCompletedPage } from '../transport/completedPages';
+import { cursorAtNewest } from '../helpers/completions';
 import { getQueue, getWebhookTarget, setWebhookTarget } from '../transport/endpoints';
 import {
 	classifyTarget,
@@ -14,7 +16,7 @@ import {
 	targetWithSecret,
 	withoutQuery,
 } from '../helpers/webhookTarget';
-import { handOver, listenersOf, tellHolder } from './listeners';
+import { fullListMessage, handOver, joinHolder, leaveHolder, listenersOf } from './listeners';
 import { reachabilityWarning } from './webhookReachability';
 
 /** What this node registered, kept in the workflow's static data (`registration`). */
@@ -150,21 +152,24 @@ async function register(this: IHookFunctions): Promise<boolean> {
 	if (kind === 'foreign') {
 		if (isTriggerOfThisN8n(live, url)) {
 			// another Task Queue Trigger of this n8n holds the queue: listen through it (listeners.ts)
-			const joined = await tellHolder.call(this, live as string, {
-				join: targetWithSecret(url, secret),
-			});
+			if (options.catchUp === true && (previous?.queueId !== queueId || !state.cursor))
+				await startCursor.call(this, state, queueId);
+			const joined = await joinHolder.call(this, live as string, url);
+			if (joined.outcome === 'full') throw new NodeOperationError(node, fullListMessage(queueId));
 			const registration: Registration = {
 				queueId,
 				url,
 				secret,
-				previousTarget: null,
+				// what the holder puts back at the end, as its own answer says: if the queue is handed
+				// to this trigger, it puts the same back
+				previousTarget: joined.previous,
 				test,
 				listening: true,
 			};
 			state.registration = registration as unknown as IDataObject;
 			delete state.listeners;
 			this.logger.info(
-				`Task Queue Trigger: queue ${queueId} is held by another Task Queue Trigger of this n8n (${new URL(live as string).pathname}); this one ${joined ? 'listens through it' : 'joins it at its next check (it did not answer now)'}: each receives every completed task`,
+				`Task Queue Trigger: queue ${queueId} is held by another Task Queue Trigger of this n8n (${new URL(live as string).pathname}); this one ${joined.outcome === 'joined' ? 'listens through it' : `joins it at its next check (${joined.outcome} now)`}: each receives every completed task`,
 			);
 			return true;
 		}
@@ -186,6 +191,8 @@ async function register(this: IHookFunctions): Promise<boolean> {
 		);
 	}
 
+	if (options.catchUp === true && (!previous || previous.queueId !== queueId || !state.cursor))
+		await startCursor.call(this, state, queueId);
 	await setWebhookTarget.call(this, queueId, targetWithSecret(url, secret));
 	const registration: Registration = {
 		queueId,
@@ -196,15 +203,25 @@ async function register(this: IHookFunctions): Promise<boolean> {
 		listening: false,
 	};
 	state.registration = registration as unknown as IDataObject;
-	if (!previous || previous.queueId !== queueId) {
-		// A new queue (or a first activation): catch-up starts from here, not from an old cursor.
-		delete state.cursor;
-	}
 
 	const credentials = await getTaskQueueCredentials.call(this);
 	const warning = reachabilityWarning(url, credentials.baseUrl);
 	if (warning) this.logger.warn(`Task Queue Trigger on queue ${queueId}: ${warning}`);
 	return true;
+}
+
+/**
+ * Catch Up starts at activation: at the newest completion the service lists before the queue points
+ * at this trigger, so a completion after it whose delivery is lost is caught up with the next
+ * delivery, the first included. Without Catch Up no cursor is kept.
+ */
+async function startCursor(
+	this: IHookFunctions,
+	state: IDataObject,
+	queueId: number,
+): Promise<void> {
+	const page = await fetchCompletedPage.call(this, queueId, 0, 1);
+	state.cursor = cursorAtNewest(page.tasks) as unknown as IDataObject;
 }
 
 /**
@@ -249,22 +266,30 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 			description: `${(error as Error).message}. This workflow's address may still be registered: n8n retries the removal; otherwise remove it on the queue's Connections screen in the service.`,
 		});
 	}
-	if (registration?.listening) {
-		if (isTriggerOfThisN8n(live, url) && classifyTarget(live, url) !== 'mine')
-			await tellHolder.call(this, live as string, {
-				leave: targetWithSecret(url, registration.secret),
-			});
+	const heldByAnother = isTriggerOfThisN8n(live, url) && classifyTarget(live, url) !== 'mine';
+	if (registration && heldByAnother) {
+		// this trigger listens through another one (or was handed over from): it leaves
+		await leaveHolder.call(this, live as string, url);
 		this.logger.info(`Task Queue Trigger: stopped listening to queue ${queueId}`);
-	} else if (classifyTarget(live, url) === 'mine' && listenersOf(state).length > 0) {
-		// the listeners on this queue go on: the first that answers holds it now
-		const next = await handOver.call(
-			this,
-			state,
-			restore ? (registration?.previousTarget ?? null) : null,
-		);
-		const back =
-			next ?? (restore && registration?.previousTarget ? registration.previousTarget : '');
-		await setWebhookTarget.call(this, queueId, back);
+	} else if (
+		registration &&
+		classifyTarget(live, url) === 'mine' &&
+		listenersOf(state).length > 0
+	) {
+		// the listeners on this queue go on: the first that answers takes the queue (it points the
+		// queue at itself) and the others; it keeps what this one would have put back
+		const next = await handOver.call(this, state, registration);
+		if (next) {
+			const now = await getWebhookTarget.call(this, queueId);
+			if (isTriggerOfThisN8n(now, url) && classifyTarget(now, url) !== 'mine')
+				await leaveHolder.call(this, now as string, url);
+		} else {
+			await setWebhookTarget.call(
+				this,
+				queueId,
+				restore && registration.previousTarget ? registration.previousTarget : '',
+			);
+		}
 		this.logger.info(
 			next
 				? `Task Queue Trigger: handed queue ${queueId} to another Task Queue Trigger of this n8n that listened to it (${new URL(next).pathname})`

@@ -342,6 +342,60 @@ describe('real deliveries from the sandbox', () => {
 		});
 	});
 
+	it('catch-up from activation: completions whose delivery is lost before the first delivery are emitted with it; a re-publish opens no window', async () => {
+		const t = trigger({ catchUp: true });
+		await withServer(t, async () => {
+			const before = await completedKeys();
+			await t.activate();
+			await env.client.createTasks(QUEUE, 10);
+			await env.client.setFaults([{ webhook: 'drop', count: 2 }]);
+			await env.client.completeMany(QUEUE, 2, BY);
+			await env.client.clearFaults();
+			await env.client.completeMany(QUEUE, 1, BY);
+			await env.client.waitForWebhookCalls(3);
+			expect(await audit(t, before)).toEqual({ expected: 3, emitted: 3, lost: 0, duplicated: 0 });
+			// deactivated and activated again: what is completed after the new activation counts
+			await t.delete();
+			await t.activate();
+			const republished = await completedKeys();
+			await env.client.setFaults([{ webhook: 'drop', count: 1 }]);
+			await env.client.completeMany(QUEUE, 1, BY);
+			await env.client.clearFaults();
+			await env.client.completeMany(QUEUE, 1, BY);
+			await env.client.waitForWebhookCalls(5);
+			const after = (await completedKeys()).filter((k) => !republished.includes(k));
+			expect(t.emitted.slice(3).map(key)).toEqual(after);
+		});
+	});
+
+	it('catch-up: a delivery dated in the future (a caller with the secret) does not move the cursor past completions still to come', async () => {
+		const t = trigger({ catchUp: true });
+		await withServer(t, async () => {
+			const before = await completedKeys();
+			await t.activate();
+			await env.client.createTasks(QUEUE, 10);
+			await env.client.completeMany(QUEUE, 1, BY);
+			await env.client.waitForWebhookCalls(1);
+			const [call] = await env.client.webhookCalls();
+			const forged = { ...call.body, id: 999_999, completed_at: '2099-01-01T00:00:00.000Z' };
+			const { response } = await t.deliver({
+				body: forged,
+				query: { secret: t.secret() as string },
+			});
+			expect(response.statusCode).toBe(200);
+			expect(JSON.stringify(t.state().cursor)).not.toContain('2099');
+			await env.client.setFaults([{ webhook: 'drop', count: 2 }]);
+			await env.client.completeMany(QUEUE, 2, BY);
+			await env.client.clearFaults();
+			await env.client.completeMany(QUEUE, 1, BY);
+			await env.client.waitForWebhookCalls(4);
+			const real = t.emitted.filter((x) => x.id !== 999_999);
+			expect(real.map(key).sort()).toEqual(
+				(await completedKeys()).filter((k) => !before.includes(k)).sort(),
+			);
+		});
+	});
+
 	it('catch-up emits each delivered completion once, though the list writes its instant in microseconds', async () => {
 		// a delivery says `…31.928Z`, the completed list `…31.928498Z` for the same completion
 		const t = trigger({ catchUp: true });
