@@ -686,6 +686,144 @@ describe('several Task Queue Triggers of this n8n on one queue', () => {
 	}, 600_000);
 });
 
+describe("the trigger's door in real n8n, against a caller who has the holder's secret", () => {
+	test('no join, hold or leave steers deliveries: no self-calls, no other workflow or host receives a task, no listener is dropped, the restored target is one the service held', async () => {
+		let outside = 0;
+		const collector = createServer((_req, res) => {
+			outside++;
+			res.end('{}');
+		});
+		await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+		const collectorUrl = `http://127.0.0.1:${(collector.address() as { port: number }).port}/stolen`;
+		const queue = await e.client.createQueue({
+			name: uniq('Door queue'),
+			blocks: [{ id: 'answer', name: 'Answer', type: 'text', text: {} }],
+		});
+		await e.client.setWebhook(queue.id, PREVIOUS_TARGET);
+		const ids = { first: uniq('tq-door-a'), second: uniq('tq-door-b'), other: uniq('tq-door-c') };
+		const workflow = async (webhookId: string, options: Record<string, unknown> = {}) =>
+			await createWorkflow(
+				e,
+				triggerWorkflow(e, `e2e door ${webhookId}`, {
+					type: TYPES.trigger,
+					webhookId,
+					parameters: { event: 'taskCompleted', queue: queueLocator(queue.id), options },
+				}),
+			);
+		const first = await workflow(ids.first, { replaceExistingWebhook: true });
+		const second = await workflow(ids.second);
+		// another workflow's Webhook node at a trigger-like path, answering with a redirect off n8n
+		const other = await createWorkflow(e, {
+			name: `e2e door other ${ids.other}`,
+			nodes: [
+				{
+					name: 'Hook',
+					type: 'n8n-nodes-base.webhook',
+					typeVersion: 2,
+					position: [0, 0],
+					webhookId: ids.other,
+					parameters: {
+						httpMethod: 'POST',
+						path: `${ids.other}/task-completed`,
+						responseMode: 'responseNode',
+						options: {},
+					},
+				},
+				{
+					name: 'Respond',
+					type: 'n8n-nodes-base.respondToWebhook',
+					typeVersion: 1.1,
+					position: [220, 0],
+					parameters: { respondWith: 'redirect', redirectURL: collectorUrl, options: {} },
+				},
+			],
+			connections: { Hook: { main: [[{ node: 'Respond', type: 'main', index: 0 }]] } },
+		});
+		try {
+			await activate(e, other);
+			await activate(e, first);
+			const holderTarget = async () =>
+				(await webhookTarget(e, queue.id)).includes(`/${ids.first}/task-completed?secret=`)
+					? await webhookTarget(e, queue.id)
+					: undefined;
+			const held = await waitFor('the first trigger holds the queue', holderTarget);
+			await activate(e, second);
+			const staticData = async (id: string) =>
+				(await e.n8n.api.get(`/workflows/${id}`)).data.staticData as Record<string, unknown>;
+			await waitFor('the second trigger listens through the first', async () =>
+				JSON.stringify(await staticData(first)).includes(`/${ids.second}/task-completed`)
+					? true
+					: undefined,
+			);
+			const post = async (body: unknown) =>
+				(await axios.post(held, body, { validateStatus: () => true, maxRedirects: 0 })).status;
+			const origin = new URL(held).origin;
+			const holderUrl = held.split('?')[0];
+			const secondUrl = holderUrl.replace(ids.first, ids.second);
+			expect(await post({ taskQueueListener: { join: { url: holderUrl } } })).toBe(403);
+			expect(
+				await post({
+					taskQueueListener: { join: { url: `${origin}/webhook/${ids.other}/task-completed` } },
+				}),
+			).toBe(403);
+			expect(await post({ taskQueueListener: { hold: [], previous: collectorUrl } })).toBe(400);
+			expect(
+				await post({ taskQueueListener: { leave: { url: secondUrl, token: 'e'.repeat(64) } } }),
+			).toBe(403);
+			for (let i = 0; i < 21; i++)
+				expect(
+					await post({
+						taskQueueListener: {
+							join: { url: `${origin}/webhook/junk-${i}-${ids.other}/task-completed` },
+						},
+					}),
+				).toBe(403);
+			// the holder keeps no listener's secret
+			const secondSecret = (
+				(await staticData(second))['node:Trigger'] as { registration: { secret: string } }
+			).registration.secret;
+			expect(JSON.stringify(await staticData(first))).not.toContain(secondSecret);
+
+			const received = async (workflowId: string) =>
+				(await executions(e, workflowId)).map((x) => nodeOutput(x, 'Trigger')[0].id as number);
+			const { ids: tasks } = await e.client.createTasks(queue.id, 2);
+			for (const id of tasks)
+				await e.client.complete(queue.id, id, { by: ALICE, data: { answer: 'y' } });
+			for (const workflowId of [first, second])
+				await waitFor(`two executions of ${workflowId}`, async () =>
+					(await received(workflowId)).length === 2 ? true : undefined,
+				);
+			await sleep(3000);
+			expect((await received(first)).sort()).toEqual([...tasks].sort());
+			expect((await received(second)).sort()).toEqual([...tasks].sort());
+			// the other workflow ran for the one proof it was asked for, never with a task
+			const otherRuns = await executions(e, other);
+			expect(JSON.stringify(otherRuns)).not.toContain('"status":"completed"');
+			expect(outside).toBe(0);
+
+			await deactivate(e, first);
+			await waitFor(
+				'the queue handed to the second trigger',
+				async () =>
+					(await webhookTarget(e, queue.id)).includes(`/${ids.second}/task-completed?secret=`)
+						? true
+						: undefined,
+				60_000,
+			);
+			await deactivate(e, second);
+			await waitFor('the target set by a person put back', async () =>
+				(await webhookTarget(e, queue.id)) === PREVIOUS_TARGET ? true : undefined,
+			);
+			expect(outside).toBe(0);
+		} finally {
+			await deleteWorkflow(e, first);
+			await deleteWorkflow(e, second);
+			await deleteWorkflow(e, other);
+			await new Promise((resolve) => collector.close(resolve));
+		}
+	}, 300_000);
+});
+
 describe('poll trigger', () => {
 	let workflowId = '';
 
