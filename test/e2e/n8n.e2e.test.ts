@@ -824,6 +824,50 @@ describe("the trigger's door in real n8n, against a caller who has the holder's 
 	}, 300_000);
 });
 
+describe('around activation', () => {
+	test('on a busy queue (25,000 completions today), a completion made while n8n activates the trigger is delivered and emitted: the first check waits for the next round', async () => {
+		const queue = await e.client.createQueue({
+			name: uniq('Busy queue'),
+			blocks: [{ id: 'answer', name: 'Answer', type: 'text', text: {} }],
+		});
+		await e.client.clearWebhookCalls();
+		await e.client.createTasks(queue.id, 25_001);
+		await e.client.completeMany(queue.id, 25_000, { by: ALICE });
+		const webhookId = uniq('tq-busy');
+		const workflowId = await createWorkflow(
+			e,
+			triggerWorkflow(e, `e2e busy ${webhookId}`, {
+				type: TYPES.trigger,
+				webhookId,
+				parameters: { event: 'taskCompleted', queue: queueLocator(queue.id), options: {} },
+			}),
+		);
+		try {
+			const activated = Date.now();
+			await activate(e, workflowId);
+			// the moment the service targets the trigger, a person completes the last task
+			await waitFor(
+				'the queue points at the trigger',
+				async () => ((await webhookTarget(e, queue.id)).includes(webhookId) ? true : undefined),
+				60_000,
+				25,
+			);
+			const completed = await e.client.completeMany(queue.id, 1, { by: ALICE });
+			process.stdout.write(`completion ${Date.now() - activated} ms after the activation call\n`);
+			const calls = await e.client.waitForWebhookCalls(1);
+			expect(calls.map((c) => [c.taskId, c.status])).toEqual([[completed.ids[0], 200]]);
+			const emitted = await waitFor('one execution', async () => {
+				const xs = await executions(e, workflowId);
+				return xs.length > 0 ? xs : undefined;
+			});
+			expect(emitted.map((x) => nodeOutput(x, 'Trigger')[0].id)).toEqual(completed.ids);
+		} finally {
+			await deleteWorkflow(e, workflowId);
+			await e.client.clearWebhookCalls();
+		}
+	}, 300_000);
+});
+
 describe('poll trigger', () => {
 	let workflowId = '';
 

@@ -1,6 +1,13 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import { completedPages, FIRST_PAGE_LIMIT, NEXT_PAGE_LIMIT } from '../transport/completedPages';
+import {
+	completedPages,
+	fetchCompletedPage,
+	findPlace,
+	FIRST_PAGE_LIMIT,
+	MAX_PAGE,
+	NEXT_PAGE_LIMIT,
+} from '../transport/completedPages';
 import type { CompletedTask } from '../transport/schemas';
 import type { TaskQueueContext } from '../transport/types';
 
@@ -136,4 +143,64 @@ export async function collectAfter(
 		}
 	}
 	return { tasks: [...found.values()].sort(compareCompletions), requests, complete: true };
+}
+
+/**
+ * For more completions after `cursor` than a read from the top reaches in time: the oldest first.
+ * Finds the cursor's place in the list (a binary search of one-task pages), then reads upward from
+ * there, page by page, handing each page's completions after the cursor to `take` (oldest first)
+ * before the next is read, until the top or the deadline; returns the cursor it reached. Each page
+ * ends on a completion not after the cursor, which proves nothing between was skipped: when newer
+ * completions pushed the list down meanwhile, the page is read again lower.
+ */
+export async function collectUpward(
+	this: TaskQueueContext,
+	queueId: number,
+	cursor: Cursor,
+	options: {
+		deadline: number;
+		take: (tasks: CompletedTask[]) => Promise<void>;
+		/** Where the previous call stopped, and the list's length then: the place is looked for there first. */
+		from?: Place;
+	},
+): Promise<{ cursor: Cursor; top: boolean; requests: number; place?: Place }> {
+	const { from } = options;
+	const guess = from
+		? (await fetchCompletedPage.call(this, queueId, 0, 1)).count - from.count + from.offset
+		: undefined;
+	const place = await findPlace.call(this, queueId, (task) => isAfter(task, cursor), {
+		deadline: options.deadline,
+		guess,
+	});
+	if (!place) return { cursor, top: false, requests: 0 };
+	let { requests, count } = place;
+	const read = async (offset: number, limit: number) => {
+		requests++;
+		return await fetchCompletedPage.call(this, queueId, offset, limit);
+	};
+	let boundary = place.offset;
+	let reached = cursor;
+	while (boundary > 0 && Date.now() <= options.deadline) {
+		const offset = Math.max(0, boundary - (MAX_PAGE - 1));
+		const limit = boundary - offset + 1;
+		const page = await read(offset, limit);
+		const oldest = page.tasks[page.tasks.length - 1];
+		if (page.tasks.length === limit && oldest && isAfter(oldest, reached)) {
+			boundary += Math.max(1, page.count - count);
+			count = page.count;
+			continue;
+		}
+		count = page.count;
+		const fresh = page.tasks.filter((task) => isAfter(task, reached)).sort(compareCompletions);
+		await options.take(fresh);
+		reached = advanceCursor(reached, fresh) ?? reached;
+		boundary = offset;
+	}
+	return { cursor: reached, top: boundary === 0, requests, place: { offset: boundary, count } };
+}
+
+/** A cursor's place in the list: its offset, when the list was `count` long. */
+export interface Place {
+	offset: number;
+	count: number;
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'crypto';
 import type { INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
@@ -63,7 +63,16 @@ export function targetWithSecret(url: string, secret: string): string {
 	return `${url}${url.includes('?') ? '&' : '?'}${SECRET_PARAM}=${secret}`;
 }
 
-export function newSecret(url: string, node: () => INode): string {
+/**
+ * A new secret: 64 hex characters (fewer if the URL is long, never fewer than 32). Given a key (the
+ * credential's API key), its second half signs its first half with the trigger's URL and queue, so
+ * the trigger can recognise it before n8n has saved the registration (`isSignedSecret`).
+ */
+export function newSecret(
+	url: string,
+	node: () => INode,
+	signing?: { key: string; queueId: number },
+): string {
 	const room = MAX_TARGET_LENGTH - targetWithSecret(url, '').length;
 	// 32 random bytes (64 hex characters); fewer if the URL is long, never fewer than 16 bytes.
 	const bytes = Math.min(32, Math.floor(room / 2));
@@ -76,7 +85,31 @@ export function newSecret(url: string, node: () => INode): string {
 			},
 		);
 	}
-	return randomBytes(bytes).toString('hex');
+	if (!signing) return randomBytes(bytes).toString('hex');
+	const nonce = randomBytes(Math.floor(bytes / 2)).toString('hex');
+	return nonce + secretSignature(nonce, url, signing).slice(0, bytes * 2 - nonce.length);
+}
+
+function secretSignature(nonce: string, url: string, signing: { key: string; queueId: number }) {
+	return createHmac('sha256', signing.key)
+		.update(
+			['task-queue:trigger-secret', withoutQuery(url), String(signing.queueId), nonce].join('\n'),
+		)
+		.digest('hex');
+}
+
+/** Whether `secret` is one `newSecret` made for this URL and queue with this key. */
+export function isSignedSecret(
+	secret: unknown,
+	url: string,
+	signing: { key: string; queueId: number },
+): boolean {
+	if (typeof secret !== 'string' || !/^[0-9a-f]{32,64}$/.test(secret) || signing.key === '')
+		return false;
+	const nonce = secret.slice(0, Math.floor(secret.length / 4) * 2);
+	const expected =
+		nonce + secretSignature(nonce, url, signing).slice(0, secret.length - nonce.length);
+	return timingSafeEqual(Buffer.from(expected), Buffer.from(secret));
 }
 
 /**

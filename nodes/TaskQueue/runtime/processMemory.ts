@@ -107,6 +107,12 @@ export const PROCESS_MEMORY = {
 		restart:
 			"the first check reads from the point kept in the trigger's static data (trigger/relay/checkRecord.ts), at most 24 hours back",
 	},
+	backlogPlaces: {
+		bound: 200,
+		holds:
+			"where each trigger's check stopped in a backlog it reads oldest first, and the list's length then (trigger/relay/checkLostCompletions.ts)",
+		restart: 'the next round looks for its place again (about 17 reads of one task)',
+	},
 	lostCompletionRecords: {
 		bound: 200,
 		holds:
@@ -136,6 +142,12 @@ export const PROCESS_MEMORY = {
 		holds:
 			"per trigger, the queue's live webhook target as it last read it: the holder's address and secret, which sign what the holder passes on (read again after a minute, or 2 s after a signature it does not verify; trigger/listeners.ts)",
 		restart: 'one read of the queue\'s webhook at the first message of its holder',
+	},
+	freshRegistrations: {
+		bound: 200,
+		holds:
+			"triggers registered by this process whose first Check for Lost Completions has not run: n8n 2.x runs it while activating, before it saves the registration, so it is left to the next round (trigger/webhookRegistration.ts)",
+		restart: 'none: after a restart the registration is saved, and the first check runs',
 	},
 	queueAddressFields: {
 		bound: 200,

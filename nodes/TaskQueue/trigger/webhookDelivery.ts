@@ -21,6 +21,8 @@ import {
 import { waitingBaseUrl } from '../runtime/n8nInternals';
 import { parseResumeAddress } from '../waiting/messages';
 import { getTriggerQueueId } from '../helpers/queue';
+import { isSignedSecret } from '../helpers/webhookTarget';
+import { getTaskQueueCredentials } from '../transport';
 import { noteDelivered } from './relay/checkLostCompletions';
 import {
 	beginWritingDelivery,
@@ -52,7 +54,8 @@ function answer(this: IWebhookFunctions, status: number, body: IDataObject): IWe
 }
 
 /** Whether deliveries keep records in static data (Catch Up, or re-completions dropped). */
-function durableRecords(this: IWebhookFunctions): boolean {
+function durableRecords(this: IWebhookFunctions, registration?: Registration): boolean {
+	if (registration?.notSaved) return false;
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	return options.catchUp === true || options.emitRecompletions === false;
 }
@@ -78,7 +81,17 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		const proof = await answerProof.call(this, own, message.message.prove);
 		return answer.call(this, proof.status, proof.body);
 	}
-	if (!registration) return refuse.call(this);
+	if (!registration) {
+		const provisional = await notSavedYet.call(this, message);
+		if (!provisional) return refuse.call(this);
+		return await receiveTask.call(
+			this,
+			state,
+			provisional,
+			(message as { body: unknown }).body,
+			false,
+		);
+	}
 	if (message.kind === 'passedOn') {
 		if (!(await isFromHolder.call(this, registration, message.passed)))
 			return answer.call(this, 401, { message: "Not passed on by the queue's holder" });
@@ -137,6 +150,37 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 				!registration.listening,
 			);
 	}
+}
+
+/**
+ * n8n saves a trigger's registration only once it has activated the workflow, but the service
+ * sends deliveries from the moment the queue points at it. Until then a delivery whose secret this
+ * trigger's credential signed for its address and queue (webhookTarget.ts, `newSecret`) is taken
+ * as the registration's, and handled without writing static data (n8n's save of the activation
+ * must not race with this call's).
+ */
+async function notSavedYet(
+	this: IWebhookFunctions,
+	message: ReturnType<typeof readInbox>,
+): Promise<Registration | undefined> {
+	if (message.kind !== 'delivery' || this.getMode() === 'manual') return undefined;
+	const secret = (this.getQueryData() as IDataObject).secret;
+	const queueId = getTriggerQueueId.call(this);
+	const url = this.getNodeWebhookUrl('default') as string;
+	const { apiKey } = await getTaskQueueCredentials.call(this);
+	if (!isSignedSecret(secret, url, { key: apiKey, queueId })) return undefined;
+	this.logger.debug(
+		`Task Queue Trigger: a delivery of queue ${queueId} arrived before n8n saved the activation; taken with the secret this trigger signed`,
+	);
+	return {
+		queueId,
+		url,
+		secret: secret as string,
+		previousTarget: null,
+		test: false,
+		listening: false,
+		notSaved: true,
+	};
 }
 
 function refuse(this: IWebhookFunctions): IWebhookResponseData {
@@ -210,7 +254,7 @@ async function acceptDelivery(
 	registration: Registration,
 	task: CompletedTask,
 ): Promise<IWebhookResponseData> {
-	const durable = durableRecords.call(this);
+	const durable = durableRecords.call(this, registration);
 	const scope = scopeOf(this, registration);
 	if (!durable) return await accept.call(this, state, registration, task, scope, false);
 	// while it runs, the check's record waits for it (trigger/relay/checkRecord.ts)

@@ -1,4 +1,4 @@
-import type { IDataObject, IHookFunctions } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, IPollFunctions } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { isValidUrl } from '../helpers/values';
@@ -18,6 +18,23 @@ import {
 } from '../helpers/webhookTarget';
 import { fullListMessage, handOver, joinHolder, leaveHolder, listenersOf } from './listeners';
 import { reachabilityWarning } from './webhookReachability';
+import { rememberedSet } from '../runtime/processMemory';
+
+/**
+ * Triggers this process just registered. n8n 2.x runs a poll trigger's poll() while it activates
+ * the workflow, and saves the static data (the registration) only after it: until then the
+ * trigger's address refuses the service's deliveries (401). A first Check for Lost Completions,
+ * which may read a day of completions, would hold that window open for seconds; it is left to the
+ * next round instead.
+ */
+const freshRegistrations = rememberedSet<string>('freshRegistrations');
+const registrationKey = (context: IHookFunctions | IPollFunctions) =>
+	`${context.getWorkflow().id}:${context.getNode().id}`;
+
+/** Whether this poll is the first since this process registered the trigger (it then does nothing). */
+export function isFirstCheckAfterRegistering(context: IPollFunctions): boolean {
+	return freshRegistrations.delete(registrationKey(context));
+}
 
 /** What this node registered, kept in the workflow's static data (`registration`). */
 export interface Registration {
@@ -31,6 +48,8 @@ export interface Registration {
 	test: boolean;
 	/** Another Task Queue Trigger of this n8n holds the queue: this one is its listener (listeners.ts). */
 	listening: boolean;
+	/** Made up from a signed secret while n8n has not saved the activation yet (never stored). */
+	notSaved?: boolean;
 }
 
 export function readRegistration(state: IDataObject): Registration | undefined {
@@ -124,10 +143,11 @@ async function register(this: IHookFunctions): Promise<boolean> {
 	checkWebhookUrl(url, () => node);
 	// a listener activated again (n8n 1.x asks on each start) keeps its secret: the address its
 	// holder passes deliveries to stays valid even when the holder cannot be told now
+	const credentials = await getTaskQueueCredentials.call(this);
 	const secret =
 		previous?.listening && previous.queueId === queueId && previous.url === url
 			? previous.secret
-			: newSecret(url, () => node);
+			: newSecret(url, () => node, { key: credentials.apiKey, queueId });
 	// The service reads and writes a webhook by queue id alone, in any organization: the queue is
 	// read through the credential's organization first, and one of another organization is "not found".
 	const queue = await getQueue.call(this, queueId);
@@ -168,6 +188,7 @@ async function register(this: IHookFunctions): Promise<boolean> {
 			};
 			state.registration = registration as unknown as IDataObject;
 			delete state.listeners;
+			freshRegistrations.add(registrationKey(this));
 			this.logger.info(
 				`Task Queue Trigger: queue ${queueId} is held by another Task Queue Trigger of this n8n (${new URL(live as string).pathname}); this one ${joined.outcome === 'joined' ? 'listens through it' : `joins it at its next check (${joined.outcome} now)`}: each receives every completed task`,
 			);
@@ -203,8 +224,8 @@ async function register(this: IHookFunctions): Promise<boolean> {
 		listening: false,
 	};
 	state.registration = registration as unknown as IDataObject;
+	freshRegistrations.add(registrationKey(this));
 
-	const credentials = await getTaskQueueCredentials.call(this);
 	const warning = reachabilityWarning(url, credentials.baseUrl);
 	if (warning) this.logger.warn(`Task Queue Trigger on queue ${queueId}: ${warning}`);
 	return true;

@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
+import { timeKey } from '../helpers/completions';
 
 // The three messages of the waiting protocol that cross process boundaries, each with its type,
 // its one builder and its one parser (round-trip tested in test/nodes/TaskQueue/waiting/messages.test.ts):
@@ -167,6 +168,18 @@ export function readForwardCall(body: unknown): number[] {
 	const { tasks } = (typeof body === 'object' && body !== null ? body : {}) as IDataObject;
 	const ids = Array.isArray(tasks) ? tasks.map((t) => (t as IDataObject)?.id) : [];
 	return ids.filter((id): id is number => Number.isSafeInteger(id)).slice(0, MAX_TASKS);
+}
+
+/** The completions a forward call names, with when it says each was completed (timeKey). */
+export function readForwardClaims(body: unknown): Array<{ id: number; at: string }> {
+	const { tasks } = (typeof body === 'object' && body !== null ? body : {}) as IDataObject;
+	if (!Array.isArray(tasks)) return [];
+	return tasks.slice(0, MAX_TASKS).flatMap((t) => {
+		const { id, completed_at: at } = (t ?? {}) as IDataObject;
+		return Number.isSafeInteger(id) && typeof at === 'string' && !Number.isNaN(Date.parse(at))
+			? [{ id: id as number, at: timeKey(at) }]
+			: [];
+	});
 }
 
 export interface ForwardAnswer {

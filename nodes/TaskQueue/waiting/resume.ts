@@ -11,7 +11,13 @@ import { refusesSecondResume } from '../runtime/n8nInternals';
 import { rememberedMap } from '../runtime/processMemory';
 import type { CompletedTask } from '../transport/schemas';
 import type { ForwardAnswer, ResumeAddress } from './messages';
-import { forwardAnswer, itemOfThisWait, readAddressQuery, readForwardCall } from './messages';
+import {
+	forwardAnswer,
+	itemOfThisWait,
+	readAddressQuery,
+	readForwardCall,
+	readForwardClaims,
+} from './messages';
 import { confirmCompletions } from './confirmation';
 import { readRunMemory, runToken, type RunMemory } from './memory';
 import { readWaitSettings, type WaitSettings } from './settings';
@@ -226,6 +232,7 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 		count: wait.count,
 		since: since(wait, memory),
 		taskIds: runTasks,
+		claimed: readForwardClaims(this.getBodyData()).filter((claim) => taken.includes(claim.id)),
 	};
 	let found: Map<number, CompletedTask>;
 	try {

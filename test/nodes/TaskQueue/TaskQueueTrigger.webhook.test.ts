@@ -75,12 +75,32 @@ describe('refused calls start no execution', () => {
 		expect(t.executions).toBe(0);
 	});
 
-	it('401 when the node has no registration at all (static data lost)', async () => {
+	it('before n8n has saved the registration (or once it is lost), only the secret this trigger signed for its address and queue is taken; any other gets 401', async () => {
 		const secret = t.secret() as string;
 		t.db = {};
-		const { response } = await t.deliver({ body: task, query: { secret } });
-		expect(response.statusCode).toBe(401);
+		const other = trigger();
+		other.webhookBaseUrl = 'http://localhost:5678/other';
+		await other.activate();
+		for (const wrong of [
+			'f'.repeat(64),
+			`${secret.slice(0, 32)}${'0'.repeat(32)}`,
+			other.secret() as string, // signed by the same key, for another address
+			secret.slice(0, 62),
+		]) {
+			const { response } = await t.deliver({ body: task, query: { secret: wrong } });
+			expect(response.statusCode).toBe(401);
+		}
 		expect(t.executions).toBe(0);
+		const { response } = await t.deliver({ body: task, query: { secret } });
+		expect(response.statusCode).toBe(200);
+		expect(t.emitted.map((x) => x.id)).toEqual([task.id]);
+		// nothing written: n8n's save of the activation is not raced
+		expect(t.db).toEqual({});
+		const { response: again } = await t.deliver({ body: task, query: { secret } });
+		expect(again.body).toEqual({ received: true, ignored: 'duplicate' });
+		// a body other than a delivery is never taken that way
+		const join = { taskQueueListener: { join: { url: t.url() } } };
+		expect((await t.deliver({ body: join, query: { secret } })).response.statusCode).toBe(401);
 	});
 
 	it.each([

@@ -1,9 +1,11 @@
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
-import type { Cursor } from '../../helpers/completions';
+import type { Cursor, Place } from '../../helpers/completions';
 import {
 	advanceCursor,
 	collectAfter,
+	collectUpward,
+	compareCompletions,
 	completionKey,
 	timeKey,
 	toItem,
@@ -35,6 +37,8 @@ const settledHere = rememberedSet<string>('settledCompletions');
 const owedHere = rememberedMap<string, CompletedTask>('owedCompletions');
 /** Completions a round could not settle (the service or n8n unreachable): passed on again next round. */
 const retryHere = rememberedMap<string, CompletedTask>('retryCompletions');
+/** Where a round that read a backlog oldest first stopped in the list, by trigger. */
+const backlogPlaces = rememberedMap<string, Place>('backlogPlaces');
 /** Where each trigger's rounds stand in this process. */
 const cursors = rememberedMap<string, Cursor>('lostCompletionCursors');
 /** The restart point each trigger's static data holds, as this process last sent it. */
@@ -71,21 +75,29 @@ export async function checkLostCompletions(
 			? { at: stored.at, ids: stored.ids }
 			: { at: lookback, ids: [] });
 	const budget = pollBudgetMs(this);
-	const deadline =
-		Date.now() + Math.min(ROUND_BUDGET_MS, budget && budget > 0 ? budget * 0.8 : ROUND_BUDGET_MS);
+	const roundMs = Math.min(ROUND_BUDGET_MS, budget && budget > 0 ? budget * 0.8 : ROUND_BUDGET_MS);
+	const started = Date.now();
 	let collected: Awaited<ReturnType<typeof collectAfter>>;
 	try {
-		collected = await collectAfter.call(this, queueId, cursor, { deadline, nextLimit: 1000 });
+		// half the round reads from the top; a backlog larger than that is read oldest first
+		collected = await collectAfter.call(this, queueId, cursor, {
+			deadline: started + roundMs / 2,
+			nextLimit: 1000,
+		});
+		if (!collected.complete)
+			return await catchUpOnBacklog.call(
+				this,
+				scope,
+				queueId,
+				cursor,
+				started + roundMs,
+				dataOnly,
+				home,
+			);
 	} catch (error) {
 		// the service failed: the next round reads from the same point
 		this.logger.warn(
 			`Task Queue Trigger: could not check queue ${queueId} for lost completions (${(error as Error).message}); the next check tries again`,
-		);
-		return null;
-	}
-	if (!collected.complete) {
-		this.logger.warn(
-			`Task Queue Trigger: the check for lost completions of queue ${queueId} could not read all completions since its last round (${collected.requests} pages); the next round goes on`,
 		);
 		return null;
 	}
@@ -101,6 +113,43 @@ export async function checkLostCompletions(
 	const emit = tasks.length > 0 ? await passOn.call(this, queueId, tasks) : [];
 	await record.call(this, scope, queueId, next, home);
 	emit.sort((a, b) => (timeKey(a.completed_at) < timeKey(b.completed_at) ? -1 : 1));
+	return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;
+}
+
+/**
+ * More completions lie after the round's cursor than it reads from the top in half its time: it
+ * reads them oldest first from where it stands, passing each page on before the next, and moves as
+ * far as the rest of its time allows; the next round goes on from there.
+ */
+async function catchUpOnBacklog(
+	this: IPollFunctions,
+	scope: string,
+	queueId: number,
+	cursor: Cursor,
+	deadline: number,
+	dataOnly: boolean,
+	home: CheckHome,
+): Promise<INodeExecutionData[][] | null> {
+	const emit: CompletedTask[] = [];
+	const take = async (tasks: CompletedTask[]) => {
+		const fresh = tasks.filter((task) => !settledHere.has(completionKey(task)));
+		if (fresh.length > 0) emit.push(...(await passOn.call(this, queueId, fresh)));
+	};
+	const reached = await collectUpward.call(this, queueId, cursor, {
+		deadline,
+		take,
+		from: backlogPlaces.get(scope),
+	});
+	if (reached.place && !reached.top) backlogPlaces.set(scope, reached.place);
+	else backlogPlaces.delete(scope);
+	const again = [...owedHere.values(), ...retryHere.values()].filter((t) => t.queue_id === queueId);
+	if (again.length > 0) emit.push(...(await passOn.call(this, queueId, again)));
+	cursors.set(scope, reached.cursor);
+	await record.call(this, scope, queueId, reached.cursor, home);
+	this.logger.info(
+		`Task Queue Trigger: the check for lost completions of queue ${queueId} had more completions to read than one round reads from the top; it read them oldest first up to ${reached.cursor.at || 'the start'} (${reached.requests} requests)${reached.top ? '' : '; the next round goes on from there'}`,
+	);
+	emit.sort(compareCompletions);
 	return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;
 }
 

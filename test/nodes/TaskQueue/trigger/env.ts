@@ -180,9 +180,13 @@ export class WebhookTriggerUnderTest {
 		);
 	}
 
-	/** What n8n does on activation: create unless checkExists says it is there. */
+	/**
+	 * What n8n does on activation: create unless checkExists says it is there, then one poll of the
+	 * trigger's Check for Lost Completions (1.x and 2.x alike) before the workflow counts as active.
+	 */
 	async activate(): Promise<void> {
 		if (!(await this.checkExists())) await this.create();
+		await this.reconcile();
 	}
 
 	/**
@@ -197,6 +201,9 @@ export class WebhookTriggerUnderTest {
 	 */
 	n8nMajor: 1 | 2 = 2;
 
+	/** n8n 2.x's poll budget for the trigger's poll() (its getPollBudgetMs); n8n's own when unset. */
+	pollBudgetMs: number | undefined = undefined;
+
 	/**
 	 * One round of the trigger's reconciliation, as n8n's poller runs it on the trigger's Poll Times:
 	 * poll() over the workflow as activated (its static data is not saved: the round writes none).
@@ -204,7 +211,12 @@ export class WebhookTriggerUnderTest {
 	async reconcile(mode: 'trigger' | 'manual' = 'trigger'): Promise<INodeExecutionData[][] | null> {
 		const env = this.env();
 		const before = JSON.stringify(env.workflow.staticData);
-		const result = await webhookTrigger.poll.call(pollContext(env, mode));
+		const context = pollContext(env, mode);
+		if (this.pollBudgetMs !== undefined) {
+			const budget = this.pollBudgetMs;
+			Object.defineProperty(context, 'getPollBudgetMs', { value: () => budget });
+		}
+		const result = await webhookTrigger.poll.call(context);
 		expect(JSON.stringify(env.workflow.staticData)).toBe(before);
 		if (result && mode !== 'manual') {
 			this.executions++;

@@ -244,6 +244,55 @@ describe('3b. a confirming read is bounded', () => {
 	}, 120_000);
 });
 
+describe('3c. a backlog does not stall the check', () => {
+	/** A round of 4 s whose first read of the completed list takes `delayMs`: the read from the top stops short. */
+	async function slowRound(delayMs = 2_100) {
+		trigger.pollBudgetMs = 5_000;
+		await env.client.setFaults([{ route: 'completed', kind: 'slow', delayMs, count: 1 }]);
+		try {
+			return await trigger.reconcile();
+		} finally {
+			await env.client.clearFaults();
+		}
+	}
+
+	test("25,000 completions after the run's lost answer, more than a round reads from the top: the check reads them oldest first and resumes the run in one round", async () => {
+		const { executionId, tasks } = await createAndWait({}, [{ message: 'only' }]);
+		await env.client.createTasks(QUEUE, 25_000);
+		await env.client.setWebhook(QUEUE, ''); // every delivery from here on is lost
+		await complete(tasks[0].id);
+		await env.client.completeMany(QUEUE, 25_000, { by: 'bob@example.com' });
+		expect(await slowRound()).toBeNull();
+		expect(resumedIds(executionId)).toEqual([tasks[0].id]);
+		expect(trigger.executions).toBe(0);
+	}, 120_000);
+
+	test('a backlog a round cannot finish: each round goes on from where the last stopped, up to the newest completion', async () => {
+		await env.client.createTasks(QUEUE, 25_000);
+		await env.client.setWebhook(QUEUE, '');
+		await env.client.completeMany(QUEUE, 25_000, { by: 'bob@example.com' });
+		const newest = (await env.client.tasks(QUEUE))
+			.map((t) => String(t.completed_at ?? ''))
+			.sort()
+			.pop() as string;
+		// each round of 4 s waits 2.5 s for its first read; every read takes 60 ms more: too little
+		// for 26 pages from the top
+		await env.client.setLatency(60);
+		const points: string[] = [];
+		try {
+			for (let round = 0; round < 12; round++) {
+				await slowRound(2_500);
+				points.push(String((trigger.state().lostCompletionCheck as IDataObject | undefined)?.at));
+				if (newest.startsWith(points[points.length - 1])) break;
+			}
+		} finally {
+			await env.client.setLatency(0);
+		}
+		expect([...points].sort()).toEqual(points);
+		expect(newest.startsWith(points[points.length - 1])).toBe(true);
+	}, 180_000);
+});
+
 describe('4. "The First Task Is Completed" pairs the answer with its own input downstream', () => {
 	test("the answer to item 1 is item 1 for the next node ($('Start').item), as n8n 2.41 renumbers a resumed node's items", async () => {
 		const { run, tasks } = await createAndWait({ waitFor: 'first' }, INPUT, { probe: true });
