@@ -80,6 +80,13 @@ export const PROCESS_MEMORY = {
 		restart:
 			"a completion reaching a finished run the process no longer knows is not emitted (it may have been the run's)",
 	},
+	answeredRunTasks: {
+		bound: 5_000,
+		holds:
+			"each known run's task ids as the run itself answered them: only these keep a completion routed to a finished run by id alone from being emitted (trigger/relay/knownRuns.ts)",
+		restart:
+			'a completion whose address a person replaced, reaching its finished run by id, is emitted as an ordinary one',
+	},
 	settledCompletions: {
 		bound: 10_000,
 		holds:

@@ -19,7 +19,7 @@ import {
 	secretMatches,
 } from './deliveryChecks';
 import { waitingBaseUrl } from '../runtime/n8nInternals';
-import { parseResumeAddress } from '../waiting/messages';
+import { isSignedAnnouncement, parseResumeAddress } from '../waiting/messages';
 import { getTriggerQueueId } from '../helpers/queue';
 import { isSignedSecret } from '../helpers/webhookTarget';
 import { getTaskQueueCredentials } from '../transport';
@@ -124,7 +124,14 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			const address = parseResumeAddress(announced.address, waitingBaseUrl(this));
 			if (!address || address.queueId !== registration.queueId)
 				return answer.call(this, 400, { message: 'Not a waiting run of this n8n on this queue' });
-			rememberRun(address.url, `${address.executionId}/${address.nodeId}`, announced.tasks);
+			// signed with this trigger's credential's key: the run's own list; otherwise a claim
+			const { apiKey } = await getTaskQueueCredentials.call(this);
+			rememberRun(
+				address.url,
+				`${address.executionId}/${address.nodeId}`,
+				announced.tasks,
+				isSignedAnnouncement(announced, apiKey) ? 'answer' : 'announcement',
+			);
 			return answer.call(this, 200, { received: true, tasks: announced.tasks.length });
 		}
 		case 'checkRecord': {

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { postToThisN8n } from '../transport';
+import { getTaskQueueCredentials, postToThisN8n } from '../transport';
 import { announcement } from './messages';
 
 /**
@@ -16,7 +16,13 @@ export async function announceRun(
 	address: string,
 	tasks: number[],
 ): Promise<void> {
-	const answer = await postToThisN8n.call(this, triggerUrl, announcement(address, tasks), 10_000);
+	const { apiKey } = await getTaskQueueCredentials.call(this);
+	const answer = await postToThisN8n.call(
+		this,
+		triggerUrl,
+		announcement(address, tasks, apiKey),
+		10_000,
+	);
 	if ('status' in answer && answer.status < 300) return;
 	this.logger.info(
 		`Task Queue: the Task Queue Trigger of queue ${queueId} did not take the list of this run's tasks (${'status' in answer ? answer.status : 'no answer'}); their completions reach the run by the address each task carries`,

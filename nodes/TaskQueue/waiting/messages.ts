@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'crypto';
 import type { IDataObject } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
@@ -231,7 +232,13 @@ export type ReceivedAnswer = { status: number; body: unknown; html: boolean } | 
 
 /** How the caller reads an answer: an outcome per task, call again later, or an address n8n refused. */
 export type AnswerReading =
-	| { outcomes: Map<number, Outcome>; why: string; resumed: boolean }
+	| {
+			outcomes: Map<number, Outcome>;
+			why: string;
+			resumed: boolean;
+			/** n8n knows no such execution (404): deleted, or never one (an address made up). */
+			gone?: boolean;
+	  }
 	| 'retry'
 	| 'refusedAddress';
 
@@ -261,8 +268,10 @@ export function readForwardAnswer(answer: ReceivedAnswer, tasks: CompletedTask[]
 		);
 	// any other page is not n8n's answer for a waiting execution: a proxy, or n8n starting up
 	if (html) return 'retry';
-	// 404: the execution is gone (deleted): it may have taken the task before, so nothing is emitted
-	if (status === 404) return all('finished', `the execution no longer exists (HTTP 404: ${text})`);
+	// 404: no such execution (deleted, or an address made up: n8n answers 404 before it checks the
+	// signature); the trigger keeps the task from emitting only for a run it knows to be the task's
+	if (status === 404)
+		return { ...all('finished', `the execution does not exist (HTTP 404: ${text})`), gone: true };
 	if (status >= 400) return all('other', `n8n refused the call (HTTP ${status}: ${text})`);
 	const { taken } = (typeof body === 'object' && body !== null ? body : {}) as { taken?: unknown };
 	// n8n's own answer when the call resumed the run ("Workflow was started"): it does not say which
@@ -287,27 +296,55 @@ export function runTasksOf(answer: ReceivedAnswer): number[] | undefined {
 }
 
 // ---- 3. The announcement -----------------------------------------------------------------------
-// Create and Wait POSTs `{taskQueueWaitingRun: {address, tasks}}` to the queue's Task Queue Trigger
-// (of this n8n, with its secret) when its run starts to wait.
+// Create and Wait POSTs `{taskQueueWaitingRun: {address, tasks, signature}}` to the queue's Task
+// Queue Trigger (of this n8n, with its secret) when its run starts to wait. The trigger's secret is
+// readable by others; the signature (the node's credential's key over the address and the ids)
+// tells the trigger the list is the run's own, when both use the same credential's key.
 
 export interface Announcement {
 	address: string;
 	tasks: number[];
+	signature?: string;
+}
+
+export function announcementSignature(key: string, address: string, tasks: number[]): string {
+	return createHmac('sha256', key)
+		.update(['task-queue:announcement', address, tasks.join(',')].join('\n'))
+		.digest('hex');
 }
 
 export function announcement(
 	address: string,
 	tasks: number[],
+	key: string,
 ): { taskQueueWaitingRun: Announcement } {
-	return { taskQueueWaitingRun: { address, tasks } };
+	return {
+		taskQueueWaitingRun: { address, tasks, signature: announcementSignature(key, address, tasks) },
+	};
 }
 
 export function readAnnouncement(body: unknown): Announcement | undefined {
-	const run = (body as { taskQueueWaitingRun?: { address?: unknown; tasks?: unknown } } | undefined)
-		?.taskQueueWaitingRun;
+	const run = (
+		body as
+			| { taskQueueWaitingRun?: { address?: unknown; tasks?: unknown; signature?: unknown } }
+			| undefined
+	)?.taskQueueWaitingRun;
 	if (!run || typeof run.address !== 'string' || !Array.isArray(run.tasks)) return undefined;
 	const tasks = run.tasks.filter((id): id is number => Number.isSafeInteger(id));
+	const signature =
+		typeof run.signature === 'string' && /^[0-9a-f]{64}$/.test(run.signature)
+			? run.signature
+			: undefined;
 	return tasks.length === run.tasks.length && tasks.length <= MAX_TASKS
-		? { address: run.address, tasks }
+		? { address: run.address, tasks, ...(signature ? { signature } : {}) }
 		: undefined;
+}
+
+/** Whether the announcement was signed with this key (the same credential as the trigger's). */
+export function isSignedAnnouncement(run: Announcement, key: string): boolean {
+	if (!run.signature || key === '') return false;
+	return timingSafeEqual(
+		Buffer.from(run.signature, 'hex'),
+		Buffer.from(announcementSignature(key, run.address, run.tasks), 'hex'),
+	);
 }

@@ -15,7 +15,7 @@ import {
 } from '../../waiting/messages';
 import { postToThisN8n } from '../../transport';
 import { addressFieldsReader } from './addressFields';
-import { afterTheRun, forgetTask, rememberRun, runOf } from './knownRuns';
+import { afterTheRun, answered, forgetTask, rememberRun, runOf } from './knownRuns';
 
 // Forwarding: the triggers pass each completion that carries the resume address of an execution of
 // this n8n to that execution, which says whether the task is one of its own. What it does not take
@@ -140,7 +140,7 @@ async function drain(this: TriggerContext, key: string, lane: Lane): Promise<voi
 			for (const waiter of waiters) lane.waiting.delete(completionKey(waiter.task));
 			// what the run's answer teaches this process: its tasks
 			const runTasks = runTasksOf(answer);
-			if (runTasks) rememberRun(url, key, runTasks);
+			if (runTasks) rememberRun(url, key, runTasks, 'answer');
 			for (const [id, outcome] of reading.outcomes) {
 				// a finished run this process knows: its own tasks are not emitted, others are
 				const known =
@@ -149,6 +149,8 @@ async function drain(this: TriggerContext, key: string, lane: Lane): Promise<voi
 						: undefined;
 				if (known === 'other' || (known !== undefined && outcome === 'finished'))
 					reading.outcomes.set(id, known);
+				// no such execution, and none this process knows the task for: an ordinary completion
+				else if (reading.gone && known === undefined) reading.outcomes.set(id, 'other');
 			}
 			settleAll.call(this, lane, waiters, reading.outcomes, reading.why);
 		}
@@ -241,6 +243,14 @@ export async function forwardToWaiting(
 	// --- calls: one lane per execution, started once every completion of this call has joined it ---
 	for (const [key, lane] of started) void drain.call(this, key, lane);
 	await Promise.all(pending);
+	// --- claimed by an announcement only: a finished run that does not say the task was its own ---
+	for (const [key, { task, execution }] of routedById) {
+		if (outcomes.get(key) !== 'finished' || answered(execution, task.id)) continue;
+		const fields = mayCarryAddress(task) ? await fieldsOf(task.queue_id) : undefined;
+		const own =
+			fields instanceof Set ? findResumeAddress(task.data, waitingBase, fields) : undefined;
+		if (!own || `${own.executionId}/${own.nodeId}` !== execution) outcomes.set(key, 'other');
+	}
 	// --- misrouted: what the run it was routed to by id denies goes where its own address points ---
 	// What the run it was routed to by id says is not its own (a false announcement, or one this
 	// process mixed up) still goes where the task's own address points, if that is another run.

@@ -13,10 +13,30 @@ const runOfTask = rememberedMap<number, { url: string; execution: string }>('run
 /** Each remembered run's tasks. */
 const runs = rememberedMap<string, Set<number>>('runTasks');
 
-export function rememberRun(url: string, execution: string, taskIds: number[]): void {
+/** Each run's tasks as the run itself answered them (from the address n8n signed). */
+const answeredRuns = rememberedMap<string, Set<number>>('answeredRunTasks');
+
+/**
+ * What a run's announcement or its own answer says its tasks are. An announcement comes with the
+ * trigger's secret, which others can hold: unsigned by the trigger's credential it is a claim that
+ * routes tasks and tells them apart from a run that resumed, but only the run's own answer (or its
+ * signed announcement) can keep a completion routed to it by id alone from being emitted (`answered`).
+ */
+export function rememberRun(
+	url: string,
+	execution: string,
+	taskIds: number[],
+	source: 'announcement' | 'answer',
+): void {
 	const tasks = taskIds.slice(0, 1000);
 	for (const id of tasks) runOfTask.set(id, { url, execution });
 	runs.set(execution, new Set(tasks));
+	if (source === 'answer') answeredRuns.set(execution, new Set(tasks));
+}
+
+/** Whether the run itself answered that the task is one of its own. */
+export function answered(execution: string, taskId: number): boolean {
+	return answeredRuns.get(execution)?.has(taskId) === true;
 }
 
 export function runOf(taskId: number): { url: string; execution: string } | undefined {
@@ -43,4 +63,5 @@ export function afterTheRun(execution: string, taskId: number): 'other' | 'finis
 export function forgetRuns(): void {
 	runOfTask.clear();
 	runs.clear();
+	answeredRuns.clear();
 }

@@ -3,6 +3,8 @@ import { canCarryAddress } from '../../../../nodes/TaskQueue/helpers/blockModel'
 import type { Block, CompletedTask } from '../../../../nodes/TaskQueue/transport/schemas';
 import {
 	announcement,
+	isSignedAnnouncement,
+	type Announcement,
 	findResumeAddress,
 	forwardAnswer,
 	forwardCall,
@@ -204,7 +206,15 @@ describe('the forward call and its answer', () => {
 describe('the announcement', () => {
 	it('round-trips, and refuses anything but an address and a list of at most 1,000 task ids', () => {
 		const address = signedByN8n(resumeAddressQuery(parts));
-		expect(readAnnouncement(announcement(address, [3, 4]))).toEqual({ address, tasks: [3, 4] });
+		const signed = readAnnouncement(announcement(address, [3, 4], 'key'));
+		expect(signed).toEqual({ address, tasks: [3, 4], signature: expect.any(String) });
+		expect(isSignedAnnouncement(signed as Announcement, 'key')).toBe(true);
+		expect(isSignedAnnouncement(signed as Announcement, 'other key')).toBe(false);
+		expect(isSignedAnnouncement({ ...(signed as Announcement), tasks: [3, 5] }, 'key')).toBe(false);
+		expect(readAnnouncement({ taskQueueWaitingRun: { address, tasks: [3, 4] } })).toEqual({
+			address,
+			tasks: [3, 4],
+		});
 		expect(readAnnouncement({ taskQueueWaitingRun: { address, tasks: [3, '4'] } })).toBeUndefined();
 		expect(readAnnouncement({ taskQueueWaitingRun: { address: 5, tasks: [] } })).toBeUndefined();
 		expect(
@@ -212,6 +222,7 @@ describe('the announcement', () => {
 				announcement(
 					address,
 					Array.from({ length: 1001 }, (_, i) => i),
+					'key',
 				),
 			),
 		).toBeUndefined();
