@@ -3,7 +3,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import type { Announcement } from '../waiting/messages';
 import { readAnnouncement } from '../waiting/messages';
-import type { CheckRecord } from './relay/checkRecord';
+import type { CheckRecordCall } from './relay/checkRecord';
 import { readCheckRecordCall } from './relay/checkRecord';
 
 // The one inbox of a Task Queue Trigger's address: every body it accepts is read here into one
@@ -19,9 +19,11 @@ import { readCheckRecordCall } from './relay/checkRecord';
 //   the queue's live webhook target. Handled as a delivery, never passed on again (loop-free by
 //   construction); refused by the holder itself.
 // - announcement: a waiting Create and Wait run of this n8n names its tasks. Needs the secret.
-//   Changes only the process's memory of runs (trigger/relay/knownRuns.ts), bounded there.
+//   Changes only the process's memory of runs (trigger/relay/knownRuns.ts), bounded there; only one
+//   signed with the trigger's credential's key can keep a completion from being emitted.
 // - checkRecord: this trigger's own Check for Lost Completions says where it stands. Needs the
-//   secret. Moves the stored record (trigger/relay/checkRecord.ts), never past what was listed.
+//   secret and a signature with the trigger's credential's key. Moves the stored record
+//   (trigger/relay/checkRecord.ts); a record later than now is not followed.
 // - listener: another Task Queue Trigger of this n8n on the same queue (trigger/listeners.ts):
 //   `join` (the secret, and the joiner proves itself by answering `prove` at its own address),
 //   `leave` (the secret, and the token only the listener can make), `prove` (anyone; answers a
@@ -52,7 +54,7 @@ export type InboxMessage =
 	| { kind: 'delivery'; body: unknown }
 	| { kind: 'passedOn'; passed: PassedOn }
 	| { kind: 'announcement'; announcement: Announcement }
-	| { kind: 'checkRecord'; record: CheckRecord }
+	| { kind: 'checkRecord'; call: CheckRecordCall }
 	| { kind: 'listener'; message: ListenerMessage }
 	| { kind: 'malformed'; reason: string };
 
@@ -88,8 +90,8 @@ export function readInbox(body: unknown): InboxMessage {
 				return announcement && ({ kind: 'announcement', announcement } as const);
 			}
 			default: {
-				const record = readCheckRecordCall(body);
-				return record && ({ kind: 'checkRecord', record } as const);
+				const call = readCheckRecordCall(body);
+				return call && ({ kind: 'checkRecord', call } as const);
 			}
 		}
 	})();

@@ -27,6 +27,7 @@ import { noteDelivered } from './relay/checkLostCompletions';
 import {
 	beginWritingDelivery,
 	endWritingDelivery,
+	isSignedRecord,
 	keepCheckRecord,
 	writeHeldCheckRecord,
 } from './relay/checkRecord';
@@ -136,12 +137,15 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 		}
 		case 'checkRecord': {
 			// this trigger's Check for Lost Completions says where it stands (trigger/relay/checkRecord.ts)
-			if (message.record.queueId !== registration.queueId)
+			if (message.call.record.queueId !== registration.queueId)
 				return answer.call(this, 400, { message: 'Not the queue of this trigger' });
+			const { apiKey } = await getTaskQueueCredentials.call(this);
+			if (!isSignedRecord(message.call, apiKey))
+				return answer.call(this, 403, { message: "Not signed by this trigger's check" });
 			const kept = keepCheckRecord(
 				state,
 				scopeOf(this, registration),
-				message.record,
+				message.call.record,
 				durableRecords.call(this),
 			);
 			return answer.call(this, 200, { recorded: kept });

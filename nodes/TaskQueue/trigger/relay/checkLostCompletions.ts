@@ -174,7 +174,12 @@ async function passOn(
 			continue;
 		}
 		retryHere.delete(key);
-		if (outcome === undefined) continue;
+		// owed, and now that the queue's fields can be read it carries no address of a run: its text
+		// only looked like one (the delivery met a failed read of the queue)
+		if (outcome === undefined) {
+			if (owedHere.delete(key)) emit.push(task);
+			continue;
+		}
 		if (owedHere.delete(key) && outcome === 'other') emit.push(task);
 		settledHere.add(key);
 	}

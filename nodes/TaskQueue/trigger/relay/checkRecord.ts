@@ -1,8 +1,9 @@
+import { createHmac, timingSafeEqual } from 'crypto';
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
 import type { Cursor } from '../../helpers/completions';
 import { timeKey } from '../../helpers/completions';
-import { postToThisN8n } from '../../transport';
+import { getTaskQueueCredentials, postToThisN8n } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';
 import { rememberedMap } from '../../runtime/processMemory';
 
@@ -24,16 +25,49 @@ export interface CheckRecord {
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?$/;
 const MAX_IDS = 1000;
 
+/**
+ * The record signed with the trigger's credential's key: the trigger's secret is readable by others
+ * (the queue's target), and a record made up with it could hide a lost completion after a restart.
+ */
+function recordSignature(key: string, record: CheckRecord): string {
+	return createHmac('sha256', key)
+		.update(['task-queue:check-record', record.queueId, record.at, record.ids.join(',')].join('\n'))
+		.digest('hex');
+}
+
 /** The call the check sends to its trigger. */
-export function checkRecordCall(record: CheckRecord): { taskQueueCheckedThrough: CheckRecord } {
-	return { taskQueueCheckedThrough: { ...record, ids: record.ids.slice(0, MAX_IDS) } };
+export function checkRecordCall(
+	record: CheckRecord,
+	key: string,
+): { taskQueueCheckedThrough: CheckRecord & { signature: string } } {
+	const sent = { ...record, ids: record.ids.slice(0, MAX_IDS) };
+	return { taskQueueCheckedThrough: { ...sent, signature: recordSignature(key, sent) } };
+}
+
+export interface CheckRecordCall {
+	record: CheckRecord;
+	signature?: string;
 }
 
 /** The record in a call to the trigger, or undefined when the body is not one. */
-export function readCheckRecordCall(body: unknown): CheckRecord | undefined {
+export function readCheckRecordCall(body: unknown): CheckRecordCall | undefined {
 	const value = (body as { taskQueueCheckedThrough?: unknown } | undefined)
 		?.taskQueueCheckedThrough;
-	return readRecord(value);
+	const record = readRecord(value);
+	if (!record) return undefined;
+	const signature = (value as IDataObject).signature;
+	return typeof signature === 'string' && /^[0-9a-f]{64}$/.test(signature)
+		? { record, signature }
+		: { record };
+}
+
+/** Whether the call was signed with this key (the trigger's own check sent it). */
+export function isSignedRecord(call: CheckRecordCall, key: string): boolean {
+	if (!call.signature || key === '') return false;
+	return timingSafeEqual(
+		Buffer.from(call.signature, 'hex'),
+		Buffer.from(recordSignature(key, call.record), 'hex'),
+	);
 }
 
 function readRecord(value: unknown): CheckRecord | undefined {
@@ -140,7 +174,13 @@ export async function sendCheckRecord(
 	triggerUrl: string,
 	record: CheckRecord,
 ): Promise<boolean> {
-	const answer = await postToThisN8n.call(this, triggerUrl, checkRecordCall(record), 10_000);
+	const { apiKey } = await getTaskQueueCredentials.call(this);
+	const answer = await postToThisN8n.call(
+		this,
+		triggerUrl,
+		checkRecordCall(record, apiKey),
+		10_000,
+	);
 	// held for the trigger's next delivery: sent again next round, in case none comes
 	if ('status' in answer && answer.status === 200)
 		return (answer.body as { recorded?: unknown } | undefined)?.recorded === 'stored';

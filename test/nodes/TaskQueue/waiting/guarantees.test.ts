@@ -24,6 +24,7 @@ import {
 import { FORWARD_RETRY_DELAYS_MS } from '../../../../nodes/TaskQueue/trigger/relay/forward';
 import { forgetRuns } from '../../../../nodes/TaskQueue/trigger/relay/knownRuns';
 import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/processMemory';
+import { checkRecordCall } from '../../../../nodes/TaskQueue/trigger/relay/checkRecord';
 
 const QUEUE = 104;
 let env: TriggerTestEnv;
@@ -48,6 +49,8 @@ beforeEach(async () => {
 afterEach(async () => await server.close());
 
 const INPUT = [{ message: 'first' }, { message: 'second' }];
+/** The key of the trigger's credential (a caller with the trigger's secret alone does not have it). */
+const apiKey = () => String(env.credentials().data.apiKey);
 
 async function createAndWait(
 	parameters: IDataObject = {},
@@ -554,8 +557,9 @@ describe('8. a restart costs what may still be waiting, not what the look-back w
 		const { executionId, tasks } = await createAndWait({}, [{ message: 'only' }]);
 		const secret = trigger.secret() as string;
 		const future = { queueId: QUEUE, at: '2099-01-01T00:00:00.000', ids: [] };
+		// even signed with the credential's key (which the secret alone does not give)
 		expect(
-			(await trigger.deliver({ body: { taskQueueCheckedThrough: future }, query: { secret } }))
+			(await trigger.deliver({ body: checkRecordCall(future, apiKey()), query: { secret } }))
 				.response.statusCode,
 		).toBe(200);
 		forgetAsAfterRestart();
@@ -566,19 +570,42 @@ describe('8. a restart costs what may still be waiting, not what the look-back w
 		expect(resumedIds(executionId)).toEqual([tasks[0].id]);
 	});
 
-	test("the trigger keeps a check's record only with its secret and for its own queue, starting no execution", async () => {
+	test("a record dated now, made up with the trigger's secret alone, is refused: after a restart the check still passes a lost completion on", async () => {
+		const { executionId, tasks } = await createAndWait({}, [{ message: 'only' }]);
+		await env.client.setFaults([{ webhook: 'drop', count: 1 }]);
+		await complete(tasks[0].id);
+		await env.client.waitForWebhookCalls(1);
+		const now = { queueId: QUEUE, at: new Date().toISOString().slice(0, 23), ids: [] };
+		const secret = trigger.secret() as string;
+		const forged = await trigger.deliver({
+			body: { taskQueueCheckedThrough: now },
+			query: { secret },
+		});
+		expect(forged.response.statusCode).toBe(403);
+		expect(trigger.state().lostCompletionCheck).toBeUndefined();
+		forgetAsAfterRestart();
+		expect(await trigger.reconcile()).toBeNull();
+		expect(resumedIds(executionId)).toEqual([tasks[0].id]);
+	});
+
+	test("the trigger keeps a check's record only with its secret, signed by its credential, and for its own queue, starting no execution", async () => {
 		const record = { queueId: QUEUE, at: '2026-11-26T10:00:00.000', ids: [1] };
 		const without = await trigger.deliver({ body: { taskQueueCheckedThrough: record } });
 		expect(without.response.statusCode).toBe(401);
 		const secret = trigger.secret() as string;
 		const other = await trigger.deliver({
-			body: { taskQueueCheckedThrough: { ...record, queueId: QUEUE + 1 } },
+			body: checkRecordCall({ ...record, queueId: QUEUE + 1 }, apiKey()),
 			query: { secret },
 		});
 		expect(other.response.statusCode).toBe(400);
 		expect(trigger.state().lostCompletionCheck).toBeUndefined();
-		const kept = await trigger.deliver({
+		const unsigned = await trigger.deliver({
 			body: { taskQueueCheckedThrough: record },
+			query: { secret },
+		});
+		expect(unsigned.response.statusCode).toBe(403);
+		const kept = await trigger.deliver({
+			body: checkRecordCall(record, apiKey()),
 			query: { secret },
 		});
 		expect(kept.response.statusCode).toBe(200);

@@ -3,7 +3,9 @@ import type { IDataObject } from 'n8n-workflow';
 import {
 	beginWritingDelivery,
 	checkRecordCall,
+	type CheckRecordCall,
 	endWritingDelivery,
+	isSignedRecord,
 	keepCheckRecord,
 	writeHeldCheckRecord,
 	readCheckRecordCall,
@@ -19,7 +21,17 @@ const task = (id: number, completedAt: string) =>
 describe('where Check for Lost Completions stands, kept across restarts', () => {
 	test('the call round-trips, and anything else is not a record', () => {
 		const record = { queueId: 7, at: '2026-11-26T10:00:00.123', ids: [3, 4] };
-		expect(readCheckRecordCall(checkRecordCall(record))).toEqual(record);
+		const call = readCheckRecordCall(checkRecordCall(record, 'key'));
+		expect(call).toEqual({ record, signature: expect.stringMatching(/^[0-9a-f]{64}$/) });
+		expect(isSignedRecord(call as CheckRecordCall, 'key')).toBe(true);
+		expect(isSignedRecord(call as CheckRecordCall, 'another key')).toBe(false);
+		expect(
+			isSignedRecord(
+				{ ...(call as CheckRecordCall), record: { ...record, at: '2099-01-01T00:00:00.000' } },
+				'key',
+			),
+		).toBe(false);
+		expect(readCheckRecordCall({ taskQueueCheckedThrough: record })).toEqual({ record });
 		for (const body of [
 			undefined,
 			{},

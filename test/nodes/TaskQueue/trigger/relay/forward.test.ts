@@ -284,6 +284,23 @@ test("a forged announcement (the trigger's secret and a finished run's address) 
 	expect(waiting.resumed.get('54')?.[0].map((i) => i.json.id)).toEqual([waited.id]);
 });
 
+test('a completion whose text only looks like an address, delivered while the queue cannot be read, is emitted by the next check', async () => {
+	await activateTrigger();
+	const { ids } = await env.client.createTasks(QUEUE, [
+		{ customer_message: 'quoted: https://example.com/x?tq=0-1-1&q=104&t=1&signature=abc' },
+	]);
+	forgetAsAfterRestart(); // the queue's fields not read yet in this process
+	await env.client.setFaults([{ route: 'getQueue', kind: 'html500', count: 1 }]);
+	await complete(ids[0]);
+	await env.client.waitForWebhookCalls(1);
+	await env.client.clearFaults();
+	// which field holds an address could not be told: not emitted yet, never lost
+	expect(trigger.executions).toBe(0);
+	const emitted = await trigger.reconcile();
+	expect(emitted?.[0].map((item) => item.json.id)).toEqual(ids);
+	expect(await trigger.reconcile()).toBeNull();
+});
+
 test('a completion that comes after the execution resumed (a re-completion) resumes nothing again, and is not emitted', async () => {
 	await activateTrigger();
 	const [waited] = await createAndWait('45', [{ message: 'once' }]);
