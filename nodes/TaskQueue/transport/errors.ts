@@ -206,3 +206,15 @@ function keepMessage(error: NodeApiError, message: string): NodeApiError {
 	error.message = message;
 	return error;
 }
+
+/** The service's answer was larger than the package reads (a hostile or broken service); not retried. */
+export function tooLargeError(node: INode, request: TaskQueueRequest, bytes: number): NodeApiError {
+	const message = `The Task Queue Service's answer to ${request.action} was too large (more than ${Math.floor(bytes / 1_048_576)} MB): it was not read`;
+	const error = new NodeApiError(node, { code: 'ANSWER_TOO_LARGE' } as JsonObject, {
+		message,
+		description:
+			'A page of the service is a few MB at most. Check that the Base URL of the Task Queue API credential points at the Task Queue Service, and not at something else that answers.',
+		itemIndex: request.itemIndex,
+	});
+	return keepMessage(error, message);
+}

@@ -10,7 +10,7 @@ import { NodeApiError, sleep } from 'n8n-workflow';
 import type { ZodType } from 'zod';
 
 import { rememberedMap } from '../runtime/processMemory';
-import { httpError, networkError, redirectError } from './errors';
+import { httpError, networkError, redirectError, tooLargeError } from './errors';
 import type {
 	TaskQueueContext,
 	TaskQueueCredentials,
@@ -22,6 +22,13 @@ import { CREDENTIAL_TYPE } from './types';
 export const MAX_ATTEMPTS = 5;
 /** A service that never answers must not hang the workflow; a create cut off this way is not retried. */
 export const REQUEST_TIMEOUT_MS = 60_000;
+/**
+ * The most one answer of the service may hold: a page of 1,000 tasks is a few MB. A larger one (a
+ * hostile or broken service) is cut off as it arrives, not read into memory.
+ */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+/** The bounds of one answer (an object so that tests can narrow them). */
+export const ANSWER_LIMITS = { wholeAnswerMs: REQUEST_TIMEOUT_MS, maxBytes: MAX_ANSWER_BYTES };
 const BASE_BACKOFF_MS = 200;
 const MAX_BACKOFF_MS = 5_000;
 const MAX_RETRY_AFTER_MS = 30_000;
@@ -171,7 +178,7 @@ export async function taskQueueRequest(
 	request: TaskQueueRequest,
 ): Promise<TaskQueueResponse> {
 	const { node, credentials, credentialsDecrypted } = await requestSetup.call(this);
-	const options: IHttpRequestOptions = {
+	const options: Omit<IHttpRequestOptions, 'abortSignal'> = {
 		method: request.method,
 		url: `${credentials.baseUrl}/orgs/${credentials.organizationId}/${credentials.apiPaths}${request.path}`,
 		qs: request.qs,
@@ -183,19 +190,29 @@ export async function taskQueueRequest(
 		skipSslCertificateValidation: credentials.ignoreSslIssues,
 		// the key must not follow a redirect to another origin (answered with redirectError)
 		disableFollowRedirect: true,
+		// a read's answer is read here, within MAX_ANSWER_BYTES (a write's answer is small, and some
+		// servers send a body with a 204 that only Node's parser, reading it whole, reports); every
+		// answer must arrive whole within REQUEST_TIMEOUT_MS (axios's own timeout only counts idle
+		// time: a trickled answer would hold the call for ever)
+		...(request.method === 'GET' ? { encoding: 'stream' as const } : {}),
 	};
 
 	for (let attempt = 1; ; attempt++) {
 		let response: IN8nHttpFullResponse;
 		const ticket = request.feedback?.sending() ?? 0;
 		const sentAt = Date.now();
+		const cutOff = new AbortController();
+		const deadline = AbortSignal.timeout(ANSWER_LIMITS.wholeAnswerMs);
 		try {
 			response = (await this.helpers.httpRequestWithAuthentication.call(
 				this,
 				CREDENTIAL_TYPE,
-				{ ...options },
+				{ ...options, abortSignal: AbortSignal.any([cutOff.signal, deadline]) },
 				{ credentialsDecrypted },
 			)) as IN8nHttpFullResponse;
+			response.body = (await readAnswer(response.body, deadline, () =>
+				cutOff.abort(),
+			)) as IN8nHttpFullResponse['body'];
 			request.feedback?.answered(
 				ticket,
 				Date.now() - sentAt,
@@ -203,7 +220,9 @@ export async function taskQueueRequest(
 			);
 		} catch (error) {
 			request.feedback?.answered(ticket, Date.now() - sentAt, true);
-			const code = networkErrorCode(error);
+			if (error instanceof AnswerTooLarge) throw tooLargeError(node, request, error.bytes);
+			// the whole answer did not arrive in time: as a timeout
+			const code = deadline.aborted ? 'ETIMEDOUT' : networkErrorCode(error);
 			const retryable =
 				request.retry === 'idempotent'
 					? code !== undefined && TRANSIENT_NETWORK_CODES.includes(code)
@@ -291,4 +310,49 @@ function networkErrorCode(error: unknown): string | undefined {
 	if (/socket hang up/i.test(message)) return 'ECONNRESET';
 	const match = /\b(E[A-Z]{4,})\b/.exec(message);
 	return match?.[1];
+}
+
+class AnswerTooLarge extends Error {
+	constructor(readonly bytes: number) {
+		super(`The answer is larger than ${ANSWER_LIMITS.maxBytes} bytes`);
+	}
+}
+
+/**
+ * An answer streamed in, at most MAX_ANSWER_BYTES, then read as axios reads JSON: parsed when it
+ * parses, the text otherwise. A body that is not a stream (a stand-in of n8n's helper) is kept.
+ */
+async function readAnswer(
+	body: unknown,
+	deadline: AbortSignal,
+	cutOff: () => void,
+): Promise<unknown> {
+	if (!body || typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] !== 'function')
+		return body;
+	const stream = body as AsyncIterable<Buffer | string> & { destroy?: (error?: Error) => void };
+	// the deadline ends the reading too (axios stops watching it once the headers are in)
+	const stop = () => stream.destroy?.(new Error('The whole answer did not arrive in time'));
+	deadline.addEventListener('abort', stop, { once: true });
+	const chunks: Buffer[] = [];
+	let bytes = 0;
+	try {
+		for await (const chunk of stream) {
+			const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+			bytes += buffer.length;
+			if (bytes > ANSWER_LIMITS.maxBytes) {
+				cutOff();
+				stream.destroy?.();
+				throw new AnswerTooLarge(bytes);
+			}
+			chunks.push(buffer);
+		}
+	} finally {
+		deadline.removeEventListener('abort', stop);
+	}
+	const text = Buffer.concat(chunks).toString('utf8');
+	try {
+		return text === '' ? '' : (JSON.parse(text) as unknown);
+	} catch {
+		return text;
+	}
 }

@@ -48,6 +48,9 @@ import { handOverTestEvent } from './testEvents';
 import type { Registration } from './webhookRegistration';
 import { readRegistration } from './webhookRegistration';
 
+/** How long a delivery's Catch Up reads at most. */
+const CATCH_UP_BUDGET_MS = 20_000;
+
 /** Answers the caller without starting an execution. */
 function answer(this: IWebhookFunctions, status: number, body: IDataObject): IWebhookResponseData {
 	this.getResponseObject().status(status).json(body);
@@ -334,7 +337,12 @@ async function accept(
 		}
 	} else if (catchUp && cursor) {
 		try {
-			const collected = await collectAfter.call(this, registration.queueId, cursor);
+			// the service waits for this answer: a read that cannot finish in time is left to the next delivery
+			const collected = await collectAfter.call(this, registration.queueId, cursor, {
+				deadline: Date.now() + CATCH_UP_BUDGET_MS,
+			});
+			if (!collected.complete)
+				throw new Error(`more completions to read than ${CATCH_UP_BUDGET_MS / 1000} s allow`);
 			const missed = collected.tasks.filter((t) => !skip(t));
 			seen.claim(missed);
 			emit = [...missed, task].sort(compareCompletions);
