@@ -84,3 +84,37 @@ test.each(['docs/waiting.md', 'docs/operating.md', 'CONTRIBUTING.md'])(
 		expect(broken).toEqual([]);
 	},
 );
+
+/** Every .ts file of the shipped nodes, as one text (template parts become gaps). */
+function shippedText(): string {
+	return readdirSync(join(ROOT, 'nodes'), { recursive: true })
+		.map(String)
+		.filter((f) => f.endsWith('.ts'))
+		.map((f) => readFileSync(join(ROOT, 'nodes', f), 'utf8'))
+		.join('\n');
+}
+
+test('every error a troubleshooting table quotes is one the nodes have', () => {
+	const source = shippedText();
+	const docs = [
+		join(ROOT, 'README.md'),
+		...readdirSync(join(ROOT, 'docs')).map((f) => join(ROOT, 'docs', f)),
+	].filter((f) => f.endsWith('.md'));
+	const quoted: string[] = [];
+	for (const file of docs) {
+		const text = readFileSync(file, 'utf8');
+		for (const section of text.split(/^## /m).filter((s) => /^Troubleshooting/i.test(s)))
+			for (const row of section.split('\n').filter((line) => line.startsWith('| ')))
+				for (const m of row.split(' | ')[0].matchAll(/\*([^*]{30,})\*/g)) quoted.push(m[1]);
+	}
+	expect(quoted.length).toBeGreaterThan(5);
+	// a quote's parts between its placeholders (…, N, and "an example value") are literal text of the code
+	const missing = quoted.filter((quote) =>
+		quote
+			.split(/…|\bN\b|"[^"]*"/)
+			.map((part) => part.trim().replace(/^"|"$/g, ''))
+			.filter((part) => part.length >= 12)
+			.some((part) => !source.includes(part)),
+	);
+	expect(missing).toEqual([]);
+});

@@ -15,7 +15,7 @@ type SigningContext = IExecuteFunctions & {
 	setSignatureValidationRequired?: () => void;
 };
 
-/** `getSignedResumeUrl`: n8n 1.9x and later. Without it Create and Wait refuses to run (checked first). */
+/** `getSignedResumeUrl`: n8n 1.100 and later. Without it Create and Wait refuses to run (checked first). */
 export function canSignResumeUrls(context: IExecuteFunctions): boolean {
 	return typeof (context as SigningContext).getSignedResumeUrl === 'function';
 }

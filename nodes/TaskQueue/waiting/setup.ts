@@ -14,7 +14,7 @@ import { mappedFields, type WaitSettings } from './settings';
 // The checks of a Create and Wait's set-up, all made before the first task is created: a set-up that
 // cannot come back fails here, with its fix, never as a run that waits forever.
 
-/** Whether this n8n can sign resume addresses (n8n 1.9x and later; checked before any task is created). */
+/** Whether this n8n can sign resume addresses (n8n 1.100 and later; checked before any task is created). */
 export function assertCanSign(context: IExecuteFunctions): void {
 	if (canSignResumeUrls(context)) return;
 	throw new NodeOperationError(

@@ -39,7 +39,7 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
-/** The queue's completed tasks, newest first, within the dates; paging: helpers/completedList.ts. */
+/** The queue's completed tasks, newest first, within the dates; paging: transport/completedPages.ts. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const queueId = getQueueId.call(this, itemIndex);
 	const limit = getLimit.call(this, itemIndex, 'completed tasks');
