@@ -13,17 +13,18 @@ import { cronNodeOptions, NodeConnectionTypes } from 'n8n-workflow';
 import { queueLocator } from './helpers/descriptions';
 import { searchQueues } from './methods/listSearch';
 import { getTriggerQueueId } from './helpers/queue';
-import { joinHolderAgain } from './trigger/listeners';
+import { joinHolderAgain } from './trigger/listener';
 import { takeTestEvent } from './trigger/testEvents';
-import { receiveDelivery } from './trigger/webhookDelivery';
+import { receiveDelivery } from './trigger/receive';
 import { checkLostCompletions } from './trigger/relay/checkLostCompletions';
 import { targetWithSecret, WEBHOOK_PATH } from './helpers/webhookTarget';
 import {
 	createWebhook,
-	deleteWebhook,
-	readRegistration,
+	isFirstCheckAfterRegistering,
 	webhookExists,
 } from './trigger/webhookRegistration';
+import { deleteWebhook } from './trigger/webhookRemoval';
+import { readRegistration } from './trigger/staticData';
 
 export class TaskQueueTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -162,6 +163,7 @@ export class TaskQueueTrigger implements INodeType {
 	/** Scheduled by n8n on Check for Lost Completions; in a manual execution, the test delivery's items. */
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		if (this.getMode() === 'manual') return takeTestEvent(this) ?? null;
+		if (isFirstCheckAfterRegistering(this)) return null;
 		const options = this.getNodeParameter('options', {}) as IDataObject;
 		const state = this.getWorkflowStaticData('node');
 		const registration = readRegistration(state);

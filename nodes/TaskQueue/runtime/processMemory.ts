@@ -147,7 +147,7 @@ export const PROCESS_MEMORY = {
 	holderTargets: {
 		bound: 200,
 		holds:
-			"per trigger, the queue's live webhook target as it last read it: the holder's address and secret, which sign what the holder passes on (read again after a minute, or 2 s after a signature it does not verify; trigger/listeners.ts)",
+			"per trigger, the queue's live webhook target as it last read it: the holder's address and secret, which sign what the holder passes on (read again after a minute, or 2 s after a signature it does not verify; trigger/liveTarget.ts)",
 		restart: 'one read of the queue\'s webhook at the first message of its holder',
 	},
 	freshRegistrations: {

@@ -5,6 +5,7 @@ import type { CompletedTask } from '../transport/schemas';
 import { completedTaskSchema, isCompletedTask } from '../transport/schemas';
 import { completionKey } from '../helpers/completions';
 import { BoundedSet, rememberedMap, rememberedSet } from '../runtime/processMemory';
+import { readLastDelivery, readSeen, writeLastDelivery, writeSeen } from './staticData';
 
 /**
  * Whether the `secret` query parameter of a delivery is the registered one, in constant time.
@@ -79,8 +80,7 @@ export class SeenCompletions {
 		private readonly durable: boolean,
 	) {
 		this.memory = remembered(scope);
-		const stored = Array.isArray(state.seen) ? (state.seen as unknown[]) : [];
-		this.stored = new Set(stored.filter((k): k is string => typeof k === 'string'));
+		this.stored = new Set(readSeen(state));
 	}
 
 	has(task: CompletedTask): boolean {
@@ -104,8 +104,8 @@ export class SeenCompletions {
 		for (const key of keys) this.memory.add(key);
 		if (!this.durable) return;
 		for (const key of keys) this.stored.add(key);
-		const stored = Array.isArray(this.state.seen) ? (this.state.seen as string[]) : [];
-		this.state.seen = [...stored.filter((k) => !keys.includes(k)), ...keys].slice(-SEEN_LIMIT);
+		const stored = readSeen(this.state);
+		writeSeen(this.state, [...stored.filter((k) => !keys.includes(k)), ...keys].slice(-SEEN_LIMIT));
 	}
 }
 
@@ -131,7 +131,7 @@ export function deliveriesReachSeveralProcesses(
 	scope: string,
 	now = Date.now(),
 ): boolean {
-	const previous = state.lastDelivery as { process?: unknown; at?: unknown } | undefined;
+	const previous = readLastDelivery(state);
 	let first = firstHandledHere.get(scope);
 	if (first === undefined) {
 		first = now;
@@ -150,5 +150,5 @@ export function deliveriesReachSeveralProcesses(
 
 /** Records in static data that this process handled a delivery (only where static data is written anyway). */
 export function markDeliveryHandledHere(state: IDataObject, now = Date.now()): void {
-	state.lastDelivery = { process: PROCESS_ID, at: now };
+	writeLastDelivery(state, PROCESS_ID, now);
 }

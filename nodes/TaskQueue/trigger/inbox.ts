@@ -24,7 +24,7 @@ import { readCheckRecordCall } from './relay/checkRecord';
 // - checkRecord: this trigger's own Check for Lost Completions says where it stands. Needs the
 //   secret and a signature with the trigger's credential's key. Moves the stored record
 //   (trigger/relay/checkRecord.ts); a record later than now is not followed.
-// - listener: another Task Queue Trigger of this n8n on the same queue (trigger/listeners.ts):
+// - listener: another Task Queue Trigger of this n8n on the same queue (trigger/holder.ts, trigger/listener.ts):
 //   `join` (the secret, and the joiner proves itself by answering `prove` at its own address),
 //   `leave` (the secret, and the token only the listener can make), `prove` (anyone; answers a
 //   proof, at most one service read per trigger every 2 s), `hold` (signed with the holder's

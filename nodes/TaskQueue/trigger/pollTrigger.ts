@@ -8,11 +8,11 @@ import {
 	collectAfter,
 	completionKey,
 	cursorAtNewest,
-	readCursor,
 	toItem,
 } from '../helpers/completions';
 import { fetchCompletedPage, FIRST_PAGE_LIMIT } from '../transport/completedPages';
-import { isCompletedTask, type CompletedTask } from '../transport/schemas';
+import type { CompletedTask } from '../transport/schemas';
+import { readPollState, writePollState } from './staticData';
 import { pollBudgetMs } from '../runtime/n8nInternals';
 import { forwardToWaiting } from './relay/forward';
 
@@ -48,13 +48,13 @@ export async function pollCompletions(
 	}
 
 	const state = this.getWorkflowStaticData('node');
-	let cursor: Cursor | undefined = state.queueId === queueId ? readCursor(state.cursor) : undefined;
+	const stored = readPollState(state);
+	let cursor: Cursor | undefined = stored.queueId === queueId ? stored.cursor : undefined;
 	if (!cursor) {
 		if (options.includeExisting !== true) {
 			// Start from "now": everything completed so far counts as seen.
 			const page = await fetchCompletedPage.call(this, queueId, 0, FIRST_PAGE_LIMIT);
-			state.queueId = queueId;
-			state.cursor = cursorAtNewest(page.tasks) as unknown as IDataObject;
+			writePollState(state, { queueId, cursor: cursorAtNewest(page.tasks) });
 			return null;
 		}
 		cursor = { at: '', ids: [] };
@@ -71,13 +71,12 @@ export async function pollCompletions(
 		);
 		return null;
 	}
-	state.queueId = queueId;
-	const unsettled = (Array.isArray(state.unsettled) ? state.unsettled : []).filter(isCompletedTask);
+	const { unsettled } = stored;
 	if (collected.tasks.length === 0 && unsettled.length === 0) {
-		if (!readCursor(state.cursor)) state.cursor = cursor as unknown as IDataObject;
+		writePollState(state, { queueId, cursor: stored.cursor ? undefined : cursor });
 		return null;
 	}
-	state.cursor = advanceCursor(cursor, collected.tasks) as unknown as IDataObject;
+	writePollState(state, { queueId, cursor: advanceCursor(cursor, collected.tasks) });
 	// completions an execution could not answer for yet (n8n or the service unreachable) are passed
 	// on again at the next poll, before they are emitted or dropped
 	const tasks = [...unsettled, ...collected.tasks];
@@ -87,7 +86,7 @@ export async function pollCompletions(
 		.filter((task) => outcome(task) === 'unsettled')
 		.slice(-MAX_UNSETTLED);
 	if (stillUnsettled.length > 0 || unsettled.length > 0)
-		state.unsettled = stillUnsettled as unknown as IDataObject[];
+		writePollState(state, { queueId, unsettled: stillUnsettled });
 	const emit = tasks.filter((task) => outcome(task) === undefined || outcome(task) === 'other');
 	return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;
 }

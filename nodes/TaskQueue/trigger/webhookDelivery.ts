@@ -8,7 +8,6 @@ import {
 	compareCompletions,
 	completionKey,
 	cursorAtNewest,
-	readCursor,
 	toItem,
 } from '../helpers/completions';
 import {
@@ -16,228 +15,45 @@ import {
 	deliveriesReachSeveralProcesses,
 	markDeliveryHandledHere,
 	SeenCompletions,
-	secretMatches,
 } from './deliveryChecks';
-import { waitingBaseUrl } from '../runtime/n8nInternals';
-import { isSignedAnnouncement, parseResumeAddress } from '../waiting/messages';
-import { getTriggerQueueId } from '../helpers/queue';
-import { isSignedSecret } from '../helpers/webhookTarget';
-import { getTaskQueueCredentials } from '../transport';
 import { noteDelivered } from './relay/checkLostCompletions';
 import {
 	beginWritingDelivery,
 	endWritingDelivery,
-	isSignedRecord,
-	keepCheckRecord,
 	writeHeldCheckRecord,
 } from './relay/checkRecord';
 import { forwardToWaiting } from './relay/forward';
-import { rememberRun } from './relay/knownRuns';
-import type { ListenerMessage } from './inbox';
-import { readInbox } from './inbox';
-import {
-	admitListener,
-	answerProof,
-	fullListMessage,
-	isFromHolder,
-	passToListeners,
-	removeListener,
-	takeOverQueue,
-} from './listeners';
+import { passToListeners } from './holder';
 import { handOverTestEvent } from './testEvents';
-import type { Registration } from './webhookRegistration';
-import { readRegistration } from './webhookRegistration';
+import type { Registration } from './staticData';
+import { readTriggerCursor, writeTriggerCursor } from './staticData';
+
+// A delivery of the service (or one the queue's holder passed on): checked, passed on to the
+// listeners once, deduplicated, caught up, forwarded to a waiting run or emitted (receive.ts reads
+// every message the trigger's address takes).
 
 /** How long a delivery's Catch Up reads at most. */
 const CATCH_UP_BUDGET_MS = 20_000;
 
 /** Answers the caller without starting an execution. */
-function answer(this: IWebhookFunctions, status: number, body: IDataObject): IWebhookResponseData {
+export function answer(
+	this: IWebhookFunctions,
+	status: number,
+	body: IDataObject,
+): IWebhookResponseData {
 	this.getResponseObject().status(status).json(body);
 	return { noWebhookResponse: true };
 }
 
 /** Whether deliveries keep records in static data (Catch Up, or re-completions dropped). */
-function durableRecords(this: IWebhookFunctions, registration?: Registration): boolean {
+export function durableRecords(this: IWebhookFunctions, registration?: Registration): boolean {
 	if (registration?.notSaved) return false;
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	return options.catchUp === true || options.emitRecompletions === false;
 }
 
-/**
- * Every POST to the trigger's address, read by the one inbox (inbox.ts) and handled by kind. The
- * service's delivery: checks the secret (401), the body (400), drops duplicates (200, no
- * execution), optionally catches up on completions whose delivery was lost, and emits the new
- * completions oldest first.
- */
-export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-	const state = this.getWorkflowStaticData('node');
-	const registration = readRegistration(state);
-	const message = readInbox(this.getBodyData());
-
-	// --- messages that carry their own proof instead of this trigger's secret ---
-	if (message.kind === 'listener' && 'prove' in message.message) {
-		// needs nothing of static data: answered while n8n is still activating this trigger
-		const own = {
-			queueId: registration?.queueId ?? getTriggerQueueId.call(this),
-			url: registration?.url ?? (this.getNodeWebhookUrl('default') as string),
-		};
-		const proof = await answerProof.call(this, own, message.message.prove);
-		return answer.call(this, proof.status, proof.body);
-	}
-	if (!registration) {
-		const provisional = await notSavedYet.call(this, message);
-		if (!provisional) return refuse.call(this);
-		return await receiveTask.call(
-			this,
-			state,
-			provisional,
-			(message as { body: unknown }).body,
-			false,
-		);
-	}
-	if (message.kind === 'passedOn') {
-		if (!(await isFromHolder.call(this, registration, message.passed)))
-			return answer.call(this, 401, { message: "Not passed on by the queue's holder" });
-		let body: unknown;
-		try {
-			body = JSON.parse(message.passed.delivery);
-		} catch {
-			return answer.call(this, 400, { message: 'The passed-on delivery is not JSON' });
-		}
-		// handled as this trigger's own delivery, never passed on again
-		return await receiveTask.call(this, state, registration, body, false);
-	}
-	if (message.kind === 'listener' && 'hold' in message.message) {
-		const taken = await takeOverQueue.call(this, state, registration, message.message.hold);
-		if (taken.status === 200)
-			state.registration = { ...registration, listening: false } as unknown as IDataObject;
-		return answer.call(this, taken.status, taken.body);
-	}
-
-	// --- authentication: the secret this node registered with the queue ---
-	const query = this.getQueryData() as IDataObject;
-	if (!secretMatches(query.secret, registration.secret)) return refuse.call(this);
-
-	switch (message.kind) {
-		case 'malformed':
-			return answer.call(this, 400, { message: message.reason });
-		case 'announcement': {
-			// a Create and Wait of this n8n says which tasks it waits for (trigger/relay/knownRuns.ts)
-			const announced = message.announcement;
-			const address = parseResumeAddress(announced.address, waitingBaseUrl(this));
-			if (!address || address.queueId !== registration.queueId)
-				return answer.call(this, 400, { message: 'Not a waiting run of this n8n on this queue' });
-			// signed with this trigger's credential's key: the run's own list; otherwise a claim
-			const { apiKey } = await getTaskQueueCredentials.call(this);
-			rememberRun(
-				address.url,
-				`${address.executionId}/${address.nodeId}`,
-				announced.tasks,
-				isSignedAnnouncement(announced, apiKey) ? 'answer' : 'announcement',
-			);
-			return answer.call(this, 200, { received: true, tasks: announced.tasks.length });
-		}
-		case 'checkRecord': {
-			// this trigger's Check for Lost Completions says where it stands (trigger/relay/checkRecord.ts)
-			if (message.call.record.queueId !== registration.queueId)
-				return answer.call(this, 400, { message: 'Not the queue of this trigger' });
-			const { apiKey } = await getTaskQueueCredentials.call(this);
-			if (!isSignedRecord(message.call, apiKey))
-				return answer.call(this, 403, { message: "Not signed by this trigger's check" });
-			const kept = keepCheckRecord(
-				state,
-				scopeOf(this, registration),
-				message.call.record,
-				durableRecords.call(this),
-			);
-			return answer.call(this, 200, { recorded: kept });
-		}
-		case 'listener':
-			return await holderAnswers.call(this, state, registration, message.message);
-		case 'delivery':
-			return await receiveTask.call(
-				this,
-				state,
-				registration,
-				message.body,
-				!registration.listening,
-			);
-	}
-}
-
-/**
- * n8n saves a trigger's registration only once it has activated the workflow, but the service
- * sends deliveries from the moment the queue points at it. Until then a delivery whose secret this
- * trigger's credential signed for its address and queue (webhookTarget.ts, `newSecret`) is taken
- * as the registration's, and handled without writing static data (n8n's save of the activation
- * must not race with this call's).
- */
-async function notSavedYet(
-	this: IWebhookFunctions,
-	message: ReturnType<typeof readInbox>,
-): Promise<Registration | undefined> {
-	if (message.kind !== 'delivery' || this.getMode() === 'manual') return undefined;
-	const secret = (this.getQueryData() as IDataObject).secret;
-	const queueId = getTriggerQueueId.call(this);
-	const url = this.getNodeWebhookUrl('default') as string;
-	const { apiKey } = await getTaskQueueCredentials.call(this);
-	if (!isSignedSecret(secret, url, { key: apiKey, queueId })) return undefined;
-	this.logger.debug(
-		`Task Queue Trigger: a delivery of queue ${queueId} arrived before n8n saved the activation; taken with the secret this trigger signed`,
-	);
-	return {
-		queueId,
-		url,
-		secret: secret as string,
-		previousTarget: null,
-		test: false,
-		listening: false,
-		notSaved: true,
-	};
-}
-
-function refuse(this: IWebhookFunctions): IWebhookResponseData {
-	this.logger.debug('Task Queue Trigger: refused a call without the registered secret (401)');
-	return answer.call(this, 401, { message: 'Unauthorized' });
-}
-
-/** A listener's join or leave, at the trigger that holds the queue (listeners.ts). */
-async function holderAnswers(
-	this: IWebhookFunctions,
-	state: IDataObject,
-	registration: Registration,
-	message: ListenerMessage,
-): Promise<IWebhookResponseData> {
-	if (registration.listening)
-		return answer.call(this, 409, { message: 'This trigger listens through another one' });
-	if ('leave' in message) {
-		if (!removeListener(state, message.leave))
-			return answer.call(this, 403, {
-				message: 'Not a listener of this trigger, or not its token',
-			});
-		return answer.call(this, 200, { left: true });
-	}
-	if (!('join' in message))
-		return answer.call(this, 400, { message: 'Not a message for the holder' });
-	const outcome = await admitListener.call(this, state, registration, message.join.url);
-	if (outcome === 'full')
-		return answer.call(this, 409, { full: true, message: fullListMessage(registration.queueId) });
-	if (outcome !== 'joined') {
-		this.logger.warn(
-			`Task Queue Trigger: refused a join of queue ${registration.queueId} by an address that did not prove it is a Task Queue Trigger listening to it (${message.join.url.slice(0, 200)})`,
-		);
-		return answer.call(this, 403, {
-			message: 'The address did not prove it is a Task Queue Trigger listening to this queue',
-		});
-	}
-	const options = this.getNodeParameter('options', {}) as IDataObject;
-	const previous = options.restorePreviousWebhook !== false ? registration.previousTarget : null;
-	return answer.call(this, 200, { joined: true, previous });
-}
-
 /** A delivery of the service (or passed on by the holder): checked, passed on once, accepted. */
-async function receiveTask(
+export async function receiveTask(
 	this: IWebhookFunctions,
 	state: IDataObject,
 	registration: Registration,
@@ -280,7 +96,7 @@ async function acceptDelivery(
 	}
 }
 
-function scopeOf(context: IWebhookFunctions, registration: Registration): string {
+export function scopeOf(context: IWebhookFunctions, registration: Registration): string {
 	return `${context.getWorkflow().id}:${context.getNode().id}:${registration.secret}`;
 }
 
@@ -294,12 +110,10 @@ async function accept(
 ): Promise<IWebhookResponseData> {
 	// --- duplicates: a delivery may be repeated, late or reordered ---
 	const options = this.getNodeParameter('options', {}) as IDataObject;
-	const emitRecompletions = options.emitRecompletions !== false;
 	const dataOnly = options.dataOnly === true;
-	const catchUp = options.catchUp === true;
 	const seen = new SeenCompletions(state, scope, durable);
-	const skip = (t: CompletedTask) => seen.has(t) || (!emitRecompletions && seen.hasTask(t));
-
+	const skip = (t: CompletedTask) =>
+		seen.has(t) || (options.emitRecompletions === false && seen.hasTask(t));
 	if (durable && deliveriesReachSeveralProcesses(state, scope)) {
 		this.logger.warn(
 			`Task Queue Trigger: deliveries of queue ${registration.queueId} reach several n8n processes (queue mode behind a round-robin proxy?). ` +
@@ -321,53 +135,74 @@ async function accept(
 		}
 		return started.call(this, { workflowData: [[toItem(task, dataOnly)]] });
 	}
-
 	// --- side effects: the catch-up and the cursor in static data ---
 	markDeliveryHandledHere(state);
 	writeHeldCheckRecord(state, scope);
-	const cursor = readCursor(state.cursor);
-	let emit: CompletedTask[] = [task];
-	if (catchUp && !cursor) {
-		// activated before Catch Up kept a cursor from activation: it starts at the newest listed
-		try {
-			const page = await fetchCompletedPage.call(this, registration.queueId, 0, 1);
-			state.cursor = cursorAtNewest(page.tasks) as unknown as IDataObject;
-		} catch {
-			// the next delivery tries again
+	const emit =
+		options.catchUp === true
+			? await catchUpWith.call(this, state, registration.queueId, task, seen, skip)
+			: [task];
+	return await respondWritten.call(this, emit, dataOnly);
+}
+
+/**
+ * Catch Up: the completions after the cursor that no delivery brought (lost, or still on their
+ * way: a late one is then dropped as a duplicate), with the delivered one, oldest first.
+ */
+async function catchUpWith(
+	this: IWebhookFunctions,
+	state: IDataObject,
+	queueId: number,
+	task: CompletedTask,
+	seen: SeenCompletions,
+	skip: (t: CompletedTask) => boolean,
+): Promise<CompletedTask[]> {
+	const cursor = readTriggerCursor(state);
+	try {
+		if (!cursor) {
+			// activated before Catch Up kept a cursor from activation: it starts at the newest listed
+			const page = await fetchCompletedPage.call(this, queueId, 0, 1);
+			writeTriggerCursor(state, cursorAtNewest(page.tasks));
+			return [task];
 		}
-	} else if (catchUp && cursor) {
-		try {
-			// the service waits for this answer: a read that cannot finish in time is left to the next delivery
-			const collected = await collectAfter.call(this, registration.queueId, cursor, {
-				deadline: Date.now() + CATCH_UP_BUDGET_MS,
-			});
-			if (!collected.complete)
-				throw new Error(`more completions to read than ${CATCH_UP_BUDGET_MS / 1000} s allow`);
-			const missed = collected.tasks.filter((t) => !skip(t));
-			seen.claim(missed);
-			emit = [...missed, task].sort(compareCompletions);
-			// the cursor moves only over what the service listed: a delivered completion dated in
-			// the future (a caller with the secret) cannot carry it past completions still to come
-			state.cursor = advanceCursor(cursor, collected.tasks) as unknown as IDataObject;
-			if (missed.length > 0) {
-				this.logger.info(
-					`Task Queue Trigger: caught up ${missed.length} completion(s) of queue ${registration.queueId} completed before this one and not delivered yet (lost, or still on their way: a late one is then dropped as a duplicate)`,
-				);
-			}
-		} catch (error) {
-			// The delivered task still runs; the cursor stays, so the next delivery looks again.
-			this.logger.warn(
-				`Task Queue Trigger: could not look for missed completions of queue ${registration.queueId} (${(error as Error).message}); the next delivery tries again`,
+		// the service waits for this answer: a read that cannot finish in time is left to the next delivery
+		const collected = await collectAfter.call(this, queueId, cursor, {
+			deadline: Date.now() + CATCH_UP_BUDGET_MS,
+		});
+		if (!collected.complete)
+			throw new Error(`more completions to read than ${CATCH_UP_BUDGET_MS / 1000} s allow`);
+		const missed = collected.tasks.filter((t) => !skip(t));
+		seen.claim(missed);
+		// the cursor moves only over what the service listed: a delivered completion dated in the
+		// future (a caller with the secret) cannot carry it past completions still to come
+		writeTriggerCursor(state, advanceCursor(cursor, collected.tasks));
+		if (missed.length > 0)
+			this.logger.info(
+				`Task Queue Trigger: caught up ${missed.length} completion(s) of queue ${queueId} completed before this one and not delivered yet (lost, or still on their way: a late one is then dropped as a duplicate)`,
 			);
-		}
+		return [...missed, task].sort(compareCompletions);
+	} catch (error) {
+		// The delivered task still runs; the cursor stays, so the next delivery looks again.
+		this.logger.warn(
+			`Task Queue Trigger: could not look for missed completions of queue ${queueId} (${(error as Error).message}); the next delivery tries again`,
+		);
+		return [task];
 	}
-	// With static data written, the node answers the service itself and returns `noWebhookResponse`
-	// WITH the items: n8n then saves the static data (cursor, `seen`) before it starts the execution.
-	// Left to n8n's "onReceived" answer, n8n 2.x answers (and saves) only after building the
-	// execution's Workflow over the same static data object, which resets its "changed" flag:
-	// nothing is saved (docs/triggers.md, "Static data in webhook()").
-	// --- response: what a waiting run took is not emitted ---
-	emit = await notTaken.call(this, emit);
+}
+
+/**
+ * With static data written, the node answers the service itself and returns `noWebhookResponse`
+ * WITH the items: n8n then saves the static data (cursor, `seen`) before it starts the execution.
+ * Left to n8n's "onReceived" answer, n8n 2.x answers (and saves) only after building the
+ * execution's Workflow over the same static data object, which resets its "changed" flag: nothing
+ * is saved (docs/triggers.md, "Static data in webhook()"). What a waiting run took is not emitted.
+ */
+async function respondWritten(
+	this: IWebhookFunctions,
+	tasks: CompletedTask[],
+	dataOnly: boolean,
+): Promise<IWebhookResponseData> {
+	const emit = await notTaken.call(this, tasks);
 	if (emit.length === 0) {
 		this.getResponseObject().status(200).json({ received: true, forwarded: true });
 		return { noWebhookResponse: true, workflowData: undefined };

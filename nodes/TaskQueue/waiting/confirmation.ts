@@ -151,7 +151,11 @@ async function lookUpClaims(
 	run: RunToConfirm,
 ): Promise<void> {
 	const missing = (run.claimed ?? [])
-		.filter(({ id, at }) => at < index.coveredFrom && at >= run.since && !index.tasks.has(id))
+		.filter(({ id, at }) => {
+			const listed = index.tasks.get(id);
+			const older = !listed || timeKey(listed.completed_at) < at;
+			return at < index.coveredFrom && at >= run.since && older;
+		})
 		.slice(0, MAX_LOOKUPS);
 	for (const claim of missing) {
 		const place = await findPlace.call(

@@ -1,0 +1,215 @@
+import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
+
+import { getTriggerQueueId } from '../helpers/queue';
+import { isSignedSecret } from '../helpers/webhookTarget';
+import { waitingBaseUrl } from '../runtime/n8nInternals';
+import { getTaskQueueCredentials } from '../transport';
+import type { Announcement } from '../waiting/messages';
+import { isSignedAnnouncement, parseResumeAddress } from '../waiting/messages';
+import { secretMatches } from './deliveryChecks';
+import { admitListener, fullListMessage, removeListener } from './holder';
+import type { ListenerMessage, PassedOn } from './inbox';
+import { readInbox } from './inbox';
+import { answerProof, isFromHolder, takeOverQueue } from './listener';
+import type { CheckRecordCall } from './relay/checkRecord';
+import { isSignedRecord, keepCheckRecord } from './relay/checkRecord';
+import { rememberRun } from './relay/knownRuns';
+import { answer, durableRecords, receiveTask, scopeOf } from './webhookDelivery';
+import type { Registration } from './staticData';
+import { readRegistration, writeRegistration } from './staticData';
+
+// The trigger's webhook(): every POST to its address, read by the one inbox (inbox.ts, where each
+// kind's rule is written) and handled by kind. The service's deliveries go on to webhookDelivery.ts.
+
+/**
+ * Every POST to the trigger's address, read by the one inbox (inbox.ts) and handled by kind. The
+ * service's delivery: checks the secret (401), the body (400), drops duplicates (200, no
+ * execution), optionally catches up on completions whose delivery was lost, and emits the new
+ * completions oldest first.
+ */
+export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	const state = this.getWorkflowStaticData('node');
+	const registration = readRegistration(state);
+	const message = readInbox(this.getBodyData());
+
+	// --- messages that carry their own proof instead of this trigger's secret ---
+	if (message.kind === 'listener' && 'prove' in message.message) {
+		// needs nothing of static data: answered while n8n is still activating this trigger
+		const own = {
+			queueId: registration?.queueId ?? getTriggerQueueId.call(this),
+			url: registration?.url ?? (this.getNodeWebhookUrl('default') as string),
+		};
+		const proof = await answerProof.call(this, own, message.message.prove);
+		return answer.call(this, proof.status, proof.body);
+	}
+	if (!registration) {
+		const provisional = await notSavedYet.call(this, message);
+		if (!provisional) return refuse.call(this);
+		return await receiveTask.call(
+			this,
+			state,
+			provisional,
+			(message as { body: unknown }).body,
+			false,
+		);
+	}
+	if (message.kind === 'passedOn')
+		return await receivePassedOn.call(this, state, registration, message.passed);
+	if (message.kind === 'listener' && 'hold' in message.message) {
+		const taken = await takeOverQueue.call(this, state, registration, message.message.hold);
+		if (taken.status === 200) writeRegistration(state, { ...registration, listening: false });
+		return answer.call(this, taken.status, taken.body);
+	}
+
+	// --- authentication: the secret this node registered with the queue ---
+	const query = this.getQueryData() as IDataObject;
+	if (!secretMatches(query.secret, registration.secret)) return refuse.call(this);
+
+	switch (message.kind) {
+		case 'malformed':
+			return answer.call(this, 400, { message: message.reason });
+		case 'announcement':
+			return await receiveAnnouncement.call(this, registration, message.announcement);
+		case 'checkRecord':
+			return await receiveCheckRecord.call(this, state, registration, message.call);
+		case 'listener':
+			return await holderAnswers.call(this, state, registration, message.message);
+		case 'delivery':
+			return await receiveTask.call(
+				this,
+				state,
+				registration,
+				message.body,
+				!registration.listening,
+			);
+	}
+}
+
+/** A delivery the queue's holder passed on: checked against the live target, never passed on again. */
+async function receivePassedOn(
+	this: IWebhookFunctions,
+	state: IDataObject,
+	registration: Registration,
+	passed: PassedOn,
+): Promise<IWebhookResponseData> {
+	if (!(await isFromHolder.call(this, registration, passed)))
+		return answer.call(this, 401, { message: "Not passed on by the queue's holder" });
+	let body: unknown;
+	try {
+		body = JSON.parse(passed.delivery);
+	} catch {
+		return answer.call(this, 400, { message: 'The passed-on delivery is not JSON' });
+	}
+	return await receiveTask.call(this, state, registration, body, false);
+}
+
+/** A Create and Wait of this n8n says which tasks it waits for (trigger/relay/knownRuns.ts). */
+async function receiveAnnouncement(
+	this: IWebhookFunctions,
+	registration: Registration,
+	announced: Announcement,
+): Promise<IWebhookResponseData> {
+	const address = parseResumeAddress(announced.address, waitingBaseUrl(this));
+	if (!address || address.queueId !== registration.queueId)
+		return answer.call(this, 400, { message: 'Not a waiting run of this n8n on this queue' });
+	// signed with this trigger's credential's key: the run's own list; otherwise a claim
+	const { apiKey } = await getTaskQueueCredentials.call(this);
+	rememberRun(
+		address.url,
+		`${address.executionId}/${address.nodeId}`,
+		announced.tasks,
+		isSignedAnnouncement(announced, apiKey) ? 'answer' : 'announcement',
+	);
+	return answer.call(this, 200, { received: true, tasks: announced.tasks.length });
+}
+
+/** This trigger's Check for Lost Completions says where it stands (trigger/relay/checkRecord.ts). */
+async function receiveCheckRecord(
+	this: IWebhookFunctions,
+	state: IDataObject,
+	registration: Registration,
+	call: CheckRecordCall,
+): Promise<IWebhookResponseData> {
+	if (call.record.queueId !== registration.queueId)
+		return answer.call(this, 400, { message: 'Not the queue of this trigger' });
+	const { apiKey } = await getTaskQueueCredentials.call(this);
+	if (!isSignedRecord(call, apiKey))
+		return answer.call(this, 403, { message: "Not signed by this trigger's check" });
+	const kept = keepCheckRecord(
+		state,
+		scopeOf(this, registration),
+		call.record,
+		durableRecords.call(this),
+	);
+	return answer.call(this, 200, { recorded: kept });
+}
+
+/**
+ * n8n saves a trigger's registration only once it has activated the workflow, but the service
+ * sends deliveries from the moment the queue points at it. Until then a delivery whose secret this
+ * trigger's credential signed for its address and queue (webhookTarget.ts, `newSecret`) is taken
+ * as the registration's, and handled without writing static data (n8n's save of the activation
+ * must not race with this call's).
+ */
+async function notSavedYet(
+	this: IWebhookFunctions,
+	message: ReturnType<typeof readInbox>,
+): Promise<Registration | undefined> {
+	if (message.kind !== 'delivery' || this.getMode() === 'manual') return undefined;
+	const secret = (this.getQueryData() as IDataObject).secret;
+	const queueId = getTriggerQueueId.call(this);
+	const url = this.getNodeWebhookUrl('default') as string;
+	const { apiKey } = await getTaskQueueCredentials.call(this);
+	if (!isSignedSecret(secret, url, { key: apiKey, queueId })) return undefined;
+	this.logger.debug(
+		`Task Queue Trigger: a delivery of queue ${queueId} arrived before n8n saved the activation; taken with the secret this trigger signed`,
+	);
+	return {
+		queueId,
+		url,
+		secret: secret as string,
+		previousTarget: null,
+		test: false,
+		listening: false,
+		notSaved: true,
+	};
+}
+
+function refuse(this: IWebhookFunctions): IWebhookResponseData {
+	this.logger.debug('Task Queue Trigger: refused a call without the registered secret (401)');
+	return answer.call(this, 401, { message: 'Unauthorized' });
+}
+
+/** A listener's join or leave, at the trigger that holds the queue (holder.ts, listener.ts). */
+async function holderAnswers(
+	this: IWebhookFunctions,
+	state: IDataObject,
+	registration: Registration,
+	message: ListenerMessage,
+): Promise<IWebhookResponseData> {
+	if (registration.listening)
+		return answer.call(this, 409, { message: 'This trigger listens through another one' });
+	if ('leave' in message) {
+		if (!removeListener(state, message.leave))
+			return answer.call(this, 403, {
+				message: 'Not a listener of this trigger, or not its token',
+			});
+		return answer.call(this, 200, { left: true });
+	}
+	if (!('join' in message))
+		return answer.call(this, 400, { message: 'Not a message for the holder' });
+	const outcome = await admitListener.call(this, state, registration, message.join.url);
+	if (outcome === 'full')
+		return answer.call(this, 409, { full: true, message: fullListMessage(registration.queueId) });
+	if (outcome !== 'joined') {
+		this.logger.warn(
+			`Task Queue Trigger: refused a join of queue ${registration.queueId} by an address that did not prove it is a Task Queue Trigger listening to it (${message.join.url.slice(0, 200)})`,
+		);
+		return answer.call(this, 403, {
+			message: 'The address did not prove it is a Task Queue Trigger listening to this queue',
+		});
+	}
+	const options = this.getNodeParameter('options', {}) as IDataObject;
+	const previous = options.restorePreviousWebhook !== false ? registration.previousTarget : null;
+	return answer.call(this, 200, { joined: true, previous });
+}

@@ -1,0 +1,158 @@
+import type { IDataObject } from 'n8n-workflow';
+
+import type { Cursor } from '../helpers/completions';
+import { readCursor } from '../helpers/completions';
+import type { CompletedTask } from '../transport/schemas';
+import { isCompletedTask } from '../transport/schemas';
+
+// The one owner of the triggers' static data (the node's object in the workflow's static data): a
+// typed reader and writer per key, and no other file touches a key (but `lostCompletionCheck`, whose
+// one reader and writer is relay/checkRecord.ts).
+//
+// How n8n saves it, the rule everything below follows. n8n loads a workflow's static data when a
+// call starts and writes the whole object back when the call ends, if it changed:
+// - in a hook (activation, deactivation): saved when the activation (or deactivation) ends;
+// - in webhook(): saved when the call answers, but n8n 2.x loses what webhook() wrote when n8n
+//   itself answers after starting an execution, so a webhook() that writes answers the caller
+//   itself (`noWebhookResponse`) and returns its items (docs/triggers.md, "Static data in webhook()");
+// - in poll(): saved only when the poll emits items: the Check for Lost Completions therefore
+//   sends its record to its own trigger's address (trigger/relay/checkRecord.ts).
+// Copies saved by two calls at once: the last one wins (docs/scaling.md says why each key copes).
+//
+// | key | what it holds | written by | process (queue mode) |
+// |---|---|---|---|
+// | registration | the trigger's queue, URL, secret, previous target, whether it listens | activation, deactivation (webhookRegistration.ts, webhookRemoval.ts), a hand-over (listener.ts via receive.ts) | main; a hand-over on a webhook process |
+// | cursor | Catch Up's point: the newest completion emitted, with the ids sharing its time | activation, deliveries with Catch Up (webhookDelivery.ts) | main; webhook processes |
+// | seen | the last 1,000 completion keys accepted (Catch Up on, or re-completions dropped) | deliveries (deliveryChecks.ts) | webhook processes |
+// | lastDelivery | which process handled the last such delivery, and when | deliveries (deliveryChecks.ts) | webhook processes |
+// | listeners | a holder's listeners: each address and the hash of its leave token, never a secret | joins and leaves (holder.ts via receive.ts) | webhook processes |
+// | lostCompletionCheck | where Check for Lost Completions restarts | its signed record, read and written in relay/checkRecord.ts only (relay/ cannot import this folder) | webhook processes |
+// | queueId, cursor, unsettled | the Poll Trigger's queue, cursor, and completions to pass on again | its poll (pollTrigger.ts) | main |
+
+/** What a Task Queue Trigger registered (`registration`). */
+export interface Registration {
+	queueId: number;
+	/** This node's webhook URL, without the secret. */
+	url: string;
+	secret: string;
+	/** The target that was there before (set by someone else) and is put back on deactivation. */
+	previousTarget: string | null;
+	/** A registration for "listen for test event" (n8n keeps its static data apart). */
+	test: boolean;
+	/** Another Task Queue Trigger of this n8n holds the queue: this one is its listener (listener.ts). */
+	listening: boolean;
+	/** Made up from a signed secret while n8n has not saved the activation yet (never stored). */
+	notSaved?: boolean;
+}
+
+export function readRegistration(state: IDataObject): Registration | undefined {
+	const value = state.registration as Partial<Registration> | undefined;
+	if (!value || typeof value !== 'object') return undefined;
+	if (
+		typeof value.queueId !== 'number' ||
+		typeof value.secret !== 'string' ||
+		typeof value.url !== 'string'
+	) {
+		return undefined;
+	}
+	return {
+		queueId: value.queueId,
+		url: value.url,
+		secret: value.secret,
+		previousTarget:
+			typeof value.previousTarget === 'string' && value.previousTarget !== ''
+				? value.previousTarget
+				: null,
+		test: value.test === true,
+		listening: value.listening === true,
+	};
+}
+
+export function writeRegistration(state: IDataObject, registration: Registration): void {
+	const { queueId, url, secret, previousTarget, test, listening } = registration;
+	state.registration = { queueId, url, secret, previousTarget, test, listening };
+}
+
+/** Deactivated: the registration, Catch Up's cursor and the listeners go (the check's record stays). */
+export function forgetRegistration(state: IDataObject): void {
+	delete state.registration;
+	delete state.cursor;
+	delete state.listeners;
+}
+
+/** Catch Up's cursor of the Task Queue Trigger. */
+export function readTriggerCursor(state: IDataObject): Cursor | undefined {
+	return readCursor(state.cursor);
+}
+
+export function writeTriggerCursor(state: IDataObject, cursor: Cursor | undefined): void {
+	if (cursor) state.cursor = cursor as unknown as IDataObject;
+}
+
+/** What a holder keeps of a listener (`listeners`). */
+export interface Listener {
+	url: string;
+	leaveHash: string;
+}
+
+const isListener = (value: unknown): value is Listener =>
+	typeof value === 'object' &&
+	value !== null &&
+	typeof (value as Listener).url === 'string' &&
+	typeof (value as Listener).leaveHash === 'string';
+
+/** The listeners a holder keeps (entries of an older format, which held secrets, are dropped). */
+export function listenersOf(state: IDataObject): Listener[] {
+	return Array.isArray(state.listeners) ? (state.listeners as unknown[]).filter(isListener) : [];
+}
+
+export function keepListeners(state: IDataObject, listeners: Listener[]): void {
+	if (listeners.length > 0) state.listeners = listeners as unknown as IDataObject[];
+	else delete state.listeners;
+}
+
+/** The completion keys kept for deduplication (`seen`). */
+export function readSeen(state: IDataObject): string[] {
+	return Array.isArray(state.seen)
+		? (state.seen as unknown[]).filter((k): k is string => typeof k === 'string')
+		: [];
+}
+
+export function writeSeen(state: IDataObject, keys: string[]): void {
+	state.seen = keys;
+}
+
+/** Which process handled the last delivery that wrote static data (`lastDelivery`). */
+export function readLastDelivery(
+	state: IDataObject,
+): { process?: unknown; at?: unknown } | undefined {
+	return state.lastDelivery as { process?: unknown; at?: unknown } | undefined;
+}
+
+export function writeLastDelivery(state: IDataObject, process: string, at: number): void {
+	state.lastDelivery = { process, at };
+}
+
+/** The Poll Trigger's state: its queue, cursor, and completions to pass on again. */
+export interface PollState {
+	queueId: unknown;
+	cursor: Cursor | undefined;
+	unsettled: CompletedTask[];
+}
+
+export function readPollState(state: IDataObject): PollState {
+	return {
+		queueId: state.queueId,
+		cursor: readCursor(state.cursor),
+		unsettled: (Array.isArray(state.unsettled) ? state.unsettled : []).filter(isCompletedTask),
+	};
+}
+
+export function writePollState(
+	state: IDataObject,
+	poll: { queueId: number; cursor?: Cursor; unsettled?: CompletedTask[] },
+): void {
+	state.queueId = poll.queueId;
+	if (poll.cursor) state.cursor = poll.cursor as unknown as IDataObject;
+	if (poll.unsettled) state.unsettled = poll.unsettled as unknown as IDataObject[];
+}
