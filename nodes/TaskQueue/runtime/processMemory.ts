@@ -1,6 +1,10 @@
-// What one n8n process remembers between calls, all of it. Every store is a hint or a cache: what
-// must outlive a restart is in the workflow's static data or the execution's own data, never here.
-// In queue mode each process (main, webhook processes, workers) has its own.
+// What one n8n process remembers between calls, all of it: each store with the process that holds
+// it (in queue mode each process, main, webhook processes and workers, has its own), its worst-case
+// size, and what a restart costs. Most stores are hints or caches: what must outlive a restart is in
+// the workflow's static data (trigger/staticData.ts) or the execution's own data. Three are duties,
+// not hints, and their restart lines say what is lost: `resumingRuns` (a run resumes once on n8n 1.x
+// within a process), `owedCompletions` (a completion to emit if no run takes it) and
+// `seenDeliveryScopes` (the only deduplication without Catch Up).
 
 /** A Map that keeps at most `bound` entries: a write makes its key the newest, the oldest go first. */
 export class BoundedMap<K, V> extends Map<K, V> {
@@ -33,16 +37,20 @@ export class BoundedSet<T> extends Set<T> {
 /**
  * Every store, with what it holds and what a restart costs. The bound is written here only; each
  * store is made with `remembered(name)`. Stores that only live while a call runs (the forwarding
- * lanes of trigger/relay/forward.ts) and per-context caches that n8n drops with the context
+ * lanes of trigger/relay/lanes.ts) and per-context caches that n8n drops with the context
  * (WeakMaps in transport/index.ts and createAndWait.operation.ts) are not listed.
  */
 export const PROCESS_MEMORY = {
 	webhookCredentials: {
+		process: 'every process that runs webhook calls (main, webhook processes)',
+		size: '100 credential objects (a few hundred bytes each)',
 		bound: 100,
 		holds: 'the credential data webhook calls looked up in the last minute (transport/index.ts)',
 		restart: 'one credential lookup per credential on the next webhook call',
 	},
 	seenDeliveryScopes: {
+		process: 'where deliveries arrive (main; webhook processes in queue mode)',
+		size: '200 × 1,000 keys of ~40 bytes: ~8 MB',
 		bound: 200,
 		holds:
 			'per trigger registration, the keys of completions it accepted (each bounded by SEEN_LIMIT; trigger/deliveryChecks.ts)',
@@ -50,24 +58,32 @@ export const PROCESS_MEMORY = {
 			'none where the record is durable (static data); otherwise a duplicate of a delivery accepted before the restart starts one more execution',
 	},
 	firstHandledHere: {
+		process: 'where deliveries arrive',
+		size: '200 numbers',
 		bound: 200,
 		holds:
 			'per trigger registration, when this process first handled one of its deliveries (trigger/deliveryChecks.ts)',
 		restart: 'none (the several-processes warning starts counting again)',
 	},
 	warnedScopes: {
+		process: 'where deliveries arrive',
+		size: '200 short strings',
 		bound: 200,
 		holds:
 			'registrations already warned that deliveries reach several processes (trigger/deliveryChecks.ts)',
 		restart: 'the warning may be logged once more',
 	},
 	testEvents: {
+		process: 'main (manual executions)',
+		size: 'the items of 200 test deliveries',
 		bound: 200,
 		holds:
 			"a test delivery's items, handed from webhook() to the manual execution's poll() (trigger/testEvents.ts)",
 		restart: 'a test delivery in flight during the restart is not shown in the editor',
 	},
 	runOfTask: {
+		process: 'where deliveries and announcements arrive, and main (the check)',
+		size: '50,000 entries of ~150 bytes: ~8 MB',
 		bound: 50_000,
 		holds:
 			'which waiting run each announced task belongs to, and one of its addresses (trigger/relay/knownRuns.ts)',
@@ -75,12 +91,16 @@ export const PROCESS_MEMORY = {
 			'a completion whose address a person replaced is routed by that address until the run is known again',
 	},
 	runTasks: {
+		process: 'where deliveries and announcements arrive, and main',
+		size: '5,000 runs × at most 1,000 ids: ~40 MB at worst',
 		bound: 5_000,
 		holds: "each known run's task ids (trigger/relay/knownRuns.ts)",
 		restart:
 			"a completion reaching a finished run the process no longer knows is not emitted (it may have been the run's)",
 	},
 	answeredRunTasks: {
+		process: 'where deliveries and announcements arrive, and main',
+		size: '5,000 runs × at most 1,000 ids: ~40 MB at worst',
 		bound: 5_000,
 		holds:
 			"each known run's task ids as the run itself answered them: only these keep a completion routed to a finished run by id alone from being emitted (trigger/relay/knownRuns.ts)",
@@ -88,6 +108,8 @@ export const PROCESS_MEMORY = {
 			'a completion whose address a person replaced, reaching its finished run by id, is emitted as an ordinary one',
 	},
 	settledCompletions: {
+		process: 'where deliveries arrive, and main (the check)',
+		size: '10,000 keys: ~0.5 MB',
 		bound: 10_000,
 		holds:
 			'completions whose forward was settled here, so a check does not pass them on again (trigger/relay/checkLostCompletions.ts)',
@@ -95,6 +117,8 @@ export const PROCESS_MEMORY = {
 			'the first check passes on again the completions after the point kept in static data: those of the last round before the restart, and those completed while n8n was down',
 	},
 	owedCompletions: {
+		process: 'written where deliveries arrive, read by the check on main: apart in queue mode',
+		size: '10,000 tasks with their data (a few KB each: tens of MB)',
 		bound: 10_000,
 		holds:
 			'delivered completions no run could take yet: emitted if none takes them (trigger/relay/checkLostCompletions.ts)',
@@ -102,12 +126,16 @@ export const PROCESS_MEMORY = {
 			'such a completion is passed on by the first check but not emitted if it belongs to no run',
 	},
 	retryCompletions: {
+		process: 'main (the check)',
+		size: '10,000 tasks with their data',
 		bound: 10_000,
 		holds:
 			'completions a check could not settle (n8n or the service unreachable), tried again next check (trigger/relay/checkLostCompletions.ts)',
 		restart: 'none: the first check looks back 24 hours',
 	},
 	lostCompletionCursors: {
+		process: 'main (the check)',
+		size: '200 cursors',
 		bound: 200,
 		holds:
 			"where each trigger's Check for Lost Completions stands (trigger/relay/checkLostCompletions.ts)",
@@ -115,60 +143,81 @@ export const PROCESS_MEMORY = {
 			"the first check reads from the point kept in the trigger's static data (trigger/relay/checkRecord.ts), at most 24 hours back",
 	},
 	backlogPlaces: {
+		process: 'main (the check)',
+		size: '200 pairs of numbers',
 		bound: 200,
 		holds:
 			"where each trigger's check stopped in a backlog it reads oldest first, and the list's length then (trigger/relay/checkLostCompletions.ts)",
 		restart: 'the next round looks for its place again (about 17 reads of one task)',
 	},
 	lostCompletionRecords: {
+		process: 'main (the check)',
+		size: '200 short strings',
 		bound: 200,
 		holds:
 			"the point each trigger's static data holds for its check, as this process last sent it (trigger/relay/checkLostCompletions.ts)",
 		restart: 'the first check that moves sends it again',
 	},
 	heldCheckRecords: {
+		process: 'where the address of the trigger is answered',
+		size: '200 records of at most 1,000 ids',
 		bound: 200,
 		holds:
 			"a check's record that waits for the trigger's next delivery that writes static data (trigger/relay/checkRecord.ts)",
 		restart: 'the record is sent again by the first check that moves',
 	},
 	writingDeliveries: {
+		process: 'where deliveries arrive',
+		size: '200 counters',
 		bound: 200,
 		holds:
 			'per trigger registration, deliveries under way that write static data, and when the last ended (trigger/relay/checkRecord.ts)',
 		restart: 'none',
 	},
 	resumingRuns: {
+		process: 'where waiting addresses are answered (main; webhook processes in queue mode)',
+		size: '10,000 run ids',
 		bound: 10_000,
 		holds:
 			'runs a call of this process resumed in the last minute: n8n 1.x starts a resume for each of several calls that arrive before the first is under way (waiting/resume.ts)',
 		restart: 'none: a call arriving after the restart finds the run resumed (n8n answers it)',
 	},
 	holderTargets: {
+		process: 'wherever the address of a listener is answered, and main (its check)',
+		size: '200 URLs',
 		bound: 200,
 		holds:
 			"per trigger, the queue's live webhook target as it last read it: the holder's address and secret, which sign what the holder passes on (read again after a minute, or 2 s after a signature it does not verify; trigger/liveTarget.ts)",
-		restart: 'one read of the queue\'s webhook at the first message of its holder',
+		restart: "one read of the queue's webhook at the first message of its holder",
 	},
 	freshRegistrations: {
+		process: 'main (activation and the check)',
+		size: '200 short strings',
 		bound: 200,
 		holds:
-			"triggers registered by this process whose first Check for Lost Completions has not run: n8n 2.x runs it while activating, before it saves the registration, so it is left to the next round (trigger/webhookRegistration.ts)",
+			'triggers registered by this process whose first Check for Lost Completions has not run: n8n 2.x runs it while activating, before it saves the registration, so it is left to the next round (trigger/webhookRegistration.ts)',
 		restart: 'none: after a restart the registration is saved, and the first check runs',
 	},
 	queueAddressFields: {
+		process: 'where deliveries arrive, and main',
+		size: '200 small sets',
 		bound: 200,
 		holds:
 			"per queue, its read-only text and link fields, where a completion's resume address can be (read again after a minute; trigger/relay/forward.ts)",
 		restart: 'one read of the queue at its first completion that carries an address',
 	},
 	confirmationIndexes: {
+		process: 'where waiting addresses are answered',
+		size: '200 queues × 20,000 tasks with their data: 4 million tasks at worst',
 		bound: 200,
 		holds:
 			'per queue, the completions the confirming reads listed (each at most 20,000; waiting/confirmation.ts)',
 		restart: "the next confirming read of a queue goes down to its run's tasks' creation",
 	},
-} as const satisfies Record<string, { bound: number; holds: string; restart: string }>;
+} as const satisfies Record<
+	string,
+	{ process: string; size: string; bound: number; holds: string; restart: string }
+>;
 
 export type StoreName = keyof typeof PROCESS_MEMORY;
 

@@ -24,6 +24,27 @@ const BUDGET_SHARE = 0.8;
  * The first poll after activation only places the cursor at the newest completion (unless the
  * option Include Existing is on); a manual test returns the latest completed task.
  */
+/** A manual run: the newest completion of the queue, or an error that says there is none yet. */
+async function latestCompletion(
+	this: IPollFunctions,
+	queueId: number,
+	dataOnly: boolean,
+): Promise<INodeExecutionData[][]> {
+	const page = await fetchCompletedPage.call(this, queueId, 0, 1);
+	const latest = page.tasks[0];
+	if (!latest) {
+		throw new NodeOperationError(
+			this.getNode(),
+			`No task of queue ${queueId} has been completed yet`,
+			{
+				description:
+					'Complete a task in the queue, then test again. Once the workflow is active, it starts for each task completed after activation.',
+			},
+		);
+	}
+	return [[toItem(latest, dataOnly)]];
+}
+
 export async function pollCompletions(
 	this: IPollFunctions,
 ): Promise<INodeExecutionData[][] | null> {
@@ -31,21 +52,7 @@ export async function pollCompletions(
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const dataOnly = options.dataOnly === true;
 
-	if (this.getMode() === 'manual') {
-		const page = await fetchCompletedPage.call(this, queueId, 0, 1);
-		const latest = page.tasks[0];
-		if (!latest) {
-			throw new NodeOperationError(
-				this.getNode(),
-				`No task of queue ${queueId} has been completed yet`,
-				{
-					description:
-						'Complete a task in the queue, then test again. Once the workflow is active, it starts for each task completed after activation.',
-				},
-			);
-		}
-		return [[toItem(latest, dataOnly)]];
-	}
+	if (this.getMode() === 'manual') return await latestCompletion.call(this, queueId, dataOnly);
 
 	const state = this.getWorkflowStaticData('node');
 	const stored = readPollState(state);

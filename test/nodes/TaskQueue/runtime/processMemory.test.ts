@@ -45,7 +45,7 @@ describe('what a process remembers', () => {
 			for (const match of text.matchAll(/remembered(?:Map|Set)<[^(]*>\(\s*'(\w+)'/g))
 				used.add(match[1]);
 		}
-		expect(unlisted).toEqual(['TaskQueue/trigger/relay/forward.ts: lanes']);
+		expect(unlisted).toEqual(['TaskQueue/trigger/relay/lanes.ts: lanes']);
 		expect([...used].sort()).toEqual(Object.keys(PROCESS_MEMORY).sort());
 	});
 });
