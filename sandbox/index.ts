@@ -151,7 +151,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 	);
 	server.keepAliveTimeout = 65_000;
 	server.headersTimeout = 66_000;
-	server.requestTimeout = 0;
+	// a request must arrive whole within a minute (a body trickled byte by byte is cut: 408)
+	server.requestTimeout = 60_000;
 	await new Promise<void>((resolve, reject) => {
 		server.once('error', reject);
 		server.listen(opts.port ?? 0, host, () => {

@@ -149,26 +149,46 @@ function sleep(ms: number): Promise<void> {
 /** The largest body read (a bulk create of 100,000 tasks is far smaller); a larger one is refused, 413. */
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
+/** The most body bytes held across all requests being read at once; past it a request gets 503. */
+export const MAX_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
+let bytesInFlight = 0;
+
 function readBody(req: IncomingMessage): Promise<string> {
 	return new Promise((resolve, reject) => {
 		const chunks: Buffer[] = [];
 		let size = 0;
+		const release = () => {
+			bytesInFlight -= size;
+			size = 0;
+		};
+		const refuse = (error: SandboxError) => {
+			release();
+			chunks.length = 0;
+			req.removeAllListeners('data');
+			req.resume(); // the rest is read and dropped, never kept
+			reject(error);
+		};
 		req.on('data', (c: Buffer) => {
 			size += c.length;
-			if (size > MAX_BODY_BYTES) {
-				req.removeAllListeners('data');
-				req.resume(); // the rest is read and dropped, never kept
-				reject(new SandboxError(413, `The request body is larger than ${MAX_BODY_BYTES} bytes`));
-				return;
-			}
+			bytesInFlight += c.length;
+			if (size > MAX_BODY_BYTES)
+				return refuse(
+					new SandboxError(413, `The request body is larger than ${MAX_BODY_BYTES} bytes`),
+				);
+			if (bytesInFlight > MAX_BYTES_IN_FLIGHT)
+				return refuse(new SandboxError(503, 'Too many request bodies at once; try again'));
 			chunks.push(c);
 		});
-		req.on('end', () =>
+		req.on('end', () => {
+			release();
 			resolve(
 				chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8'),
-			),
-		);
-		req.on('error', reject);
+			);
+		});
+		req.on('error', (error) => {
+			release();
+			reject(error);
+		});
 	});
 }
 
@@ -542,6 +562,14 @@ async function serveApi(
 	if (fault?.kind === 'reset') {
 		ctx.log.add({ ...base, body: null, route: match.route, status: null, fault: 'reset' });
 		req.socket.destroy();
+		return;
+	}
+	const auth = authenticate(ctx.store, req);
+	if (!('id' in auth)) {
+		// a wrong key is refused before its body is read: a caller without a key holds no memory
+		req.resume();
+		ctx.log.add({ ...base, body: null, route: match.route, status: auth.status, fault: null });
+		send(res, auth);
 		return;
 	}
 	const rawBody = await readBody(req);

@@ -5,7 +5,7 @@ import { hostname } from 'os';
 import { Readable } from 'stream';
 
 import { MAX_BODY_BYTES } from '../../sandbox/server';
-import { startSandbox, type Sandbox } from '../../sandbox/index';
+import { loadDefaultSeed, startSandbox, type Sandbox } from '../../sandbox/index';
 
 let sandbox: Sandbox;
 afterEach(async () => await sandbox?.close());
@@ -102,3 +102,54 @@ test("bound to every address (--host 0.0.0.0), the page answers this machine's n
 	expect(await page('127.0.0.1')).toBe(200);
 	expect(await page(hostname())).toBe(200);
 });
+
+/** A request that sends its headers and `bytes` of body, then holds the rest back until `finish()`. */
+function holdOpen(port: number, path: string, token: string, bytes: number) {
+	let finish = () => undefined as void;
+	const answered = new Promise<number>((resolve, reject) => {
+		const req = http.request(
+			{
+				host: '127.0.0.1',
+				port,
+				method: 'POST',
+				path,
+				headers: { authorization: `Token ${token}`, 'content-type': 'application/json' },
+			},
+			(res) => {
+				res.resume();
+				resolve(res.statusCode ?? 0);
+			},
+		);
+		req.on('error', () => resolve(0));
+		req.write(Buffer.alloc(bytes, ' '));
+		finish = () => void req.end(']');
+		void reject;
+	});
+	return { answered, finish: () => finish() };
+}
+
+test('an API call with a wrong key is refused before its body is read: 401 while the body is still on its way', async () => {
+	sandbox = await startSandbox();
+	const call = holdOpen(portOf(sandbox), '/orgs/1/queues/101/tasks/create', 'tqs_wrong', 1024);
+	// answered although the body never ends
+	expect(await call.answered).toBe(401);
+	call.finish();
+});
+
+test('request bodies held at once are capped across requests: past 64 MB the next gets 503, and the sandbox goes on', async () => {
+	sandbox = await startSandbox();
+	const key = loadDefaultSeed().apiKeys[0].key;
+	const calls = Array.from({ length: 5 }, () =>
+		holdOpen(portOf(sandbox), '/orgs/1/queues/101/tasks/create', key, 15 * 1024 * 1024),
+	);
+	const first = await Promise.race(calls.map((c) => c.answered));
+	expect(first).toBe(503);
+	for (const c of calls) c.finish();
+	await Promise.all(calls.map((c) => c.answered));
+	const after = await send(portOf(sandbox), {
+		method: 'GET',
+		path: '/orgs/1/queues',
+		headers: { authorization: `Token ${key}` },
+	});
+	expect(after.status).toBe(200);
+}, 60_000);
