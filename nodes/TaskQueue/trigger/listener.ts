@@ -37,6 +37,20 @@ interface Own {
 	secret: string;
 }
 
+/** The secret of `holder` as the queue's live target holds it, when it names that holder (not this trigger). */
+async function holderSecret(
+	this: IWebhookFunctions,
+	own: { queueId: number; url: string },
+	holder: string,
+): Promise<string | undefined> {
+	const target = await liveTargetThat.call(
+		this,
+		own.queueId,
+		(t) => withoutQuery(t) === withoutQuery(holder) && classifyTarget(t, own.url) !== 'mine',
+	);
+	return (target && secretOf(target)) || undefined;
+}
+
 /**
  * Answers the holder's `prove`: only while the queue's live target is that holder (and not this
  * trigger), with the holder's secret as the target holds it. Needs nothing of static data, so it
@@ -47,12 +61,7 @@ export async function answerProof(
 	own: { queueId: number; url: string },
 	prove: { holder: string; nonce: string },
 ): Promise<{ status: number; body: IDataObject }> {
-	const target = await liveTargetThat.call(
-		this,
-		own.queueId,
-		(t) => withoutQuery(t) === withoutQuery(prove.holder) && classifyTarget(t, own.url) !== 'mine',
-	);
-	const secret = target && secretOf(target);
+	const secret = await holderSecret.call(this, own, prove.holder);
 	if (!secret) return { status: 409, body: { message: 'Not listening through that trigger' } };
 	return {
 		status: 200,
@@ -105,12 +114,7 @@ export async function takeOverQueue(
 	own: Own,
 	hold: { from: string; others: string[]; signature: string },
 ): Promise<{ status: number; body: IDataObject }> {
-	const target = await liveTargetThat.call(
-		this,
-		own.queueId,
-		(t) => withoutQuery(t) === withoutQuery(hold.from) && classifyTarget(t, own.url) !== 'mine',
-	);
-	const secret = target && secretOf(target);
+	const secret = await holderSecret.call(this, own, hold.from);
 	if (
 		!secret ||
 		!signedBy(hold.signature, secret, 'hold', withoutQuery(hold.from), withoutQuery(own.url))

@@ -225,6 +225,47 @@ async function withSecretOf(t: WebhookTriggerUnderTest, body: unknown) {
 }
 const hex = (c: string) => c.repeat(64);
 
+describe('Catch Up with several triggers on one queue', () => {
+	test('three triggers with Catch Up, 60 completions with 20% of deliveries dropped: each emits every completion after its activation exactly once', async () => {
+		const [a, b, c] = ['a', 'b', 'c'].map((x) =>
+			trigger(`${x.repeat(8)}-0000-4000-8000-00000000000${x}`, { catchUp: true }),
+		);
+		const n8n = await oneN8n([a, b, c]);
+		try {
+			const before = new Set(
+				(await env.client.tasks(QUEUE)).filter((t) => t.status === 'completed').map((t) => t.id),
+			);
+			await a.activate();
+			await b.activate();
+			await c.activate();
+			expect(a.state().listeners).toHaveLength(2);
+			await env.client.createTasks(QUEUE, 61);
+			await env.client.setFaults({ rules: [{ webhook: 'drop', probability: 0.2 }], seed: 3 });
+			await env.client.completeMany(QUEUE, 60, { by: 'alice@example.com' });
+			await env.client.clearFaults();
+			// a last delivery that arrives: each trigger catches up with it
+			await env.client.completeMany(QUEUE, 1, { by: 'alice@example.com' });
+			const expected = (await env.client.tasks(QUEUE))
+				.filter((t) => t.status === 'completed' && !before.has(t.id))
+				.map((t) => t.id)
+				.sort((x, y) => x - y);
+			expect(expected.length).toBeGreaterThanOrEqual(61);
+			const dropped = (await env.client.webhookCalls()).filter((w) => w.fault === 'dropped');
+			expect(dropped.length).toBeGreaterThan(0);
+			const sorted = (t: WebhookTriggerUnderTest) =>
+				emittedIds(t)
+					.map(Number)
+					.sort((x, y) => x - y);
+			for (const t of [a, b, c]) await until(() => emittedIds(t).length >= expected.length, 20_000);
+			await new Promise((resolve) => setTimeout(resolve, 300));
+			for (const t of [a, b, c]) expect(sorted(t)).toEqual(expected);
+		} finally {
+			await env.client.clearFaults();
+			await n8n.close();
+		}
+	}, 60_000);
+});
+
 describe("the trigger's door, against a caller who has the holder's secret (the service, its admins, the workflow's readers)", () => {
 	test('no message makes a trigger call itself: a join or a hold naming the holder, or a pass-on from itself, is refused; one completion is passed on once', async () => {
 		const { a, b, n8n } = await holderAndListener();
