@@ -29,7 +29,9 @@ export function checkDelivery(body: unknown, queueId: number): DeliveryCheck {
 	}
 	const status = (body as IDataObject).status;
 	if (status !== undefined && status !== 'completed') {
-		return { ok: false, reason: `The task's status is "${String(status)}", not "completed"` };
+		// the value is the caller's: quoted, cut short and escaped before it reaches a log line
+		const shown = JSON.stringify(String(status).slice(0, 40));
+		return { ok: false, reason: `The task's status is ${shown}, not "completed"` };
 	}
 	if (!isCompletedTask(body)) {
 		const issues = completedTaskSchema.safeParse(body).error?.issues ?? [];

@@ -22,7 +22,7 @@ import {
 	endWritingDelivery,
 	writeHeldCheckRecord,
 } from './relay/checkRecord';
-import { forwardToWaiting } from './relay/forward';
+import { forwardToWaiting, isOrdinary } from './relay/forward';
 import { passToListeners } from './holder';
 import { handOverTestEvent } from './testEvents';
 import type { Registration } from './staticData';
@@ -224,7 +224,7 @@ async function notTaken(this: IWebhookFunctions, tasks: CompletedTask[]): Promis
 	return tasks.filter((task) => {
 		const outcome = outcomes.get(completionKey(task));
 		if (outcome !== undefined) noteDelivered(task, outcome);
-		return outcome === undefined || outcome === 'other';
+		return isOrdinary(outcome);
 	});
 }
 

@@ -15,7 +15,7 @@ import { rememberedMap, rememberedSet } from '../../runtime/processMemory';
 import type { CompletedTask } from '../../transport/schemas';
 import type { Outcome } from '../../waiting/messages';
 import { restartPoint, sendCheckRecord, storedCheckRecord } from './checkRecord';
-import { forwardToWaiting } from './forward';
+import { forwardToWaiting, isOrdinary } from './forward';
 
 // Check for Lost Completions (the Task Queue Trigger's poll()): the service delivers each completion once and never again, so a delivery lost on
 // its way (n8n restarting, a proxy error, "Database is not ready") would leave the execution waiting
@@ -174,14 +174,10 @@ async function passOn(
 			continue;
 		}
 		retryHere.delete(key);
-		// owed, and now that the queue's fields can be read it carries no address of a run: its text
-		// only looked like one (the delivery met a failed read of the queue)
-		if (outcome === undefined) {
-			if (owedHere.delete(key)) emit.push(task);
-			continue;
-		}
-		if (owedHere.delete(key) && outcome === 'other') emit.push(task);
-		settledHere.add(key);
+		// the check emits only what was delivered to this process and no run took (an owed one whose
+		// text only looked like an address, now that the queue's fields can be read, included)
+		if (owedHere.delete(key) && isOrdinary(outcome)) emit.push(task);
+		if (outcome !== undefined) settledHere.add(key);
 	}
 	const passedOn = [...outcomes.values()].filter((o) => o === 'taken').length;
 	if (passedOn > 0) {

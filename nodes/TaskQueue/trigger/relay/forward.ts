@@ -20,6 +20,16 @@ type TriggerContext = IWebhookFunctions | IPollFunctions;
 export { FORWARD_RETRY_DELAYS_MS } from './lanes';
 
 /**
+ * The relay's one decision: whether a completion is an ordinary one to emit, by what its forward
+ * came to. Nothing forwarded (no address of a run) or a run that says it is not its own: emitted.
+ * Taken, or kept by a finished run: not. Unsettled: not yet (Check for Lost Completions decides).
+ * The delivery path emits what this says; the check, only the completions delivered to its process.
+ */
+export function isOrdinary(outcome: Outcome | undefined): boolean {
+	return outcome === undefined || outcome === 'other';
+}
+
+/**
  * Passes each completion carrying a resume address of this n8n to its execution. Returns the
  * outcome of each forwarded completion by its key; completions without such an address are absent.
  */

@@ -59,6 +59,11 @@ describe('checkDelivery', () => {
 			'The body is not a completed task (data: Expected object, received string)',
 		],
 		[{ ...TASK, queue_id: 102 }, 'The task belongs to queue 102, not 101'],
+		// a status made up by a caller with the secret reaches a log line quoted, escaped, cut short
+		[
+			{ ...TASK, status: `x\n2026-11-26 INFO Task Queue: all good ${'y'.repeat(200)}` },
+			'The task\'s status is "x\\n2026-11-26 INFO Task Queue: all good y", not "completed"',
+		],
 	])('refuses %j', (body, reason) => {
 		expect(checkDelivery(body, 101)).toEqual({ ok: false, reason });
 	});
