@@ -1,7 +1,6 @@
 import type { IDataObject, IHookFunctions, INode, IPollFunctions } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
-import { isValidUrl } from '../helpers/values';
 import { asNodeError } from '../helpers/errors';
 import { getTriggerQueueId } from '../helpers/queue';
 import { getTaskQueueCredentials } from '../transport';
@@ -19,6 +18,7 @@ import {
 import { fullListMessage } from './holder';
 import { joinHolder } from './listener';
 import { reachabilityWarning } from './webhookReachability';
+import { checkWebhookUrl, productionHoldsIt, someoneElseHoldsIt } from './activationErrors';
 import type { Registration } from './staticData';
 import { readRegistration, writeRegistration, writeTriggerCursor } from './staticData';
 import { rememberedSet } from '../runtime/processMemory';
@@ -37,23 +37,6 @@ const registrationKey = (context: IHookFunctions | IPollFunctions) =>
 /** Whether this poll is the first since this process registered the trigger (it then does nothing). */
 export function isFirstCheckAfterRegistering(context: IPollFunctions): boolean {
 	return freshRegistrations.delete(registrationKey(context));
-}
-
-/**
- * Refuses a webhook URL the service would refuse ("Enter a valid URL.": a host without a dot other
- * than localhost, say), before anything is written: n8n 2.x activates in the background, where a
- * refusal from the service would only reach n8n's log.
- */
-function checkWebhookUrl(url: string, node: IHookFunctions['getNode']): void {
-	if (isValidUrl(url)) return;
-	throw new NodeOperationError(
-		node(),
-		`The Task Queue Service would refuse this workflow's webhook URL (${url}): set n8n's WEBHOOK_URL to an address whose host has a dot or is localhost, or use the Task Queue Poll Trigger`,
-		{
-			description:
-				"The service accepts only http:// or https:// addresses whose host has a dot (example.com) or is localhost. Set n8n's WEBHOOK_URL to such an address (for example http://localhost:5678/ or your public host name), restart n8n, and activate again; or use the Task Queue Poll Trigger.",
-		},
-	);
 }
 
 function isTestRegistration(this: IHookFunctions): boolean {
@@ -184,15 +167,35 @@ async function startCursorIfNew(this: IHookFunctions, activation: Activation): P
 		await startCursor.call(this, state, queueId);
 }
 
+/** How often, a second apart, a join the holder could not answer is tried again during activation. */
+const JOIN_RETRIES = 5;
+
+/**
+ * Joins the holder; when it cannot answer yet (published together with this one, n8n has not saved
+ * its registration: 401), tries again a second later, up to JOIN_RETRIES times, as long as the
+ * queue still points at another trigger of this n8n.
+ */
+async function joinSoon(this: IHookFunctions, activation: Activation, holder: string) {
+	const { queueId, url } = activation;
+	let joined = await joinHolder.call(this, holder, url);
+	for (let attempt = 0; joined.outcome === 'no answer' && attempt < JOIN_RETRIES; attempt++) {
+		await sleep(1_000);
+		const live = await getWebhookTarget.call(this, queueId);
+		if (!isTriggerOfThisN8n(live, url) || classifyTarget(live, url) === 'mine') break;
+		joined = await joinHolder.call(this, live as string, url);
+	}
+	return joined;
+}
+
 /** Another Task Queue Trigger of this n8n holds the queue: this one listens through it (listener.ts). */
 async function listenThrough(
 	this: IHookFunctions,
 	activation: Activation,
 	holder: string,
 ): Promise<boolean> {
-	const { queueId, url, node, state } = activation;
+	const { queueId, node, state } = activation;
 	await startCursorIfNew.call(this, activation);
-	const joined = await joinHolder.call(this, holder, url);
+	const joined = await joinSoon.call(this, activation, holder);
 	if (joined.outcome === 'full') throw new NodeOperationError(node, fullListMessage(queueId));
 	// what the holder puts back at the end, as its own answer says: if the queue is handed to this
 	// trigger, it puts the same back
@@ -202,32 +205,6 @@ async function listenThrough(
 		`Task Queue Trigger: queue ${queueId} is held by another Task Queue Trigger of this n8n (${new URL(holder).pathname}); this one ${joined.outcome === 'joined' ? 'listens through it' : `joins it at its next check (${joined.outcome} now)`}: each receives every completed task`,
 	);
 	return true;
-}
-
-function productionHoldsIt(node: INode, label: string): NodeOperationError {
-	return new NodeOperationError(
-		node,
-		`Queue ${label} already sends its completed tasks to this workflow's production webhook: while the workflow is active (published), each completed task starts a production execution (see its Executions); to listen for a test event here, deactivate it first`,
-		{
-			description:
-				'The service allows one webhook per queue, and a test must not take it from the active workflow. ' +
-				"While the workflow is active, each completed task starts a production execution: open the workflow's Executions list to see them. " +
-				"To listen for a test event here, deactivate the workflow first. If the workflow is not active, the production address is left over: remove it on the queue's Connections screen in the service (or with the Task Queue node's Webhook > Remove operation), then test again.",
-		},
-	);
-}
-
-function someoneElseHoldsIt(node: INode, label: string, live: string): NodeOperationError {
-	return new NodeOperationError(
-		node,
-		`Queue ${label} already sends its completed tasks to another address (${withoutQuery(live)}): turn on the trigger's option "Replace Existing Webhook" to take it over, or remove that address in the service, then activate again`,
-		{
-			description:
-				"The service allows one webhook per queue, and this one was set by someone else (on the queue's Connections screen, by another workflow or another tool). " +
-				'To let this workflow take it over, turn on the option "Replace Existing Webhook": the other address stops receiving completed tasks, and is put back when this workflow is deactivated (option "Restore Previous Webhook"). ' +
-				"Or remove the other address on the queue's Connections screen in the service, then activate again.",
-		},
-	);
 }
 
 /**

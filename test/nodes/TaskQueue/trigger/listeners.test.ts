@@ -225,6 +225,36 @@ async function withSecretOf(t: WebhookTriggerUnderTest, body: unknown) {
 }
 const hex = (c: string) => c.repeat(64);
 
+describe('triggers published together', () => {
+	test('a trigger whose holder is still being activated (its registration not saved yet: 401) joins it as soon as it is, within the activation', async () => {
+		const a = trigger('a0000000-0000-4000-8000-00000000000a');
+		const b = trigger('b0000000-0000-4000-8000-00000000000b');
+		const n8n = await oneN8n([a, b]);
+		try {
+			await a.activate();
+			// n8n has not saved A's activation yet: its address knows no registration for 1.5 s
+			const saved = a.db;
+			a.db = {};
+			const restore = new Promise<void>((resolve) =>
+				setTimeout(() => {
+					a.db = saved;
+					resolve();
+				}, 1_500),
+			);
+			await b.activate();
+			await restore;
+			expect(a.state().listeners).toEqual([listenerEntry(b)]);
+			expect(b.state().registration).toMatchObject({ listening: true });
+			const ids = await completeNew(1);
+			await env.client.waitForWebhookCalls(1);
+			await until(() => emittedIds(b).length === 1);
+			expect(emittedIds(b)).toEqual(ids);
+		} finally {
+			await n8n.close();
+		}
+	}, 30_000);
+});
+
 describe('Catch Up with several triggers on one queue', () => {
 	test('three triggers with Catch Up, 60 completions with 20% of deliveries dropped: each emits every completion after its activation exactly once', async () => {
 		const [a, b, c] = ['a', 'b', 'c'].map((x) =>
