@@ -24,7 +24,7 @@ import {
 	webhookExists,
 } from './trigger/webhookRegistration';
 import { deleteWebhook } from './trigger/webhookRemoval';
-import { readRegistration } from './trigger/staticData';
+import { readRegistration } from './trigger/state/staticData';
 
 export class TaskQueueTrigger implements INodeType {
 	description: INodeTypeDescription = {

@@ -1,7 +1,7 @@
 // What one n8n process remembers between calls, all of it: each store with the process that holds
 // it (in queue mode each process, main, webhook processes and workers, has its own), its worst-case
 // size, and what a restart costs. Most stores are hints or caches: what must outlive a restart is in
-// the workflow's static data (trigger/staticData.ts) or the execution's own data. Three are duties,
+// the workflow's static data (trigger/state/staticData.ts) or the execution's own data. Three are duties,
 // not hints, and their restart lines say what is lost: `resumingRuns` (a run resumes once on n8n 1.x
 // within a process), `owedCompletions` (a completion to emit if no run takes it) and
 // `seenDeliveryScopes` (the only deduplication without Catch Up).
@@ -147,7 +147,7 @@ export const PROCESS_MEMORY = {
 		size: '200 pairs of numbers',
 		bound: 200,
 		holds:
-			"where each trigger's check stopped in a backlog it reads oldest first, and the list's length then (trigger/relay/checkLostCompletions.ts)",
+			"each trigger whose check is in a backlog it reads oldest first, where it stopped in the list and the list's length then (trigger/relay/checkLostCompletions.ts)",
 		restart: 'the next round looks for its place again (about 17 reads of one task)',
 	},
 	lostCompletionRecords: {

@@ -5,7 +5,7 @@ import type { CompletedTask } from '../transport/schemas';
 import { completedTaskSchema, isCompletedTask } from '../transport/schemas';
 import { completionKey } from '../helpers/completions';
 import { BoundedSet, rememberedMap, rememberedSet } from '../runtime/processMemory';
-import { readLastDelivery, readSeen, writeLastDelivery, writeSeen } from './staticData';
+import { readLastDelivery, readSeen, writeLastDelivery, writeSeen } from './state/staticData';
 
 /**
  * Whether the `secret` query parameter of a delivery is the registered one, in constant time.

@@ -5,7 +5,7 @@ import { sleep } from 'n8n-workflow';
 import { WEBHOOK_PATH, withoutQuery } from '../helpers/webhookTarget';
 import { postToThisN8n } from '../transport';
 import type { PassedOn } from './inbox';
-import { keepListeners, listenersOf } from './staticData';
+import { keepListeners, listenersOf } from './state/staticData';
 import { hashOf, listenerCall, MAX_LISTENERS, passedOnCall, sign, signedBy } from './inbox';
 
 // Several Task Queue Triggers of one n8n on one queue. The service gives a queue one webhook: the

@@ -15,7 +15,7 @@ import type { PassedOn } from './inbox';
 import { hashOf, listenerCall, sign, signedBy } from './inbox';
 import type { TriggerContext } from './liveTarget';
 import { forgetLiveTargets, liveTarget, liveTargetThat } from './liveTarget';
-import { keepListeners } from './staticData';
+import { keepListeners } from './state/staticData';
 
 // A Task Queue Trigger that listens through the one holding its queue's webhook (holder.ts has why
 // and the holder's side): it joins and leaves, proves itself, checks what the holder passes on, and

@@ -12,7 +12,7 @@ import {
 } from '../helpers/completions';
 import { fetchCompletedPage, FIRST_PAGE_LIMIT } from '../transport/completedPages';
 import type { CompletedTask } from '../transport/schemas';
-import { readPollState, writePollState } from './staticData';
+import { readPollState, writePollState } from './state/staticData';
 import { pollBudgetMs } from '../runtime/n8nInternals';
 import { forwardToWaiting } from './relay/forward';
 

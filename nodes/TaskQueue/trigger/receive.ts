@@ -15,8 +15,8 @@ import type { CheckRecordCall } from './relay/checkRecord';
 import { isSignedRecord, keepCheckRecord } from './relay/checkRecord';
 import { rememberRun } from './relay/knownRuns';
 import { answer, durableRecords, receiveTask, scopeOf } from './webhookDelivery';
-import type { Registration } from './staticData';
-import { readRegistration, writeRegistration } from './staticData';
+import type { Registration } from './state/staticData';
+import { readRegistration, writeRegistration } from './state/staticData';
 
 // The trigger's webhook(): every POST to its address, read by the one inbox (inbox.ts, where each
 // kind's rule is written) and handled by kind. The service's deliveries go on to webhookDelivery.ts.

@@ -25,8 +25,8 @@ import {
 import { forwardToWaiting, isOrdinary } from './relay/forward';
 import { passToListeners } from './holder';
 import { handOverTestEvent } from './testEvents';
-import type { Registration } from './staticData';
-import { readTriggerCursor, writeTriggerCursor } from './staticData';
+import type { Registration } from './state/staticData';
+import { readTriggerCursor, writeTriggerCursor } from './state/staticData';
 
 // A delivery of the service (or one the queue's holder passed on): checked, passed on to the
 // listeners once, deduplicated, caught up, forwarded to a waiting run or emitted (receive.ts reads

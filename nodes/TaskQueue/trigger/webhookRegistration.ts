@@ -19,8 +19,13 @@ import { fullListMessage } from './holder';
 import { joinHolder } from './listener';
 import { reachabilityWarning } from './webhookReachability';
 import { checkWebhookUrl, productionHoldsIt, someoneElseHoldsIt } from './activationErrors';
-import type { Registration } from './staticData';
-import { readRegistration, writeRegistration, writeTriggerCursor } from './staticData';
+import type { Registration } from './state/staticData';
+import {
+	keepListeners,
+	readRegistration,
+	writeRegistration,
+	writeTriggerCursor,
+} from './state/staticData';
 import { rememberedSet } from '../runtime/processMemory';
 
 /**
@@ -200,7 +205,7 @@ async function listenThrough(
 	// what the holder puts back at the end, as its own answer says: if the queue is handed to this
 	// trigger, it puts the same back
 	keep.call(this, activation, { previousTarget: joined.previous, listening: true });
-	delete state.listeners;
+	keepListeners(state, []);
 	this.logger.info(
 		`Task Queue Trigger: queue ${queueId} is held by another Task Queue Trigger of this n8n (${new URL(holder).pathname}); this one ${joined.outcome === 'joined' ? 'listens through it' : `joins it at its next check (${joined.outcome} now)`}: each receives every completed task`,
 	);

@@ -6,8 +6,8 @@ import { classifyTarget, isTriggerOfThisN8n, withoutQuery } from '../helpers/web
 import { getWebhookTarget, setWebhookTarget } from '../transport/endpoints';
 import { handOver } from './holder';
 import { leaveHolder } from './listener';
-import type { Registration } from './staticData';
-import { forgetRegistration, listenersOf, readRegistration } from './staticData';
+import type { Registration } from './state/staticData';
+import { forgetRegistration, listenersOf, readRegistration } from './state/staticData';
 
 /**
  * Removes this node's registration if the queue's target is still this node's URL, putting back

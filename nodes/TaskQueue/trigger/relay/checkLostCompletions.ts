@@ -38,7 +38,7 @@ const owedHere = rememberedMap<string, CompletedTask>('owedCompletions');
 /** Completions a round could not settle (the service or n8n unreachable): passed on again next round. */
 const retryHere = rememberedMap<string, CompletedTask>('retryCompletions');
 /** Where a round that read a backlog oldest first stopped in the list, by trigger. */
-const backlogPlaces = rememberedMap<string, Place>('backlogPlaces');
+const backlogPlaces = rememberedMap<string, { place?: Place }>('backlogPlaces');
 /** Where each trigger's rounds stand in this process. */
 const cursors = rememberedMap<string, Cursor>('lostCompletionCursors');
 /** The restart point each trigger's static data holds, as this process last sent it. */
@@ -77,23 +77,18 @@ export async function checkLostCompletions(
 	const budget = pollBudgetMs(this);
 	const roundMs = Math.min(ROUND_BUDGET_MS, budget && budget > 0 ? budget * 0.8 : ROUND_BUDGET_MS);
 	const started = Date.now();
+	const backlogRound = async () =>
+		await catchUpOnBacklog.call(this, scope, queueId, cursor, started + roundMs, dataOnly, home);
 	let collected: Awaited<ReturnType<typeof collectAfter>>;
 	try {
+		// a backlog the last round did not finish: this one goes on with it, oldest first, all its time
+		if (backlogPlaces.has(scope)) return await backlogRound();
 		// half the round reads from the top; a backlog larger than that is read oldest first
 		collected = await collectAfter.call(this, queueId, cursor, {
 			deadline: started + roundMs / 2,
 			nextLimit: 1000,
 		});
-		if (!collected.complete)
-			return await catchUpOnBacklog.call(
-				this,
-				scope,
-				queueId,
-				cursor,
-				started + roundMs,
-				dataOnly,
-				home,
-			);
+		if (!collected.complete) return await backlogRound();
 	} catch (error) {
 		// the service failed: the next round reads from the same point
 		this.logger.warn(
@@ -138,10 +133,11 @@ async function catchUpOnBacklog(
 	const reached = await collectUpward.call(this, queueId, cursor, {
 		deadline,
 		take,
-		from: backlogPlaces.get(scope),
+		from: backlogPlaces.get(scope)?.place,
 	});
-	if (reached.place && !reached.top) backlogPlaces.set(scope, reached.place);
-	else backlogPlaces.delete(scope);
+	// until it reaches the top, the next round goes on oldest first with its whole time
+	if (reached.top) backlogPlaces.delete(scope);
+	else backlogPlaces.set(scope, { place: reached.place });
 	const again = [...owedHere.values(), ...retryHere.values()].filter((t) => t.queue_id === queueId);
 	if (again.length > 0) emit.push(...(await passOn.call(this, queueId, again)));
 	cursors.set(scope, reached.cursor);

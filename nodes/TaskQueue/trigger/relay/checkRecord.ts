@@ -6,6 +6,7 @@ import { timeKey } from '../../helpers/completions';
 import { getTaskQueueCredentials, postToThisN8n } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';
 import { rememberedMap } from '../../runtime/processMemory';
+import { readCheckRecordValue, writeCheckRecordValue } from '../state/staticData';
 
 // Where Check for Lost Completions stands, kept across restarts, so that the first check after a
 // restart reads from there instead of the last 24 hours. The check runs in poll(), whose static data
@@ -79,11 +80,9 @@ function readRecord(value: unknown): CheckRecord | undefined {
 	return { queueId: queueId as number, at, ids: ids as number[] };
 }
 
-const STATE_KEY = 'lostCompletionCheck';
-
 /** The record in the trigger's static data, if it is this queue's. */
 export function storedCheckRecord(state: IDataObject, queueId: number): CheckRecord | undefined {
-	const record = readRecord(state[STATE_KEY]);
+	const record = readRecord(readCheckRecordValue(state));
 	return record?.queueId === queueId ? record : undefined;
 }
 
@@ -91,7 +90,7 @@ export function storedCheckRecord(state: IDataObject, queueId: number): CheckRec
 export function storeCheckRecord(state: IDataObject, record: CheckRecord): boolean {
 	const stored = storedCheckRecord(state, record.queueId);
 	if (stored && stored.at === record.at && stored.ids.join() === record.ids.join()) return false;
-	state[STATE_KEY] = { queueId: record.queueId, at: record.at, ids: record.ids } as IDataObject;
+	writeCheckRecordValue(state, record);
 	return true;
 }
 

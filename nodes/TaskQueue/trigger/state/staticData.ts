@@ -1,13 +1,13 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { Cursor } from '../helpers/completions';
-import { readCursor } from '../helpers/completions';
-import type { CompletedTask } from '../transport/schemas';
-import { isCompletedTask } from '../transport/schemas';
+import type { Cursor } from '../../helpers/completions';
+import { readCursor } from '../../helpers/completions';
+import type { CompletedTask } from '../../transport/schemas';
+import { isCompletedTask } from '../../transport/schemas';
 
 // The one owner of the triggers' static data (the node's object in the workflow's static data): a
-// typed reader and writer per key, and no other file touches a key (but `lostCompletionCheck`, whose
-// one reader and writer is relay/checkRecord.ts).
+// typed reader and writer per key, and no other file touches a key. (Its own folder, so that both
+// trigger/ and trigger/relay/ import it without a loop between folders.)
 //
 // How n8n saves it, the rule everything below follows. n8n loads a workflow's static data when a
 // call starts and writes the whole object back when the call ends, if it changed:
@@ -26,7 +26,7 @@ import { isCompletedTask } from '../transport/schemas';
 // | seen | the last 1,000 completion keys accepted (Catch Up on, or re-completions dropped) | deliveries (deliveryChecks.ts) | webhook processes |
 // | lastDelivery | which process handled the last such delivery, and when | deliveries (deliveryChecks.ts) | webhook processes |
 // | listeners | a holder's listeners: each address and the hash of its leave token, never a secret | joins and leaves (holder.ts via receive.ts) | webhook processes |
-// | lostCompletionCheck | where Check for Lost Completions restarts | its signed record, read and written in relay/checkRecord.ts only (relay/ cannot import this folder) | webhook processes |
+// | lostCompletionCheck | where Check for Lost Completions restarts | its signed record (relay/checkRecord.ts via receive.ts) | webhook processes |
 // | queueId, cursor, unsettled | the Poll Trigger's queue, cursor, and completions to pass on again | its poll (pollTrigger.ts) | main |
 
 /** What a Task Queue Trigger registered (`registration`). */
@@ -131,6 +131,18 @@ export function readLastDelivery(
 
 export function writeLastDelivery(state: IDataObject, process: string, at: number): void {
 	state.lastDelivery = { process, at };
+}
+
+/** Where Check for Lost Completions restarts (`lostCompletionCheck`), as stored (relay/checkRecord.ts reads it). */
+export function readCheckRecordValue(state: IDataObject): unknown {
+	return state.lostCompletionCheck;
+}
+
+export function writeCheckRecordValue(
+	state: IDataObject,
+	record: { queueId: number; at: string; ids: number[] },
+): void {
+	state.lostCompletionCheck = { queueId: record.queueId, at: record.at, ids: record.ids };
 }
 
 /** The Poll Trigger's state: its queue, cursor, and completions to pass on again. */
