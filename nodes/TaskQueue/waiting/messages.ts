@@ -236,8 +236,6 @@ export type AnswerReading =
 			outcomes: Map<number, Outcome>;
 			why: string;
 			resumed: boolean;
-			/** n8n knows no such execution (404): deleted, or never one (an address made up). */
-			gone?: boolean;
 	  }
 	| 'retry'
 	| 'refusedAddress';
@@ -268,10 +266,10 @@ export function readForwardAnswer(answer: ReceivedAnswer, tasks: CompletedTask[]
 		);
 	// any other page is not n8n's answer for a waiting execution: a proxy, or n8n starting up
 	if (html) return 'retry';
-	// 404: no such execution (deleted, or an address made up: n8n answers 404 before it checks the
-	// signature); the trigger keeps the task from emitting only for a run it knows to be the task's
-	if (status === 404)
-		return { ...all('finished', `the execution does not exist (HTTP 404: ${text})`), gone: true };
+	// 404: the execution is gone (deleted), or n8n does not serve it yet (1.x while it starts): it
+	// may have taken the task before, so nothing is emitted (an address made up to name no
+	// execution gets this too: docs/triggers.md says what that costs)
+	if (status === 404) return all('finished', `the execution no longer exists (HTTP 404: ${text})`);
 	if (status >= 400) return all('other', `n8n refused the call (HTTP ${status}: ${text})`);
 	const { taken } = (typeof body === 'object' && body !== null ? body : {}) as { taken?: unknown };
 	// n8n's own answer when the call resumed the run ("Workflow was started"): it does not say which

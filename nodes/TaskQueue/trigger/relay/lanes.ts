@@ -85,8 +85,7 @@ function settleAll(
 
 /**
  * The outcome of each task by what this process knows of the run: a finished run's own tasks are
- * not emitted, others are; an execution n8n does not know, and no run this process knows the task
- * for, makes it an ordinary completion.
+ * not emitted, others are.
  */
 function whatItWas(key: string, reading: Answered): Map<number, Outcome> {
 	for (const [id, outcome] of reading.outcomes) {
@@ -96,7 +95,6 @@ function whatItWas(key: string, reading: Answered): Map<number, Outcome> {
 				: undefined;
 		if (known === 'other' || (known !== undefined && outcome === 'finished'))
 			reading.outcomes.set(id, known);
-		else if (reading.gone && known === undefined) reading.outcomes.set(id, 'other');
 	}
 	return reading.outcomes;
 }

@@ -289,7 +289,7 @@ describe('3c. a backlog does not stall the check', () => {
 		await env.client.setLatency(60);
 		const points: string[] = [];
 		try {
-			for (let round = 0; round < 12; round++) {
+			for (let round = 0; round < 20; round++) {
 				await slowRound(2_500);
 				points.push(String((trigger.state().lostCompletionCheck as IDataObject | undefined)?.at));
 				if (newest.startsWith(points[points.length - 1])) break;
