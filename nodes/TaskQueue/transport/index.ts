@@ -11,6 +11,9 @@ import type { ZodType } from 'zod';
 
 import { rememberedMap } from '../runtime/processMemory';
 import { httpError, networkError, redirectError, tooLargeError } from './errors';
+import { AnswerTooLarge, ANSWER_LIMITS, readAnswer, REQUEST_TIMEOUT_MS } from './answers';
+
+export { ANSWER_LIMITS, MAX_ANSWER_BYTES, REQUEST_TIMEOUT_MS } from './answers';
 import type {
 	TaskQueueContext,
 	TaskQueueCredentials,
@@ -20,15 +23,6 @@ import type {
 import { CREDENTIAL_TYPE } from './types';
 
 export const MAX_ATTEMPTS = 5;
-/** A service that never answers must not hang the workflow; a create cut off this way is not retried. */
-export const REQUEST_TIMEOUT_MS = 60_000;
-/**
- * The most one answer of the service may hold: a page of 1,000 tasks is a few MB. A larger one (a
- * hostile or broken service) is cut off as it arrives, not read into memory.
- */
-export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
-/** The bounds of one answer (an object so that tests can narrow them). */
-export const ANSWER_LIMITS = { wholeAnswerMs: REQUEST_TIMEOUT_MS, maxBytes: MAX_ANSWER_BYTES };
 const BASE_BACKOFF_MS = 200;
 const MAX_BACKOFF_MS = 5_000;
 const MAX_RETRY_AFTER_MS = 30_000;
@@ -178,51 +172,18 @@ export async function taskQueueRequest(
 	request: TaskQueueRequest,
 ): Promise<TaskQueueResponse> {
 	const { node, credentials, credentialsDecrypted } = await requestSetup.call(this);
-	const options: Omit<IHttpRequestOptions, 'abortSignal'> = {
-		method: request.method,
-		url: `${credentials.baseUrl}/orgs/${credentials.organizationId}/${credentials.apiPaths}${request.path}`,
-		qs: request.qs,
-		body: request.body,
-		json: true,
-		returnFullResponse: true,
-		ignoreHttpStatusErrors: true,
-		timeout: REQUEST_TIMEOUT_MS,
-		skipSslCertificateValidation: credentials.ignoreSslIssues,
-		// the key must not follow a redirect to another origin (answered with redirectError)
-		disableFollowRedirect: true,
-		// a read's answer is read here, within MAX_ANSWER_BYTES (a write's answer is small, and some
-		// servers send a body with a 204 that only Node's parser, reading it whole, reports); every
-		// answer must arrive whole within REQUEST_TIMEOUT_MS (axios's own timeout only counts idle
-		// time: a trickled answer would hold the call for ever)
-		...(request.method === 'GET' ? { encoding: 'stream' as const } : {}),
-	};
-
+	const options = optionsFor(request, credentials);
 	for (let attempt = 1; ; attempt++) {
-		let response: IN8nHttpFullResponse;
 		const ticket = request.feedback?.sending() ?? 0;
 		const sentAt = Date.now();
-		const cutOff = new AbortController();
-		const deadline = AbortSignal.timeout(ANSWER_LIMITS.wholeAnswerMs);
-		try {
-			response = (await this.helpers.httpRequestWithAuthentication.call(
-				this,
-				CREDENTIAL_TYPE,
-				{ ...options, abortSignal: AbortSignal.any([cutOff.signal, deadline]) },
-				{ credentialsDecrypted },
-			)) as IN8nHttpFullResponse;
-			response.body = (await readAnswer(response.body, deadline, () =>
-				cutOff.abort(),
-			)) as IN8nHttpFullResponse['body'];
-			request.feedback?.answered(
-				ticket,
-				Date.now() - sentAt,
-				response.statusCode === 429 || response.statusCode === 503,
-			);
-		} catch (error) {
+		const sent = await sendOnce.call(this, options, credentialsDecrypted);
+		if ('tooLarge' in sent) {
 			request.feedback?.answered(ticket, Date.now() - sentAt, true);
-			if (error instanceof AnswerTooLarge) throw tooLargeError(node, request, error.bytes);
-			// the whole answer did not arrive in time: as a timeout
-			const code = deadline.aborted ? 'ETIMEDOUT' : networkErrorCode(error);
+			throw tooLargeError(node, request, sent.tooLarge);
+		}
+		if ('code' in sent) {
+			request.feedback?.answered(ticket, Date.now() - sentAt, true);
+			const { code } = sent;
 			const retryable =
 				request.retry === 'idempotent'
 					? code !== undefined && TRANSIENT_NETWORK_CODES.includes(code)
@@ -233,7 +194,9 @@ export async function taskQueueRequest(
 			}
 			throw networkError(node, request, credentials, code, attempt);
 		}
-
+		const { response } = sent;
+		const busy = response.statusCode === 429 || response.statusCode === 503;
+		request.feedback?.answered(ticket, Date.now() - sentAt, busy);
 		if (response.statusCode === 401 || response.statusCode === 403)
 			webhookCredentials.delete(credentialsDecrypted.id);
 		const result: TaskQueueResponse = {
@@ -255,6 +218,60 @@ export async function taskQueueRequest(
 			continue;
 		}
 		throw httpError(node, request, credentials, result, attempt);
+	}
+}
+
+function optionsFor(
+	request: TaskQueueRequest,
+	credentials: TaskQueueCredentials,
+): Omit<IHttpRequestOptions, 'abortSignal'> {
+	return {
+		method: request.method,
+		url: `${credentials.baseUrl}/orgs/${credentials.organizationId}/${credentials.apiPaths}${request.path}`,
+		qs: request.qs,
+		body: request.body,
+		json: true,
+		returnFullResponse: true,
+		ignoreHttpStatusErrors: true,
+		timeout: REQUEST_TIMEOUT_MS,
+		skipSslCertificateValidation: credentials.ignoreSslIssues,
+		// the key must not follow a redirect to another origin (answered with redirectError)
+		disableFollowRedirect: true,
+		// a read's answer is read here, within MAX_ANSWER_BYTES (a write's answer is small, and some
+		// servers send a body with a 204 that only Node's parser, reading it whole, reports); every
+		// answer must arrive whole within REQUEST_TIMEOUT_MS (axios's own timeout only counts idle
+		// time: a trickled answer would hold the call for ever)
+		...(request.method === 'GET' ? { encoding: 'stream' as const } : {}),
+	};
+}
+
+/**
+ * One attempt: the answer, read whole within its bounds; or the network code of why none came (a
+ * whole answer that did not arrive in time counts as ETIMEDOUT); or the size of one too large.
+ */
+async function sendOnce(
+	this: TaskQueueContext,
+	options: Omit<IHttpRequestOptions, 'abortSignal'>,
+	credentialsDecrypted: RequestSetup['credentialsDecrypted'],
+): Promise<
+	{ response: IN8nHttpFullResponse } | { code: string | undefined } | { tooLarge: number }
+> {
+	const cutOff = new AbortController();
+	const deadline = AbortSignal.timeout(ANSWER_LIMITS.wholeAnswerMs);
+	try {
+		const response = (await this.helpers.httpRequestWithAuthentication.call(
+			this,
+			CREDENTIAL_TYPE,
+			{ ...options, abortSignal: AbortSignal.any([cutOff.signal, deadline]) },
+			{ credentialsDecrypted },
+		)) as IN8nHttpFullResponse;
+		response.body = (await readAnswer(response.body, deadline, () =>
+			cutOff.abort(),
+		)) as IN8nHttpFullResponse['body'];
+		return { response };
+	} catch (error) {
+		if (error instanceof AnswerTooLarge) return { tooLarge: error.bytes };
+		return { code: deadline.aborted ? 'ETIMEDOUT' : networkErrorCode(error) };
 	}
 }
 
@@ -310,49 +327,4 @@ function networkErrorCode(error: unknown): string | undefined {
 	if (/socket hang up/i.test(message)) return 'ECONNRESET';
 	const match = /\b(E[A-Z]{4,})\b/.exec(message);
 	return match?.[1];
-}
-
-class AnswerTooLarge extends Error {
-	constructor(readonly bytes: number) {
-		super(`The answer is larger than ${ANSWER_LIMITS.maxBytes} bytes`);
-	}
-}
-
-/**
- * An answer streamed in, at most MAX_ANSWER_BYTES, then read as axios reads JSON: parsed when it
- * parses, the text otherwise. A body that is not a stream (a stand-in of n8n's helper) is kept.
- */
-async function readAnswer(
-	body: unknown,
-	deadline: AbortSignal,
-	cutOff: () => void,
-): Promise<unknown> {
-	if (!body || typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] !== 'function')
-		return body;
-	const stream = body as AsyncIterable<Buffer | string> & { destroy?: (error?: Error) => void };
-	// the deadline ends the reading too (axios stops watching it once the headers are in)
-	const stop = () => stream.destroy?.(new Error('The whole answer did not arrive in time'));
-	deadline.addEventListener('abort', stop, { once: true });
-	const chunks: Buffer[] = [];
-	let bytes = 0;
-	try {
-		for await (const chunk of stream) {
-			const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-			bytes += buffer.length;
-			if (bytes > ANSWER_LIMITS.maxBytes) {
-				cutOff();
-				stream.destroy?.();
-				throw new AnswerTooLarge(bytes);
-			}
-			chunks.push(buffer);
-		}
-	} finally {
-		deadline.removeEventListener('abort', stop);
-	}
-	const text = Buffer.concat(chunks).toString('utf8');
-	try {
-		return text === '' ? '' : (JSON.parse(text) as unknown);
-	} catch {
-		return text;
-	}
 }

@@ -4,12 +4,8 @@ import { sleep } from 'n8n-workflow';
 import { timeKey } from '../helpers/completions';
 import { getTaskQueueCredentials } from '../transport';
 import { rememberedMap } from '../runtime/processMemory';
-import {
-	completedPages,
-	fetchCompletedPage,
-	findPlace,
-	MAX_PAGE,
-} from '../transport/completedPages';
+import { completedPages, MAX_PAGE } from '../transport/completedPages';
+import { lookUpClaims } from './claimLookup';
 import type { CompletedTask } from '../transport/schemas';
 
 // Confirmation: a call to a waiting address proves nothing, so the run asks the service which of its
@@ -137,41 +133,6 @@ async function read(
 	forgetOldest(index);
 }
 
-/** At most this many of a call's claims are looked up below what the index covers (about 17 reads each). */
-const MAX_LOOKUPS = 5;
-
-/**
- * A claimed completion further down than the index covers (more completions above it than a read
- * lists): found by its place in the list, a binary search of one-task pages, then one small page
- * there. The service's own listing is what counts; the claim only says where to look.
- */
-async function lookUpClaims(
-	this: IWebhookFunctions,
-	index: QueueIndex,
-	run: RunToConfirm,
-): Promise<void> {
-	const missing = (run.claimed ?? [])
-		.filter(({ id, at }) => {
-			const listed = index.tasks.get(id);
-			const older = !listed || timeKey(listed.completed_at) < at;
-			return at < index.coveredFrom && at >= run.since && older;
-		})
-		.slice(0, MAX_LOOKUPS);
-	for (const claim of missing) {
-		const place = await findPlace.call(
-			this,
-			run.queueId,
-			(task) => timeKey(task.completed_at) > claim.at,
-			{ deadline: Date.now() + READ_BUDGET_MS },
-		);
-		if (!place) return;
-		const page = await fetchCompletedPage.call(this, run.queueId, place.offset, 20);
-		for (const task of page.tasks)
-			if (task.id === claim.id && (task.queue_id === undefined || task.queue_id === run.queueId))
-				index.tasks.set(task.id, task);
-	}
-}
-
 /** The run's completed tasks by input item (the newest completion of each item) among what the index holds. */
 function completionsOf(
 	index: QueueIndex | undefined,
@@ -245,7 +206,7 @@ export async function confirmCompletions(
 		index.queued = queued;
 		await queued.read;
 	}
-	await lookUpClaims.call(this, index, run);
+	await lookUpClaims.call(this, index.tasks, index.coveredFrom, run, READ_BUDGET_MS);
 	return completionsOf(index, run);
 }
 

@@ -1,0 +1,57 @@
+import { createHmac, timingSafeEqual } from 'crypto';
+
+import { MAX_TASKS } from './forwardMessage';
+
+// ---- 3. The announcement -----------------------------------------------------------------------
+// Create and Wait POSTs `{taskQueueWaitingRun: {address, tasks, signature}}` to the queue's Task
+// Queue Trigger (of this n8n, with its secret) when its run starts to wait. The trigger's secret is
+// readable by others; the signature (the node's credential's key over the address and the ids)
+// tells the trigger the list is the run's own, when both use the same credential's key.
+
+export interface Announcement {
+	address: string;
+	tasks: number[];
+	signature?: string;
+}
+
+export function announcementSignature(key: string, address: string, tasks: number[]): string {
+	return createHmac('sha256', key)
+		.update(['task-queue:announcement', address, tasks.join(',')].join('\n'))
+		.digest('hex');
+}
+
+export function announcement(
+	address: string,
+	tasks: number[],
+	key: string,
+): { taskQueueWaitingRun: Announcement } {
+	return {
+		taskQueueWaitingRun: { address, tasks, signature: announcementSignature(key, address, tasks) },
+	};
+}
+
+export function readAnnouncement(body: unknown): Announcement | undefined {
+	const run = (
+		body as
+			| { taskQueueWaitingRun?: { address?: unknown; tasks?: unknown; signature?: unknown } }
+			| undefined
+	)?.taskQueueWaitingRun;
+	if (!run || typeof run.address !== 'string' || !Array.isArray(run.tasks)) return undefined;
+	const tasks = run.tasks.filter((id): id is number => Number.isSafeInteger(id));
+	const signature =
+		typeof run.signature === 'string' && /^[0-9a-f]{64}$/.test(run.signature)
+			? run.signature
+			: undefined;
+	return tasks.length === run.tasks.length && tasks.length <= MAX_TASKS
+		? { address: run.address, tasks, ...(signature ? { signature } : {}) }
+		: undefined;
+}
+
+/** Whether the announcement was signed with this key (the same credential as the trigger's). */
+export function isSignedAnnouncement(run: Announcement, key: string): boolean {
+	if (!run.signature || key === '') return false;
+	return timingSafeEqual(
+		Buffer.from(run.signature, 'hex'),
+		Buffer.from(announcementSignature(key, run.address, run.tasks), 'hex'),
+	);
+}
