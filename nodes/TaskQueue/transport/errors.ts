@@ -131,63 +131,10 @@ export function httpError(
 		? envelope.data.errors.map((e) => (e.field ? `${e.field}: ${e.message}` : e.message)).join('; ')
 		: undefined;
 	const html = isHtml(body);
-	let message: string;
-	let description: string;
 
-	if (statusCode === 400) {
-		message = `The service refused to ${request.action}: ${serviceMessages ?? 'bad request'}`;
-		description =
-			'Fix the value the service names and run the item again. Field names are the block IDs of the queue.';
-	} else if (statusCode === 401) {
-		message = `The API key was refused while trying to ${request.action}`;
-		description =
-			'Open the Task Queue API credential and paste the API key again from the organization settings of the service.';
-	} else if (statusCode === 403) {
-		message = `The API key's user may not ${request.action} in organization ${credentials.organizationId}`;
-		description =
-			'Check the Organization ID of the credential. Creating tasks, reading completed tasks and webhooks need an API key of an organization admin.';
-	} else if (statusCode === 404) {
-		message = html
-			? `The service has no such address (404) for "${request.action}"`
-			: `Not found: could not ${request.action}`;
-		description = html
-			? `Check the Base URL of the credential (${shownBaseUrl(credentials.baseUrl)}): it should be the service's root, without /orgs or a trailing path.`
-			: `Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service. A queue of another organization is not found either (the credential's Organization ID is ${credentials.organizationId}).`;
-	} else if (statusCode === 429) {
-		message = `The service is rate limiting requests; could not ${request.action}${attemptsNote(attempt)}`;
-		description = 'Lower the Max Concurrency option of the node, or run the workflow again later.';
-	} else if (
-		statusCode >= 500 &&
-		html &&
-		credentials.apiPaths === 'queues' &&
-		LEGACY_DEFECT_ROUTE.test(request.path)
-	) {
-		message = `The service crashed (HTTP ${statusCode}) trying to ${request.action}`;
-		description =
-			'Self-hosted 1.0.x servers fail on this /queues route. Set "API Paths" to "Legacy (/workflows)" in the Task Queue API credential.';
-	} else if (statusCode >= 500 && request.retry === 'ifNotProcessed') {
-		// A server can store the task and then fail to answer (real deployments do, e.g. without a
-		// list value): the task may exist, so say so and show what was sent, as for a cut-off answer.
-		message = `The service failed (HTTP ${statusCode}) after receiving the request to ${request.action}: the task may have been created${attemptsNote(attempt)}`;
-		description = `Check the queue before running this item again: the service may have stored the task before it failed, and a rerun would create it a second time.${sentValues(request)}`;
-	} else if (statusCode >= 500) {
-		message = `The service failed (HTTP ${statusCode}) trying to ${request.action}${attemptsNote(attempt)}`;
-		if ([502, 503, 504].includes(statusCode)) {
-			description = `The service (or a proxy in front of it) is temporarily unavailable. Run the workflow again later.${
-				request.retry === 'ifNotProcessed'
-					? ' The task may or may not have been created: check the queue before running this item again.'
-					: ''
-			}`;
-		} else {
-			description = html
-				? 'The service answered with an error page. This happens when a value has a type the service does not expect; check the values sent, or try again later.'
-				: "The service had a temporary problem. Run the workflow again later; if it persists, contact the service's administrator.";
-		}
-	} else {
-		message = `Unexpected answer (HTTP ${statusCode}) trying to ${request.action}`;
-		description =
-			serviceMessages ?? 'Check the Base URL and the API Paths setting of the credential.';
-	}
+	const facts = { statusCode, html, serviceMessages, request, credentials, attempt };
+	const { message, description } =
+		statusCode >= 500 ? explainFailure(facts) : explainRefusal(facts);
 
 	const error = new NodeApiError(
 		node,
@@ -217,4 +164,81 @@ export function tooLargeError(node: INode, request: TaskQueueRequest, bytes: num
 		itemIndex: request.itemIndex,
 	});
 	return keepMessage(error, message);
+}
+
+interface Explained {
+	message: string;
+	description: string;
+}
+
+interface ErrorFacts {
+	statusCode: number;
+	html: boolean;
+	serviceMessages: string | undefined;
+	request: TaskQueueRequest;
+	credentials: TaskQueueCredentials;
+	attempt: number;
+}
+
+/** What a 4xx (and anything not 5xx) says, and how to fix it. */
+function explainRefusal(facts: ErrorFacts): Explained {
+	const { statusCode, html, serviceMessages, request, credentials, attempt } = facts;
+	let message: string;
+	let description: string;
+	if (statusCode === 400) {
+		message = `The service refused to ${request.action}: ${serviceMessages ?? 'bad request'}`;
+		description =
+			'Fix the value the service names and run the item again. Field names are the block IDs of the queue.';
+	} else if (statusCode === 401) {
+		message = `The API key was refused while trying to ${request.action}`;
+		description =
+			'Open the Task Queue API credential and paste the API key again from the organization settings of the service.';
+	} else if (statusCode === 403) {
+		message = `The API key's user may not ${request.action} in organization ${credentials.organizationId}`;
+		description =
+			'Check the Organization ID of the credential. Creating tasks, reading completed tasks and webhooks need an API key of an organization admin.';
+	} else if (statusCode === 404) {
+		message = html
+			? `The service has no such address (404) for "${request.action}"`
+			: `Not found: could not ${request.action}`;
+		description = html
+			? `Check the Base URL of the credential (${shownBaseUrl(credentials.baseUrl)}): it should be the service's root, without /orgs or a trailing path.`
+			: `Check the queue ID: pick the queue from the list, or copy the number from the queue's URL in the service. A queue of another organization is not found either (the credential's Organization ID is ${credentials.organizationId}).`;
+	} else if (statusCode === 429) {
+		message = `The service is rate limiting requests; could not ${request.action}${attemptsNote(attempt)}`;
+		description = 'Lower the Max Concurrency option of the node, or run the workflow again later.';
+	} else {
+		message = `Unexpected answer (HTTP ${statusCode}) trying to ${request.action}`;
+		description =
+			serviceMessages ?? 'Check the Base URL and the API Paths setting of the credential.';
+	}
+	return { message, description };
+}
+
+/** What a 5xx says, and how to fix it. */
+function explainFailure(facts: ErrorFacts): Explained {
+	const { statusCode, html, request, credentials, attempt } = facts;
+	let message: string;
+	let description: string;
+	if (html && credentials.apiPaths === 'queues' && LEGACY_DEFECT_ROUTE.test(request.path)) {
+		message = `The service crashed (HTTP ${statusCode}) trying to ${request.action}`;
+		description =
+			'Self-hosted 1.0.x servers fail on this /queues route. Set "API Paths" to "Legacy (/workflows)" in the Task Queue API credential.';
+	} else if (request.retry === 'ifNotProcessed') {
+		// A server can store the task and then fail to answer (real deployments do, e.g. without a
+		// list value): the task may exist, so say so and show what was sent, as for a cut-off answer.
+		message = `The service failed (HTTP ${statusCode}) after receiving the request to ${request.action}: the task may have been created${attemptsNote(attempt)}`;
+		description = `Check the queue before running this item again: the service may have stored the task before it failed, and a rerun would create it a second time.${sentValues(request)}`;
+	} else {
+		message = `The service failed (HTTP ${statusCode}) trying to ${request.action}${attemptsNote(attempt)}`;
+		if ([502, 503, 504].includes(statusCode)) {
+			description =
+				'The service (or a proxy in front of it) is temporarily unavailable. Run the workflow again later.';
+		} else {
+			description = html
+				? 'The service answered with an error page. This happens when a value has a type the service does not expect; check the values sent, or try again later.'
+				: "The service had a temporary problem. Run the workflow again later; if it persists, contact the service's administrator.";
+		}
+	}
+	return { message, description };
 }

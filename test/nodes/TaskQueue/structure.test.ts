@@ -23,7 +23,6 @@ const FILES_ALLOWED = [
 const FUNCTIONS_ALLOWED = [
 	'nodes/TaskQueue/helpers/taskData.ts: checkValue',
 	'nodes/TaskQueue/transport/completedPages.ts: readCompletedTasks',
-	'nodes/TaskQueue/transport/errors.ts: httpError',
 	'nodes/TaskQueue/waiting/resume.ts: resumeOnCompletion',
 ];
 
