@@ -105,6 +105,56 @@ function boxes(compiled: CompiledBlock, value: unknown): Checked {
 	return ok({ image: parsed.image, objects });
 }
 
+function text(kind: string, value: unknown): Checked {
+	if (typeof value === 'number' || typeof value === 'bigint') return ok(String(value));
+	if (typeof value !== 'string') return bad(`expected a text, got ${describe(value)}`);
+	if (kind === 'email' && !EMAIL.test(value.trim())) {
+		return bad(`${describe(value)} is not an email address`);
+	}
+	return ok(kind === 'email' ? value.trim() : value);
+}
+
+function binary(value: unknown): Checked {
+	if (typeof value === 'boolean') return ok(value);
+	if (typeof value === 'string' && /^(true|false)$/i.test(value.trim())) {
+		return ok(value.trim().toLowerCase() === 'true');
+	}
+	return bad(`expected true or false, got ${describe(value)}`);
+}
+
+function date(value: unknown): Checked {
+	const text = dateText(value);
+	if (typeof text !== 'string' || !isValidDate(text.trim())) {
+		return bad(`expected a date such as 2024-06-01 or 2024-06-01T10:30:00, got ${describe(value)}`);
+	}
+	return ok(text.trim());
+}
+
+function options(compiled: CompiledBlock, value: unknown): Checked {
+	let parsed = parseJsonText(value, '[');
+	if (typeof parsed === 'string') parsed = parsed.split(',').map((entry) => entry.trim());
+	if (!Array.isArray(parsed)) return bad(`expected a list of options, got ${describe(value)}`);
+	const ids: string[] = [];
+	for (const entry of parsed) {
+		const checked = option(compiled, entry);
+		if (!checked.ok) return checked;
+		if (!ids.includes(checked.value as string)) ids.push(checked.value as string);
+	}
+	return ok(ids);
+}
+
+function numberList(value: unknown): Checked {
+	const parsed = parseJsonText(value, '[');
+	if (!Array.isArray(parsed)) return bad(`expected a list of numbers, got ${describe(value)}`);
+	const numbers: number[] = [];
+	for (const [index, entry] of parsed.entries()) {
+		const checked = number(entry);
+		if (!checked.ok) return bad(`entry ${index + 1}: ${checked.message}`);
+		numbers.push(checked.value as number);
+	}
+	return ok(numbers);
+}
+
 function checkValue(
 	compiled: CompiledBlock,
 	value: unknown,
@@ -112,59 +162,21 @@ function checkValue(
 	path: string,
 ): Checked {
 	const kind = compiled.block.type;
-	if (STRING_KINDS.has(kind)) {
-		if (typeof value === 'number' || typeof value === 'bigint') return ok(String(value));
-		if (typeof value !== 'string') return bad(`expected a text, got ${describe(value)}`);
-		if (kind === 'email' && !EMAIL.test(value.trim())) {
-			return bad(`${describe(value)} is not an email address`);
-		}
-		return ok(kind === 'email' ? value.trim() : value);
-	}
+	if (STRING_KINDS.has(kind)) return text(kind, value);
 	if (URL_KINDS.has(kind)) return url(value);
 	switch (kind) {
 		case 'number':
 			return number(value);
 		case 'binary':
-			if (typeof value === 'boolean') return ok(value);
-			if (typeof value === 'string' && /^(true|false)$/i.test(value.trim())) {
-				return ok(value.trim().toLowerCase() === 'true');
-			}
-			return bad(`expected true or false, got ${describe(value)}`);
-		case 'date': {
-			const text = dateText(value);
-			if (typeof text !== 'string' || !isValidDate(text.trim())) {
-				return bad(
-					`expected a date such as 2024-06-01 or 2024-06-01T10:30:00, got ${describe(value)}`,
-				);
-			}
-			return ok(text.trim());
-		}
+			return binary(value);
+		case 'date':
+			return date(value);
 		case 'single_selection':
 			return option(compiled, value);
-		case 'multiple_selection': {
-			let parsed = parseJsonText(value, '[');
-			if (typeof parsed === 'string') parsed = parsed.split(',').map((entry) => entry.trim());
-			if (!Array.isArray(parsed)) return bad(`expected a list of options, got ${describe(value)}`);
-			const ids: string[] = [];
-			for (const entry of parsed) {
-				const checked = option(compiled, entry);
-				if (!checked.ok) return checked;
-				if (!ids.includes(checked.value as string)) ids.push(checked.value as string);
-			}
-			return ok(ids);
-		}
-		case 'list': {
-			if (compiled.settings.subtype !== 'number') return stringList(value);
-			const parsed = parseJsonText(value, '[');
-			if (!Array.isArray(parsed)) return bad(`expected a list of numbers, got ${describe(value)}`);
-			const numbers: number[] = [];
-			for (const [index, entry] of parsed.entries()) {
-				const checked = number(entry);
-				if (!checked.ok) return bad(`entry ${index + 1}: ${checked.message}`);
-				numbers.push(checked.value as number);
-			}
-			return ok(numbers);
-		}
+		case 'multiple_selection':
+			return options(compiled, value);
+		case 'list':
+			return compiled.settings.subtype === 'number' ? numberList(value) : stringList(value);
 		case 'text_sequence':
 			return stringList(value);
 		case 'form_sequence': {

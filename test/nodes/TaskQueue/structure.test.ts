@@ -21,7 +21,6 @@ const FILES_ALLOWED = [
 ];
 /** Functions over MAX_FUNCTION_LINES today (file: name); may only shrink, never above 6. */
 const FUNCTIONS_ALLOWED = [
-	'nodes/TaskQueue/helpers/taskData.ts: checkValue',
 	'nodes/TaskQueue/transport/completedPages.ts: readCompletedTasks',
 	'nodes/TaskQueue/waiting/resume.ts: resumeOnCompletion',
 ];
