@@ -104,6 +104,11 @@ export class SandboxClient {
 		return await this.call('POST', '/queues', input);
 	}
 
+	/** An admin edits the queue's fields (as in the service's UI); tasks keep their data. */
+	async setBlocks(queueId: number, blocks: Block[]): Promise<Queue> {
+		return await this.call('PUT', `/queues/${queueId}/blocks`, { blocks });
+	}
+
 	async getQueue(queueId: number): Promise<Queue> {
 		return await this.call('GET', `/queues/${queueId}`);
 	}

@@ -1,7 +1,7 @@
 // Test control under /_sandbox/: reset, state, faults, webhooks and the people's actions.
 import type { IncomingMessage, ServerResponse } from 'http';
 import { SandboxError, type QueueState, type Store } from './store';
-import type { FaultConfig, SeedData } from './types';
+import type { Block, FaultConfig, SeedData } from './types';
 import { isValidUrl } from './validate';
 import { resetRealism, setRealism, type Realism } from './realism';
 import { type ServerContext, isPlainObject, json, parseJson, readBody, send } from './http';
@@ -68,6 +68,8 @@ export async function handleAdmin(
 		}
 		case 'GET /queues/:id':
 			return ok(store.queueDetail(queue()));
+		case 'PUT /queues/:id/blocks':
+			return ok(store.queueDetail(store.setBlocks(queue(), body.blocks as Block[])));
 		case 'GET /queues/:id/tasks': {
 			const q = queue();
 			const tasks = [...store.tasks.values()]

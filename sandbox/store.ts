@@ -333,6 +333,14 @@ export class Store {
 
 	// ---- changes ---------------------------------------------------------------------------
 
+	/** An admin edits the queue's configuration (its fields): tasks keep the data they have. */
+	setBlocks(queue: QueueState, blocks: Block[]): QueueState {
+		checkBlocks(blocks);
+		queue.blocks = clone(blocks.map((b) => ({ ...b, name: b.name ?? b.id })));
+		this.onChange();
+		return queue;
+	}
+
 	createQueue(input: {
 		name: string;
 		blocks: Block[];
@@ -343,13 +351,7 @@ export class Store {
 		if (!input || typeof input.name !== 'string' || !Array.isArray(input.blocks)) {
 			throw new SandboxError(400, 'createQueue needs {name, blocks}');
 		}
-		const ids = new Set<string>();
-		for (const b of input.blocks) {
-			if (!b || typeof b.id !== 'string' || typeof b.type !== 'string' || ids.has(b.id)) {
-				throw new SandboxError(400, 'each block needs a unique string id and a type');
-			}
-			ids.add(b.id);
-		}
+		checkBlocks(input.blocks);
 		const id = input.id ?? this.nextQueueId++;
 		if (this.queues.has(id)) throw new SandboxError(409, `Queue ${id} exists`);
 		this.nextQueueId = Math.max(this.nextQueueId, id + 1);
@@ -627,5 +629,16 @@ export class Store {
 		this.apiKeys.set(key, user.email);
 		this.onChange();
 		return key;
+	}
+}
+
+function checkBlocks(blocks: unknown): asserts blocks is Block[] {
+	if (!Array.isArray(blocks)) throw new SandboxError(400, 'blocks must be a list');
+	const ids = new Set<string>();
+	for (const b of blocks as Block[]) {
+		if (!b || typeof b.id !== 'string' || typeof b.type !== 'string' || ids.has(b.id)) {
+			throw new SandboxError(400, 'each block needs a unique string id and a type');
+		}
+		ids.add(b.id);
 	}
 }

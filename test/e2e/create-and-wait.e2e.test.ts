@@ -310,7 +310,7 @@ test('one item: the task carries a signed address, a person completes it on the 
 		order_total: 0.5,
 		resume_url: expect.stringMatching(
 			new RegExp(
-				`^${e.n8n.url}/webhook-waiting/${waiting.id}/[\\w-]+\\?tq=0-1-1&q=104&t=\\d+&signature=[0-9a-f]{64}$`,
+				`^${e.n8n.url}/webhook-waiting/${waiting.id}/[\\w-]+\\?tq=0-1-1&q=104&t=\\d+&k=[0-9a-f]{32}&signature=[0-9a-f]{64}$`,
 			),
 		),
 		decision: null,

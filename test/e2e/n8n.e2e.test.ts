@@ -538,7 +538,7 @@ describe('webhook trigger', () => {
 		);
 	});
 
-	test("a person's note shaped like a waiting address of this n8n (no such execution) is an ordinary completion: it starts the workflow", async () => {
+	test("a person's note, or a read-only field overwritten, shaped like a waiting address of this n8n (no such execution) is an ordinary completion: it starts the workflow", async () => {
 		await activate(e, workflowId);
 		await waitFor('registered', async () =>
 			(await webhookTarget(e, 101)).startsWith(ourTarget()) ? true : undefined,
@@ -556,6 +556,23 @@ describe('webhook trigger', () => {
 		});
 		expect(nodeOutput(xs[0], 'Trigger')).toEqual([
 			expect.objectContaining({ id: taskId, data: expect.objectContaining({ note: lookalike }) }),
+		]);
+		// the same address written over the READ-ONLY customer_message when submitting (the service
+		// lets a submit overwrite it): n8n answers 404 for no such execution, and it is emitted too
+		const [readOnlyTask] = (await e.client.createTasks(101, 1)).ids;
+		await e.client.complete(101, readOnlyTask, {
+			by: ALICE,
+			data: { decision: 'approve', customer_message: lookalike },
+		});
+		const after = await waitFor('the execution of the read-only case', async () => {
+			const list = await executions(e, workflowId);
+			return list.length === seen + 2 ? list : undefined;
+		});
+		expect(nodeOutput(after[0], 'Trigger')).toEqual([
+			expect.objectContaining({
+				id: readOnlyTask,
+				data: expect.objectContaining({ customer_message: lookalike }),
+			}),
 		]);
 
 		await deactivate(e, workflowId);

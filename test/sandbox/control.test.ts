@@ -65,6 +65,25 @@ describe('SandboxClient', () => {
 		});
 	});
 
+	test("setBlocks: an admin edits a queue's fields; the API returns them, tasks keep their data, bad lists are refused", async () => {
+		const before = await client.getQueue(101);
+		const dataBefore = (await client.tasks(101)).map((t) => t.data);
+		const blocks = [
+			...(before.data ?? []),
+			{ id: 'resume_url', name: 'Resume', type: 'text' as const, text: { read_only: true } },
+		];
+		await client.setBlocks(101, blocks);
+		const after = await client.getQueue(101);
+		expect(after.data?.map((b) => b.id)).toEqual(blocks.map((b) => b.id));
+		expect(after.data?.at(-1)).toEqual(blocks.at(-1));
+		const dataAfter = (await client.tasks(101)).map((t) => t.data);
+		expect(dataAfter).toEqual(dataBefore);
+		await expect(client.setBlocks(101, [blocks[0], blocks[0]])).rejects.toMatchObject({
+			status: 400,
+		});
+		expect((await client.getQueue(101)).data?.length).toBe(blocks.length);
+	});
+
 	test('takeNext: in_progress and assigned; the same person gets the same task back', async () => {
 		const t = await client.takeNext(101, BOB);
 		expect(t).toMatchObject({ id: 4, status: 'in_progress' });

@@ -89,6 +89,8 @@ export type AnswerReading =
 			outcomes: Map<number, Outcome>;
 			why: string;
 			resumed: boolean;
+			/** n8n answered 404: no such execution (deleted, made up, or n8n 1.x while it starts). */
+			gone?: boolean;
 	  }
 	| 'retry'
 	| 'refusedAddress';
@@ -120,9 +122,10 @@ export function readForwardAnswer(answer: ReceivedAnswer, tasks: CompletedTask[]
 	// any other page is not n8n's answer for a waiting execution: a proxy, or n8n starting up
 	if (html) return 'retry';
 	// 404: the execution is gone (deleted), or n8n does not serve it yet (1.x while it starts): it
-	// may have taken the task before, so nothing is emitted (an address made up to name no
-	// execution gets this too: docs/triggers.md says what that costs)
-	if (status === 404) return all('finished', `the execution no longer exists (HTTP 404: ${text})`);
+	// may have taken the task before, so nothing is emitted; but an address made up to name no
+	// execution gets this too, before n8n checks its signature: the caller tells them apart (`gone`)
+	if (status === 404)
+		return { ...all('finished', `the execution no longer exists (HTTP 404: ${text})`), gone: true };
 	if (status >= 400) return all('other', `n8n refused the call (HTTP ${status}: ${text})`);
 	const { taken } = (typeof body === 'object' && body !== null ? body : {}) as { taken?: unknown };
 	// n8n's own answer when the call resumed the run ("Workflow was started"): it does not say which

@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'crypto';
 import type { IDataObject } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
@@ -17,13 +18,19 @@ export * from './announcementMessage';
 
 // ---- 1. The resume address ---------------------------------------------------------------------
 // n8n's own signed resume address of the waiting node, with what the node needs to know its run:
-//   {waiting base}/{execution id}/{node id}?tq={item}-{tasks}-{inputs}&q={queue id}&t={unix seconds}&signature={hmac}
+//   {waiting base}/{execution id}/{node id}?tq={item}-{tasks}-{inputs}&q={queue id}&t={unix seconds}&k={tag}&signature={hmac}
 // (`item`: the input item the task was made from; `tasks`: how many tasks the run waits for;
-// `inputs`: how many input items the node had; `t`: when the run was put to wait, n8n's clock).
-// n8n signs the path and query with its own secret, so a person cannot make up the address of
-// another execution; the trigger calls only addresses of this n8n, rebuilt from their parts.
+// `inputs`: how many input items the node had; `t`: when the run was put to wait, n8n's clock;
+// `k`: the node's tag, below). n8n signs the path and query with its own secret, so a person cannot
+// make up the address of another execution; the trigger calls only addresses of this n8n, rebuilt
+// from their parts. n8n answers 404 for an execution that does not exist before it checks the
+// signature, so a 404 cannot tell a deleted run from a made-up address: the tag can. It is an HMAC
+// of the address's parts with the node's credential's key, which the trigger, holding the same
+// key, checks (`isTaggedAddress`). Addresses of 0.x versions have no `k`.
 
 const SIGNATURE = 'signature';
+const TAG = 'k';
+const HEX_TAG = /^[a-f0-9]{32}$/;
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 const HEX_SIGNATURE = /^[a-f0-9]{64}$/;
 const ITEM_OF_COUNT = /^(\d{1,7})-(\d{1,7})-(\d{1,7})$/;
@@ -42,38 +49,73 @@ export interface ResumeAddress {
 	queueId: number;
 	/** When the tasks were created (seconds, n8n's clock). */
 	createdAt: number;
+	/** The node's tag (`addressTag`); absent in addresses of 0.x versions. */
+	tag?: string;
 }
 
 /** The parts of an address that the waiting node chooses (n8n adds the path and the signature). */
 export type AddressParts = Omit<ResumeAddress, 'url' | 'executionId' | 'nodeId'>;
 
+type TaggedParts = Omit<ResumeAddress, 'url' | 'tag'>;
+
+/** HMAC of an address's parts with the credential's key (32 hex digits). */
+export function addressTag(key: string, parts: TaggedParts): string {
+	const { executionId, nodeId, item, count, inputs, queueId, createdAt } = parts;
+	return createHmac('sha256', key)
+		.update(
+			['task-queue:address', executionId, nodeId, item, count, inputs, queueId, createdAt].join(
+				'\n',
+			),
+		)
+		.digest('hex')
+		.slice(0, 32);
+}
+
+/** Whether a Create and Wait holding this key made the address (not a person, not another key). */
+export function isTaggedAddress(address: ResumeAddress, key: string): boolean {
+	if (!address.tag || key === '') return false;
+	return timingSafeEqual(
+		Buffer.from(address.tag, 'hex'),
+		Buffer.from(addressTag(key, address), 'hex'),
+	);
+}
+
 /** The query Create and Wait hands n8n to sign (runtime/n8nInternals.ts: signedResumeUrl). */
 export function resumeAddressQuery(parts: AddressParts): Record<string, string> {
-	const { item, count, inputs, queueId, createdAt } = parts;
-	return { tq: `${item}-${count}-${inputs}`, q: String(queueId), t: String(createdAt) };
+	const { item, count, inputs, queueId, createdAt, tag } = parts;
+	return {
+		tq: `${item}-${count}-${inputs}`,
+		q: String(queueId),
+		t: String(createdAt),
+		...(tag ? { [TAG]: tag } : {}),
+	};
 }
 
 /** The parts of a resume address's query, when it has exactly the expected ones. */
 export function readAddressQuery(
 	query: URLSearchParams,
 ): (AddressParts & { signature: string }) | undefined {
+	const expected = query.has(TAG) ? ['tq', 'q', 't', TAG, SIGNATURE] : ['tq', 'q', 't', SIGNATURE];
 	const keys = [...query.keys()];
-	if (keys.length !== 4 || keys.some((key) => !['tq', 'q', 't', SIGNATURE].includes(key)))
+	if (keys.length !== expected.length || keys.some((key) => !expected.includes(key)))
 		return undefined;
 	const itemOfCount = ITEM_OF_COUNT.exec(query.get('tq') ?? '');
 	const queue = query.get('q') ?? '';
 	const createdAt = query.get('t') ?? '';
+	const tag = query.get(TAG) ?? undefined;
 	const signature = query.get(SIGNATURE) ?? '';
 	if (
 		!itemOfCount ||
 		!DIGITS.test(queue) ||
 		!DIGITS.test(createdAt) ||
+		(tag !== undefined && !HEX_TAG.test(tag)) ||
 		!HEX_SIGNATURE.test(signature)
 	)
 		return undefined;
 	const [item, count, inputs] = itemOfCount.slice(1).map(Number);
 	if (count < 1 || count > inputs || item >= inputs) return undefined;
-	return { item, count, inputs, queueId: Number(queue), createdAt: Number(createdAt), signature };
+	const parts = { item, count, inputs, queueId: Number(queue), createdAt: Number(createdAt) };
+	return { ...parts, ...(tag ? { tag } : {}), signature };
 }
 
 /** A value as a URL, when it is a string of a sane length that parses as one. */
@@ -104,9 +146,21 @@ export function parseResumeAddress(value: unknown, waitingBase: string): ResumeA
 	const parts = readAddressQuery(url.searchParams);
 	if (!parts) return undefined;
 	const [executionId, nodeId] = segments;
-	const { item, count, inputs, queueId, createdAt, signature } = parts;
-	const rebuilt = `${base.origin}${basePath}/${executionId}/${nodeId}?tq=${item}-${count}-${inputs}&q=${queueId}&t=${createdAt}&${SIGNATURE}=${signature}`;
-	return { url: rebuilt, executionId, nodeId, item, count, inputs, queueId, createdAt };
+	const { item, count, inputs, queueId, createdAt, tag, signature } = parts;
+	// in the order n8n signed them
+	const tagged = tag ? `&${TAG}=${tag}` : '';
+	const rebuilt = `${base.origin}${basePath}/${executionId}/${nodeId}?tq=${item}-${count}-${inputs}&q=${queueId}&t=${createdAt}${tagged}&${SIGNATURE}=${signature}`;
+	return {
+		url: rebuilt,
+		executionId,
+		nodeId,
+		item,
+		count,
+		inputs,
+		queueId,
+		createdAt,
+		...(tag ? { tag } : {}),
+	};
 }
 
 /** A cheap test before any address is parsed: only a task carrying a resume address has both. */
@@ -118,17 +172,29 @@ export function mayCarryAddress(task: CompletedTask): boolean {
 	);
 }
 
-/** The first value of a task's data, among `fields`, that is a resume address of this n8n. */
+/**
+ * The resume address of this n8n that a task's data carries: the first among `fields` (the queue's
+ * read-only fields, where Create and Wait writes it), else the first elsewhere that `isOwn` vouches
+ * for (its tag: an admin may have made the address field one people fill in while runs wait, and
+ * people cannot make a tag; text they type diverts nothing).
+ */
 export function findResumeAddress(
 	data: unknown,
 	waitingBase: string,
 	fields: Set<string>,
+	isOwn: (address: ResumeAddress) => boolean = () => false,
 ): ResumeAddress | undefined {
 	if (typeof data !== 'object' || data === null) return undefined;
-	for (const [field, value] of Object.entries(data as IDataObject)) {
+	const entries = Object.entries(data as IDataObject);
+	for (const [field, value] of entries) {
 		if (!fields.has(field)) continue;
 		const address = parseResumeAddress(value, waitingBase);
 		if (address) return address;
+	}
+	for (const [field, value] of entries) {
+		if (fields.has(field)) continue;
+		const address = parseResumeAddress(value, waitingBase);
+		if (address && isOwn(address)) return address;
 	}
 	return undefined;
 }

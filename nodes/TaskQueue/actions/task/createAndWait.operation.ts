@@ -4,7 +4,8 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import { choiceLabels } from '../../helpers/blockModel';
 import { getQueueId } from '../../helpers/queue';
 import { requireSignedCalls, signedResumeUrl, waitingBaseUrl } from '../../runtime/n8nInternals';
-import { resumeAddressQuery } from '../../waiting/messages';
+import { getTaskQueueCredentials } from '../../transport';
+import { addressTag, resumeAddressQuery } from '../../waiting/messages';
 import { announceRun } from '../../waiting/announce';
 import { keepRunMemory, runToken, waitingItems } from '../../waiting/memory';
 import { readWaitSettings, type WaitSettings } from '../../waiting/settings';
@@ -39,6 +40,8 @@ interface WaitState {
 	createdAt: number;
 	/** The labels of the options of the fields people choose in, for the output's `labels`. */
 	labels: Record<string, Record<string, string>>;
+	/** The credential's key, which tags the run's addresses (waiting/messages.ts); never output. */
+	addressKey: string;
 }
 
 /** Create and Wait's state: Create's, and the wait its `prepare` set up. */
@@ -103,7 +106,22 @@ export async function prepare(
 		waitTill: until,
 		createdAt: Math.floor(Date.now() / 1000),
 		labels: choiceLabels([...queue.blocks.values()].map((compiled) => compiled.block)),
+		addressKey: (await getTaskQueueCredentials.call(this)).apiKey,
 	};
+}
+
+/** The run's resume address for one input item, signed by n8n and tagged with the credential's key. */
+function resumeAddress(this: IExecuteFunctions, wait: WaitState, item: number, inputs: number) {
+	const parts = {
+		item,
+		count: wait.waitedFor,
+		inputs,
+		queueId: wait.queueId,
+		createdAt: wait.createdAt,
+	};
+	const executionId = String(this.getExecutionId());
+	const tag = addressTag(wait.addressKey, { ...parts, executionId, nodeId: this.getNode().id });
+	return signedResumeUrl(this, resumeAddressQuery({ ...parts, tag }));
 }
 
 export const concurrency = create.concurrency;
@@ -118,15 +136,11 @@ export async function execute(
 	if (!('error' in task)) {
 		task.data = {
 			...task.data,
-			[wait.settings.resumeField]: signedResumeUrl(
+			[wait.settings.resumeField]: resumeAddress.call(
 				this,
-				resumeAddressQuery({
-					item: itemIndex,
-					count: wait.waitedFor,
-					inputs: this.getInputData().length,
-					queueId: wait.queueId,
-					createdAt: wait.createdAt,
-				}),
+				wait,
+				itemIndex,
+				this.getInputData().length,
 			),
 		};
 	}
@@ -174,16 +188,7 @@ export async function finish(
 		(item) => item.json.wait && (item.json.wait as IDataObject).outcome === 'waiting',
 	);
 	if (wait.triggerUrl && sent >= 0) {
-		const address = signedResumeUrl(
-			this,
-			resumeAddressQuery({
-				item: sent,
-				count: wait.waitedFor,
-				inputs: items.length,
-				queueId: wait.queueId,
-				createdAt: wait.createdAt,
-			}),
-		);
+		const address = resumeAddress.call(this, wait, sent, items.length);
 		await announceRun.call(
 			this,
 			wait.triggerUrl,

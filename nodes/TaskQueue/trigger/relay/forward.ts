@@ -2,12 +2,18 @@ import type { IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
 
 import { completionKey } from '../../helpers/completions';
 import { waitingBaseUrl } from '../../runtime/n8nInternals';
+import { getTaskQueueCredentials } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';
-import type { Outcome } from '../../waiting/messages';
-import { findResumeAddress, mayCarryAddress, parseResumeAddress } from '../../waiting/messages';
+import type { Outcome, ResumeAddress } from '../../waiting/messages';
+import {
+	findResumeAddress,
+	isTaggedAddress,
+	mayCarryAddress,
+	parseResumeAddress,
+} from '../../waiting/messages';
 import { addressFieldsReader } from './addressFields';
 import { answered, forgetTask, runOf } from './knownRuns';
-import type { Lane } from './lanes';
+import type { Lane, Waiter } from './lanes';
 import { drain, lanes } from './lanes';
 
 // Forwarding: the triggers pass each completion that carries the resume address of an execution of
@@ -77,14 +83,27 @@ interface ForwardOptions {
 	calls?: { made: number };
 }
 
+/** Whether an address carries the tag of this trigger's credential (waiting/messages.ts). */
+function tagChecker(context: TriggerContext) {
+	let key: string | undefined;
+	return async () => {
+		key ??= (await getTaskQueueCredentials.call(context)).apiKey;
+		const known = key;
+		return (address: ResumeAddress) => isTaggedAddress(address, known);
+	};
+}
+
 /** The execution the address a task carries names, if any (`executionId/nodeId`). */
 function ownExecutionReader(context: TriggerContext) {
 	const waitingBase = waitingBaseUrl(context);
 	const fieldsOf = addressFieldsReader(context);
+	const tagged = tagChecker(context);
 	return async (task: CompletedTask): Promise<string | undefined> => {
 		const fields = mayCarryAddress(task) ? await fieldsOf(task.queue_id) : undefined;
 		const own =
-			fields instanceof Set ? findResumeAddress(task.data, waitingBase, fields) : undefined;
+			fields instanceof Set
+				? findResumeAddress(task.data, waitingBase, fields, await tagged())
+				: undefined;
 		return own && `${own.executionId}/${own.nodeId}`;
 	};
 }
@@ -99,6 +118,7 @@ async function route(
 ) {
 	const waitingBase = waitingBaseUrl(this);
 	const fieldsOf = addressFieldsReader(this);
+	const tagged = tagChecker(this);
 	const pending: Array<Promise<void>> = [];
 	const started: Array<[string, Lane]> = [];
 	/** Completions sent to the run this process was told they belong to, rather than where their address points. */
@@ -119,18 +139,22 @@ async function route(
 		const address = known
 			? parseResumeAddress(known.url, waitingBase)
 			: fields instanceof Set
-				? findResumeAddress(task.data, waitingBase, fields)
+				? findResumeAddress(task.data, waitingBase, fields, await tagged())
 				: undefined;
 		if (!address || address.queueId !== task.queue_id) continue;
 		const execution = `${address.executionId}/${address.nodeId}`;
 		if (known) routedById.set(completionKey(task), { task, execution });
+		// the run's own word (its answer, or its signed announcement) or its tag: a run of this
+		// credential, which a 404 (deleted, or 1.x starting) may have taken the task before
+		const vouched =
+			(known !== undefined && answered(execution, task.id)) || (await tagged())(address);
 		let lane = lanes.get(execution);
 		if (!lane) {
 			lane = newLane(address.executionId);
 			lanes.set(execution, lane);
 			started.push([execution, lane]);
 		}
-		pending.push(join(lane, task, address.url, options, outcomes));
+		pending.push(join(lane, { task, url: address.url, vouched }, options, outcomes));
 	}
 	return { pending, started, routedById };
 }
@@ -148,8 +172,7 @@ function newLane(executionId: string): Lane {
 /** The completion waits in the lane; settled with its outcome (one call settles copies of it too). */
 function join(
 	lane: Lane,
-	task: CompletedTask,
-	url: string,
+	{ task, url, vouched }: Pick<Waiter, 'task' | 'url' | 'vouched'>,
 	options: ForwardOptions,
 	outcomes: Map<string, Outcome>,
 ): Promise<void> {
@@ -164,8 +187,9 @@ function join(
 		// the same completion already waiting (a delivery and a check at once): one call settles both
 		const waiter = lane.waiting.get(key);
 		const emitted = options.emits?.(task) ?? true;
-		if (!waiter) return void lane.waiting.set(key, { task, url, emitted, settle });
+		if (!waiter) return void lane.waiting.set(key, { task, url, vouched, emitted, settle });
 		waiter.emitted ||= emitted;
+		waiter.vouched ||= vouched;
 		const first = waiter.settle;
 		waiter.settle = (outcome) => {
 			first(outcome);

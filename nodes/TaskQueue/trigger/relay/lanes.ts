@@ -25,6 +25,11 @@ export interface Waiter {
 	task: CompletedTask;
 	/** The address the task carries (any valid address of the execution reaches the same node). */
 	url: string;
+	/**
+	 * Whether the run is known to be this credential's Create and Wait (the address's tag, or the
+	 * run's own word): only then does an execution that no longer exists (404) keep the completion.
+	 */
+	vouched: boolean;
 	/** Whether a caller emits the completion when no run takes it (what the log line says). */
 	emitted: boolean;
 	settle: (outcome: Outcome) => void;
@@ -148,7 +153,13 @@ export async function drain(this: TriggerContext, key: string, lane: Lane): Prom
 			// what the run's answer teaches this process: its tasks
 			const runTasks = runTasksOf(answer);
 			if (runTasks) rememberRun(url, key, runTasks, 'answer');
-			settleAll.call(this, lane, waiters, whatItWas(key, reading), reading.why);
+			const outcomes = whatItWas(key, reading);
+			// 404 comes before n8n checks the signature: an address no run of this credential made
+			// (typed by a person, even into a read-only field) names no run that could have taken it
+			if (reading.gone)
+				for (const { task, vouched } of waiters)
+					if (!vouched && outcomes.get(task.id) === 'finished') outcomes.set(task.id, 'other');
+			settleAll.call(this, lane, waiters, outcomes, reading.why);
 		}
 	} finally {
 		lanes.delete(key);

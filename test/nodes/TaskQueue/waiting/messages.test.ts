@@ -2,7 +2,9 @@
 import { canCarryAddress } from '../../../../nodes/TaskQueue/helpers/blockModel';
 import type { Block, CompletedTask } from '../../../../nodes/TaskQueue/transport/schemas';
 import {
+	addressTag,
 	announcement,
+	isTaggedAddress,
 	isSignedAnnouncement,
 	type Announcement,
 	findResumeAddress,
@@ -60,6 +62,46 @@ describe('the resume address', () => {
 				createdAt: parts.createdAt,
 			}),
 		).toBe(2);
+	});
+
+	it("carries the node's tag (the credential's key over every part), which tells the run's own address from one a person made up", () => {
+		const own = { ...parts, executionId: '812', nodeId: 'node-id_1' };
+		const tag = addressTag('the-api-key', own);
+		expect(tag).toMatch(/^[a-f0-9]{32}$/);
+		const address = signedByN8n(resumeAddressQuery({ ...parts, tag }));
+		// in the order n8n signed it: tq, q, t, k, then n8n's signature
+		const parsed = parseResumeAddress(address, BASE);
+		expect(parsed).toEqual({
+			url: `${BASE}/812/node-id_1?tq=2-3-4&q=17&t=1790000000&k=${tag}&signature=${SIGNATURE}`,
+			executionId: '812',
+			nodeId: 'node-id_1',
+			...parts,
+			tag,
+		});
+		expect(parsed && isTaggedAddress(parsed, 'the-api-key')).toBe(true);
+		// another credential's key, an empty key, a changed part, a made-up tag, no tag
+		expect(parsed && isTaggedAddress(parsed, 'another-key')).toBe(false);
+		expect(parsed && isTaggedAddress(parsed, '')).toBe(false);
+		for (const other of [
+			{ ...own, executionId: '813' },
+			{ ...own, nodeId: 'node-id_2' },
+			{ ...own, item: 1 },
+			{ ...own, queueId: 18 },
+			{ ...own, createdAt: own.createdAt + 1 },
+		]) {
+			const moved = parseResumeAddress(
+				signedByN8n(resumeAddressQuery({ ...other, tag }), other.executionId, other.nodeId),
+				BASE,
+			);
+			expect(moved && isTaggedAddress(moved, 'the-api-key')).toBe(false);
+		}
+		const madeUp = parseResumeAddress(address.replace(tag, 'b'.repeat(32)), BASE);
+		expect(madeUp && isTaggedAddress(madeUp, 'the-api-key')).toBe(false);
+		const untagged = parseResumeAddress(signedByN8n(resumeAddressQuery(parts)), BASE);
+		expect(untagged && isTaggedAddress(untagged, 'the-api-key')).toBe(false);
+		// a tag that is not 32 hex digits is no address
+		expect(parseResumeAddress(address.replace(tag, 'B'.repeat(32)), BASE)).toBeUndefined();
+		expect(parseResumeAddress(address.replace(tag, tag.slice(1)), BASE)).toBeUndefined();
 	});
 
 	it("is found among a task's values where Create and Wait can write it, and only a task carrying one is worth parsing", () => {

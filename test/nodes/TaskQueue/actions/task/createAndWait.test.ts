@@ -4,6 +4,7 @@ import { runActionNode } from '../../../../helpers/n8n';
 import { callWaitingNode, n8nAcceptsSignature, queryOf } from '../../../../helpers/waiting';
 import { locator, node, startEnv, type TestEnv } from '../../env';
 import { forgetRuns } from '../../../../../nodes/TaskQueue/trigger/relay/knownRuns';
+import { addressTag } from '../../../../../nodes/TaskQueue/waiting/messages';
 
 let env: TestEnv;
 beforeAll(async () => (env = await startEnv()));
@@ -21,7 +22,7 @@ const KEY_HEADER = 'Token tqs_sandbox_2f8a61c4e9d07b35';
 const TRIGGER_OF_THIS_N8N =
 	'http://localhost:5678/webhook/6f1c2b0e-4d7a-4e8b-9a51-0c3d2e1f4a5b/task-completed?secret=s3cret';
 const ADDRESS =
-	/^http:\/\/localhost:5678\/webhook-waiting\/(exec-\d+)\/id-taskQueue\?tq=(\d+)-(\d+)-(\d+)&q=(\d+)&t=(\d+)&signature=[0-9a-f]{64}$/;
+	/^http:\/\/localhost:5678\/webhook-waiting\/(exec-\d+)\/id-taskQueue\?tq=(\d+)-(\d+)-(\d+)&q=(\d+)&t=(\d+)&k=([0-9a-f]{32})&signature=[0-9a-f]{64}$/;
 
 function defineBelow(value: Record<string, unknown>) {
 	return { mappingMode: 'defineBelow', value, matchingColumns: [], schema: [] };
@@ -127,7 +128,19 @@ describe('Task > Create and Wait', () => {
 		]);
 		for (const [i, body] of bodies.entries()) {
 			const address = String(body.data.resume_url);
-			const [, executionId, item, count, inputs, queue, t] = ADDRESS.exec(address)!;
+			const [, executionId, item, count, inputs, queue, t, tag] = ADDRESS.exec(address)!;
+			// the node's tag: the credential's key over every part (the trigger checks it at a 404)
+			expect(tag).toBe(
+				addressTag(KEY_HEADER.slice('Token '.length), {
+					executionId,
+					nodeId: 'id-taskQueue',
+					item: Number(item),
+					count: Number(count),
+					inputs: Number(inputs),
+					queueId: Number(queue),
+					createdAt: Number(t),
+				}),
+			);
 			expect([executionId, Number(item), Number(count), Number(inputs), Number(queue)]).toEqual([
 				'exec-1',
 				i,

@@ -216,6 +216,79 @@ test('text shaped like an address of this n8n, typed by a person into a field pe
 	expect(waiting.calls).toEqual([]);
 });
 
+test('a made-up address typed into the READ-ONLY address field when submitting (it names no execution: n8n answers 404) diverts nothing: the completion is emitted', async () => {
+	await activateTrigger();
+	const lookalike = `${server.waitingBaseUrl}/999999/some-node?tq=0-1-1&q=${QUEUE}&t=1790000000&signature=${'a'.repeat(64)}`;
+	const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'an ordinary task' }]);
+	await env.client.complete(QUEUE, ids[0], {
+		by: 'bob@example.com',
+		data: { decision: 'approve', resume_url: lookalike },
+	});
+	await until('the trigger execution', () => trigger.executions === 1);
+	expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
+	expect(waiting.calls).toEqual([expect.objectContaining({ executionId: '999999', status: 404 })]);
+	expect(infoLines().filter((line) => line.includes(`task ${ids[0]} `))).toEqual([
+		`Task Queue: completion of task ${ids[0]} not taken by execution 999999: the execution no longer exists (HTTP 404: {"message":"The execution \\"999999\\" does not exist."}); emitted as an ordinary completion`,
+	]);
+	// the same with a made-up tag (32 hex digits not made with the credential's key)
+	const tagged = lookalike.replace('&signature=', `&k=${'b'.repeat(32)}&signature=`);
+	const second = await env.client.createTasks(QUEUE, [{ customer_message: 'another' }]);
+	await env.client.complete(QUEUE, second.ids[0], {
+		by: 'bob@example.com',
+		data: { decision: 'approve', resume_url: tagged },
+	});
+	await until('the second trigger execution', () => trigger.executions === 2);
+	expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0], second.ids[0]]);
+});
+
+test("a run n8n deleted (404: it saved nothing, or was pruned) keeps its own completion from the trigger's workflow, also in a process that never knew it", async () => {
+	await activateTrigger();
+	const [waited] = await createAndWait('62', [{ message: 'mine' }]);
+	expect(String(waited.data.resume_url)).toMatch(/&k=[a-f0-9]{32}&signature=/);
+	forgetRuns(); // another process, or after a restart: only the address's tag vouches for the run
+	waiting.runs.delete('62');
+	await complete(waited.id);
+	await until('the log line', () =>
+		infoLines().some((line) => line.includes(`task ${waited.id} `)),
+	);
+	expect(waiting.calls).toEqual([expect.objectContaining({ executionId: '62', status: 404 })]);
+	expect(infoLines().filter((line) => line.includes(`task ${waited.id} `))).toEqual([
+		`Task Queue: completion of task ${waited.id} not taken by execution 62: the execution no longer exists (HTTP 404: {"message":"The execution \\"62\\" does not exist."})`,
+	]);
+	await new Promise((resolve) => setTimeout(resolve, 100));
+	expect(trigger.executions).toBe(0);
+});
+
+test("an admin makes the queue's address field one people fill in while a run waits: after a restart the run's answer still resumes it (the address's tag vouches for it), and typed text still diverts nothing", async () => {
+	await activateTrigger();
+	const [waited] = await createAndWait('63', [{ message: 'mine' }]);
+	const queue = await env.client.getQueue(QUEUE);
+	const blocks = (queue.data ?? []).map((block) =>
+		block.id === 'resume_url'
+			? { ...block, text: { ...(block.text ?? {}), read_only: false } }
+			: block,
+	);
+	await env.client.setBlocks(QUEUE, blocks);
+	expect((await env.client.getQueue(QUEUE)).data?.find((b) => b.id === 'resume_url')?.text).toEqual(
+		expect.objectContaining({ read_only: false }),
+	);
+	forgetRuns();
+	forgetAsAfterRestart();
+	await complete(waited.id);
+	await until('the resume', () => waiting.resumed.has('63'));
+	expect(waiting.resumes.get('63')).toBe(1);
+	// a person types an address-shaped text (no tag) into the field now open to them: emitted
+	const lookalike = `${server.waitingBaseUrl}/999999/some-node?tq=0-1-1&q=${QUEUE}&t=1790000000&signature=${'a'.repeat(64)}`;
+	const { ids } = await env.client.createTasks(QUEUE, [{ customer_message: 'an ordinary task' }]);
+	await env.client.complete(QUEUE, ids[0], {
+		by: 'bob@example.com',
+		data: { decision: 'approve', resume_url: lookalike },
+	});
+	await until('the trigger execution', () => trigger.executions === 1);
+	expect(trigger.emitted.map((t) => t.id)).toEqual([ids[0]]);
+	expect(waiting.calls.map((c) => c.executionId)).toEqual(['63']);
+});
+
 test("a copy of a genuine address in another task (a person pasted it) does not answer the run: the completion is the trigger's", async () => {
 	await activateTrigger();
 	const [waited] = await createAndWait('51', [{ message: 'mine' }]);
