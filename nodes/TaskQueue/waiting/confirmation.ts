@@ -167,6 +167,25 @@ export async function confirmCompletions(
 	this: IWebhookFunctions,
 	run: RunToConfirm,
 ): Promise<Map<number, CompletedTask>> {
+	return completionsOf(await refreshed.call(this, run), run);
+}
+
+/** Every completion of the run's tasks (Several People per Item: each item has several), read as above. */
+export async function confirmEveryCompletion(
+	this: IWebhookFunctions,
+	run: RunToConfirm & { taskIds: number[] },
+): Promise<CompletedTask[]> {
+	const index = await refreshed.call(this, run);
+	return run.taskIds.flatMap((id) => {
+		const task = index.tasks.get(id);
+		return task && run.itemOf(task) !== undefined && timeKey(task.completed_at) >= run.since
+			? [task]
+			: [];
+	});
+}
+
+/** The queue's index, with a read that began after this call arrived. */
+async function refreshed(this: IWebhookFunctions, run: RunToConfirm): Promise<QueueIndex> {
 	const index = indexOf(await queueKey.call(this, run.queueId));
 	const start = async (since: () => string, count: () => number) => {
 		const gap = index.lastStart + MIN_GAP_MS - Date.now();
@@ -207,7 +226,7 @@ export async function confirmCompletions(
 		await queued.read;
 	}
 	await lookUpClaims.call(this, index.tasks, index.coveredFrom, run, READ_BUDGET_MS);
-	return completionsOf(index, run);
+	return index;
 }
 
 /** Tests: every index forgotten, as after a restart. */

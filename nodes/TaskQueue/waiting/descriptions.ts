@@ -87,3 +87,97 @@ export function waitingTooltip(
 }
 
 export const WAITING_TOOLTIP = `={{ (${waitingTooltip.toString()})($parameter) }}`;
+
+/** Create and Wait's Several People per Item option (waiting/people/). */
+export const severalPeopleOption: INodeProperties = {
+	displayName: 'Several People per Item',
+	name: 'severalPeople',
+	type: 'fixedCollection',
+	default: { values: { people: 2, decideWhen: 'allApprove' } },
+	description:
+		'Ask several different people about each item (four eyes, or k independent answers): one task per person, and a rule that decides',
+	options: [
+		{
+			displayName: 'Values',
+			name: 'values',
+			values: [
+				{
+					displayName: 'Approvals Needed',
+					name: 'approvalsNeeded',
+					type: 'number',
+					default: 2,
+					typeOptions: { minValue: 1, maxValue: 20 },
+					displayOptions: { show: { decideWhen: ['atLeast'] } },
+					description: 'N, the approvals that approve the item (at most People per Item)',
+				},
+				{
+					displayName: 'Decide When',
+					name: 'decideWhen',
+					type: 'options',
+					default: 'allApprove',
+					options: [
+						{
+							name: 'All Must Approve',
+							value: 'allApprove',
+							description:
+								'Approved when every person approves; one rejection rejects at once (Approval only)',
+						},
+						{
+							name: 'At Least N Approve',
+							value: 'atLeast',
+							description:
+								'Approved at N approvals; rejected once too many rejections make N impossible (Approval only)',
+						},
+						{
+							name: 'Collect All',
+							value: 'collectAll',
+							description: "No decision: every person's answer, and how far they agree per field",
+						},
+						{
+							name: 'First Answer',
+							value: 'firstAnswer',
+							description: 'The first answer that counts decides (by someone who may count)',
+						},
+						{
+							name: 'Majority',
+							value: 'majority',
+							description:
+								'The option chosen by more than half of the people per item; a tie is undecided',
+						},
+					],
+				},
+				{
+					displayName: 'Never Count',
+					name: 'neverCount',
+					type: 'string',
+					default: '',
+					placeholder: 'e.g. {{ $json.requester_email }}',
+					description:
+						'Emails of people whose answers are kept and shown but never counted for the item (maker is not checker), separated by commas',
+				},
+				{
+					displayName: 'People per Item',
+					name: 'people',
+					type: 'number',
+					default: 2,
+					typeOptions: { minValue: 1, maxValue: 20 },
+					description:
+						'How many different people answer each item: this many tasks are created per item. The same person answering two of them counts once.',
+				},
+				{
+					displayName: 'Vote Field Name or ID',
+					name: 'voteField',
+					type: 'options',
+					typeOptions: {
+						loadOptionsMethod: 'getSelectionFields',
+						loadOptionsDependsOn: ['queue.value'],
+					},
+					default: '',
+					displayOptions: { show: { decideWhen: ['majority', 'firstAnswer'] } },
+					description:
+						'Task Values only: the selection field whose option is each person\'s vote (with Approval, the Approval Field is). Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+				},
+			],
+		},
+	],
+};

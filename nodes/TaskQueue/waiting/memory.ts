@@ -6,6 +6,8 @@ import type {
 } from 'n8n-workflow';
 
 import { waitingNodeContext } from '../runtime/n8nInternals';
+import type { PeopleSettings } from './people/settings';
+import { readStoredPeople } from './people/settings';
 
 // What a waiting run remembers: the task the service created for each of its input items, by the
 // id the service gave it in its answer to the create request. It is kept in the node's context of
@@ -22,6 +24,10 @@ export interface WaitingTask {
 	taskId?: number;
 	/** When the service created it (its clock): no completion of the task can be older. */
 	createdAt?: string;
+	/** Several People per Item: the item's other tasks, one per further person. */
+	copies?: Array<{ taskId: number; createdAt?: string }>;
+	/** Several People per Item: who may not count for the item (Never Count, lower case). */
+	neverCount?: string[];
 }
 
 export interface RunMemory {
@@ -31,6 +37,16 @@ export interface RunMemory {
 	resumeField?: string;
 	/** The option labels of the fields people choose in, by field and option id. */
 	labels?: Record<string, Record<string, string>>;
+	/** Several People per Item, as the run was started with it. */
+	people?: PeopleSettings;
+}
+
+/** Every task id of the run: each item's task and its copies. */
+export function runTaskIds(memory: RunMemory): number[] {
+	return memory.tasks.flatMap((t) => [
+		...(t.taskId === undefined ? [] : [t.taskId]),
+		...(t.copies ?? []).map((c) => c.taskId),
+	]);
 }
 
 /** Which wait the memory is of: a node can wait again in a later run of the same execution. */
@@ -81,20 +97,21 @@ export function keepRunMemory(
 	run: string,
 	items: INodeExecutionData[],
 	fields: { resumeField: string; labels: Record<string, Record<string, string>> },
+	people?: { settings: PeopleSettings; copies: WaitingTask['copies'][]; neverCount: string[][] },
 ): void {
 	const tasks: WaitingTask[] = items.map((entry, item) => {
 		const sent =
 			(entry.json.wait as IDataObject | undefined)?.outcome === 'waiting' &&
 			typeof entry.json.id === 'number';
-		return sent
-			? {
-					item,
-					taskId: entry.json.id as number,
-					createdAt: typeof entry.json.created_at === 'string' ? entry.json.created_at : undefined,
-				}
-			: { item };
+		if (!sent) return { item };
+		const createdAt = typeof entry.json.created_at === 'string' ? entry.json.created_at : undefined;
+		const extra = people
+			? { copies: people.copies[item] ?? [], neverCount: people.neverCount[item] ?? [] }
+			: {};
+		return { item, taskId: entry.json.id as number, createdAt, ...extra };
 	});
-	context.getContext('node')[KEY] = { run, tasks, ...fields } satisfies Stored;
+	const stored: Stored = { run, tasks, ...fields, ...(people ? { people: people.settings } : {}) };
+	context.getContext('node')[KEY] = stored;
 }
 
 /**
@@ -126,13 +143,27 @@ export function readRunMemory(
 			item: index,
 			taskId: entry.taskId,
 			createdAt: typeof entry.createdAt === 'string' ? entry.createdAt : undefined,
+			...readPeopleOfItem(entry),
 		});
 	}
+	const people = stored.people === undefined ? undefined : readStoredPeople(stored.people);
+	if (stored.people !== undefined && !people) return undefined;
 	return {
 		tasks,
 		resumeField: typeof stored.resumeField === 'string' ? stored.resumeField : undefined,
 		labels: readLabels(stored.labels),
+		...(people ? { people } : {}),
 	};
+}
+
+function readPeopleOfItem(entry: WaitingTask): Pick<WaitingTask, 'copies' | 'neverCount'> {
+	const copies = Array.isArray(entry.copies)
+		? entry.copies.filter((c) => Number.isSafeInteger(c?.taskId))
+		: undefined;
+	const neverCount = Array.isArray(entry.neverCount)
+		? entry.neverCount.filter((e): e is string => typeof e === 'string')
+		: undefined;
+	return { ...(copies ? { copies } : {}), ...(neverCount ? { neverCount } : {}) };
 }
 
 function readLabels(value: unknown): Record<string, Record<string, string>> | undefined {

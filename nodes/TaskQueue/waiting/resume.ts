@@ -1,6 +1,5 @@
 import type {
 	IDataObject,
-	INodeExecutionData,
 	IWebhookDescription,
 	IWebhookFunctions,
 	IWebhookResponseData,
@@ -18,8 +17,10 @@ import {
 	readForwardCall,
 	readForwardClaims,
 } from './messages';
-import { confirmCompletions } from './confirmation';
-import { readRunMemory, runToken, type RunMemory } from './memory';
+import { confirmCompletions, confirmEveryCompletion, type RunToConfirm } from './confirmation';
+import { peopleItems, peopleOutcome } from './people/outcome';
+import { readRunMemory, runTaskIds, runToken, type RunMemory } from './memory';
+import { resumedItems } from './output';
 import { readWaitSettings, type WaitSettings } from './settings';
 
 /**
@@ -77,7 +78,11 @@ function itemMatcher(
 ): (task: CompletedTask) => number | undefined {
 	if (memory) {
 		const byId = new Map(
-			memory.tasks.filter((t) => t.taskId !== undefined).map((t) => [t.taskId as number, t.item]),
+			memory.tasks.flatMap((t) =>
+				t.taskId === undefined
+					? []
+					: [t.taskId, ...(t.copies ?? []).map((c) => c.taskId)].map((id) => [id, t.item] as const),
+			),
 		);
 		return (task) => byId.get(task.id);
 	}
@@ -103,100 +108,13 @@ function since(wait: Wait, memory: RunMemory | undefined): string {
 	);
 }
 
-/** The label of each option chosen in the answer, by field: what the person clicked ("Approve"). */
-function labelsOf(
-	data: IDataObject,
-	labels: Record<string, Record<string, string>> | undefined,
-): IDataObject | undefined {
-	if (!labels) return undefined;
-	const chosen: IDataObject = {};
-	for (const [field, options] of Object.entries(labels)) {
-		const value = data[field];
-		const label = (id: unknown) => (typeof id === 'string' ? options[id] : undefined);
-		if (Array.isArray(value)) chosen[field] = value.map((id) => label(id) ?? id) as string[];
-		else if (label(value) !== undefined) chosen[field] = label(value);
-	}
-	return Object.keys(chosen).length > 0 ? chosen : undefined;
-}
-
-function outputItem(
-	task: CompletedTask,
-	item: number,
-	settings: WaitSettings,
-	meta: IDataObject,
-	wait: Wait,
-	labels?: Record<string, Record<string, string>>,
-): INodeExecutionData {
-	// the resume address is the node's own plumbing: later nodes get the person's values, not a signed URL
-	const data: IDataObject = { ...((task.data ?? {}) as IDataObject) };
-	if (settings.resumeField) delete data[settings.resumeField];
-	else
-		for (const [key, value] of Object.entries(data))
-			if (itemOfThisWait(value, wait) !== undefined) delete data[key];
-	const json: IDataObject = { ...(task as unknown as IDataObject), ...(task.data ? { data } : {}) };
-	const chosen = labelsOf(data, labels);
-	if (chosen) json.labels = chosen;
-	if (settings.responseType === 'approval') {
-		const data = (task.data ?? {}) as IDataObject;
-		json.approved = data[settings.approvalField] === settings.approveOption;
-		const feedback = settings.feedbackField ? data[settings.feedbackField] : undefined;
-		json.chatInput = typeof feedback === 'string' ? feedback : '';
-	}
-	json.wait = { ...meta };
-	return { json, pairedItem: { item } };
-}
-
-/**
- * One output item per input item, in input order: n8n pairs a resumed node's items with its input
- * by position (2.41 renumbers them), so the answer to item i must be item i.
- */
-function resumedItems(
-	wait: Wait,
-	memory: RunMemory | undefined,
-	found: Map<number, CompletedTask>,
-	settings: WaitSettings,
-	meta: IDataObject,
-): INodeExecutionData[] {
-	const items: INodeExecutionData[] = [];
-	for (let item = 0; item < wait.inputs; item++) {
-		const task = found.get(item);
-		const taskId = memory?.tasks[item]?.taskId;
-		if (task) items.push(outputItem(task, item, settings, meta, wait, memory?.labels));
-		else if (memory ? taskId !== undefined : settings.waitFor === 'first') {
-			items.push({
-				json: {
-					...(taskId !== undefined ? { id: taskId } : {}),
-					status: 'pending',
-					wait: { ...meta, outcome: 'pending' },
-				},
-				pairedItem: { item },
-			});
-		} else {
-			items.push({
-				json: {
-					error: 'No task was created for this item: its task data was refused before the wait',
-					wait: { ...meta, outcome: 'refused' },
-				},
-				pairedItem: { item },
-			});
-		}
-	}
-	return items;
-}
-
-/**
- * A call to the waiting execution's address (the Task Queue Trigger forwards each completion that
- * carries it, naming the task). A task that is not one of the run's is answered at once as not
- * taken, without a read. Otherwise the node confirms with the service and resumes only when the
- * run's own tasks are completed; the answer says which named tasks the run took. n8n has checked
- * the address's signature before this runs (it was signed for this execution and node).
- */
-export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+/** Who the call is for and what it names, or the answer when it is not one for this run. */
+function readCall(this: IWebhookFunctions) {
 	// --- routing: which run, and which wait of it, the address names ---
 	const parts = readAddressQuery(
 		new URLSearchParams(this.getQueryData() as Record<string, string>),
 	);
-	if (!parts) return answer.call(this, forwardAnswer.notAnAddress());
+	if (!parts) return { answer: forwardAnswer.notAnAddress() };
 	const settings = readWaitSettings(this);
 	const wait: Wait = {
 		executionId: String(this.getExecutionId()),
@@ -209,15 +127,28 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 
 	// --- authorization: only the run's own tasks count, whatever the call names ---
 	const named = readForwardCall(this.getBodyData());
-	const members = memory ? new Set(memory.tasks.map((t) => t.taskId)) : undefined;
+	// the run's own tasks, so the trigger can route their completions here by id (a hint, no secret)
+	const runTasks = memory ? runTaskIds(memory) : undefined;
+	const members = runTasks ? new Set(runTasks) : undefined;
 	const taken = members ? named.filter((id) => members.has(id)) : named;
 	const others = named.filter((id) => !taken.includes(id));
-	// the run's own tasks, so the trigger can route their completions here by id (a hint, no secret)
-	const runTasks = memory
-		? memory.tasks.flatMap((t) => (t.taskId === undefined ? [] : [t.taskId]))
-		: undefined;
 	if (named.length > 0 && taken.length === 0)
-		return answer.call(this, forwardAnswer.notTheRuns(others, runTasks));
+		return { answer: forwardAnswer.notTheRuns(others, runTasks) };
+	return { wait, settings, memory, runTasks, taken, others };
+}
+
+/**
+ * A call to the waiting execution's address (the Task Queue Trigger forwards each completion that
+ * carries it, naming the task). A task that is not one of the run's is answered at once as not
+ * taken, without a read. Otherwise the node confirms with the service and resumes only when the
+ * run's own tasks are completed (with Several People per Item: when each item is decided); the
+ * answer says which named tasks the run took. n8n has checked the address's signature before this
+ * runs (it was signed for this execution and node).
+ */
+export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+	const call = readCall.call(this);
+	if ('answer' in call) return answer.call(this, call.answer as ForwardAnswer);
+	const { wait, settings, memory, runTasks, taken, others } = call;
 
 	// --- confirmation: a call proves nothing; the service says which of the run's tasks are done ---
 	// Always a read that starts after the call arrived, even for a task this process has seen completed:
@@ -225,18 +156,17 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	// process read earlier misses the run's other tasks completed since, whose own calls may never come
 	// (an address a person replaced, in a process that does not know the run). Replays cost little:
 	// reads of a queue are shared by the calls that arrive meanwhile and start at least 250 ms apart.
-	const itemOf = itemMatcher(wait, memory, settings);
 	const toConfirm = {
 		queueId: wait.queueId,
-		itemOf,
-		count: wait.count,
+		itemOf: itemMatcher(wait, memory, settings),
+		count: runTasks?.length ?? wait.count,
 		since: since(wait, memory),
 		taskIds: runTasks,
 		claimed: readForwardClaims(this.getBodyData()).filter((claim) => taken.includes(claim.id)),
 	};
-	let found: Map<number, CompletedTask>;
+	let result: Awaited<ReturnType<typeof settle>>;
 	try {
-		found = await confirmCompletions.call(this, toConfirm);
+		result = await settle.call(this, toConfirm, { wait, settings, memory });
 	} catch (error) {
 		// keeps waiting: the trigger calls again after a pause, and its check for lost completions later still
 		this.logger.warn(
@@ -246,7 +176,7 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	}
 
 	// --- response: keep waiting, or resume with one item per input item, once ---
-	const enough = settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0;
+	const { enough, completed, of, items } = result;
 	if (
 		enough &&
 		!refusesSecondResume(this) &&
@@ -257,20 +187,38 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	if (!enough)
 		return answer.call(
 			this,
-			forwardAnswer.stillWaiting({
-				completed: found.size,
-				of: wait.count,
-				taken,
-				others,
-				runTasks,
-			}),
+			forwardAnswer.stillWaiting({ completed, of, taken, others, runTasks }),
 		);
-	const meta = {
-		outcome: 'completed',
-		node: this.getNode().name,
+	const meta = { outcome: 'completed', node: this.getNode().name, completed, of };
+	// n8n answers the caller ("Workflow was started", 200) once the resumed run has started
+	return { workflowData: [items(meta)] };
+}
+
+/** What the service's list says of the run: whether it resumes, how far it is, and its output. */
+async function settle(
+	this: IWebhookFunctions,
+	toConfirm: RunToConfirm,
+	run: { wait: Wait; settings: WaitSettings; memory?: RunMemory },
+) {
+	const { wait, settings, memory } = run;
+	if (memory?.people && toConfirm.taskIds) {
+		const people = memory as RunMemory & { people: NonNullable<RunMemory['people']> };
+		const completions = await confirmEveryCompletion.call(this, {
+			...toConfirm,
+			taskIds: toConfirm.taskIds,
+		});
+		const outcome = peopleOutcome(completions, people, settings);
+		return {
+			...outcome,
+			items: (meta: IDataObject) =>
+				peopleItems(outcome, people, completions, settings, { wait, meta }),
+		};
+	}
+	const found = await confirmCompletions.call(this, toConfirm);
+	return {
+		enough: settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0,
 		completed: found.size,
 		of: wait.count,
+		items: (meta: IDataObject) => resumedItems(wait, memory, found, settings, meta),
 	};
-	// n8n answers the caller ("Workflow was started", 200) once the resumed run has started
-	return { workflowData: [resumedItems(wait, memory, found, settings, meta)] };
 }

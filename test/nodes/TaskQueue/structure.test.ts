@@ -17,12 +17,10 @@ const MAX_FILE_LINES = 250;
 const FILES_ALLOWED = [
 	'nodes/TaskQueue/helpers/taskData.ts',
 	'nodes/TaskQueue/transport/index.ts',
-	'nodes/TaskQueue/waiting/resume.ts',
 ];
 /** Functions over MAX_FUNCTION_LINES today (file: name); may only shrink, never above 6. */
 const FUNCTIONS_ALLOWED = [
 	'nodes/TaskQueue/transport/completedPages.ts: readCompletedTasks',
-	'nodes/TaskQueue/waiting/resume.ts: resumeOnCompletion',
 ];
 
 function sources(dir: string): string[] {

@@ -1,7 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { queueLocator } from '../../helpers/descriptions';
-import { limitWaitTimeOption } from '../../waiting/descriptions';
+import { limitWaitTimeOption, severalPeopleOption } from '../../waiting/descriptions';
 import * as create from './create.operation';
 
 /** The parameters of Task > Create and Wait, in the order the editor shows them. */
@@ -167,6 +167,7 @@ export const createAndWaitProperties: INodeProperties[] = [
 				default: 'trigger',
 			},
 			limitWaitTimeOption,
+			severalPeopleOption,
 			create.maxConcurrencyOption,
 		],
 	},

@@ -8,6 +8,12 @@ import { getTaskQueueCredentials } from '../../transport';
 import { addressTag, resumeAddressQuery } from '../../waiting/messages';
 import { announceRun } from '../../waiting/announce';
 import { keepRunMemory, runToken, waitingItems } from '../../waiting/memory';
+import {
+	neverCountFor,
+	readPeopleSettings,
+	type PeopleSettings,
+} from '../../waiting/people/settings';
+import { copiesOf, createCopies } from '../../waiting/people/copies';
 import { readWaitSettings, type WaitSettings } from '../../waiting/settings';
 import {
 	assertCanSign,
@@ -42,6 +48,9 @@ interface WaitState {
 	labels: Record<string, Record<string, string>>;
 	/** The credential's key, which tags the run's addresses (waiting/messages.ts); never output. */
 	addressKey: string;
+	/** Several People per Item, and each item's Never Count. */
+	people?: PeopleSettings;
+	neverCount: string[][];
 }
 
 /** Create and Wait's state: Create's, and the wait its `prepare` set up. */
@@ -49,19 +58,8 @@ interface WaitingState extends CreateState {
 	wait: WaitState;
 }
 
-/**
- * Everything is checked before the first task is created: the parameters, one queue for the run,
- * its fields, that completions come back to this n8n, the wait limit, every item's data.
- */
-export async function prepare(
-	this: IExecuteFunctions,
-	itemCount: number,
-	state: WaitingState,
-): Promise<void> {
-	assertCanSign(this);
-	checkEngineCanResume.call(this);
-	const settings = readWaitSettings(this);
-	const until = waitTill.call(this);
+/** The one queue of the run: every item must name the same. */
+function oneQueue(this: IExecuteFunctions, itemCount: number): number {
 	const queueId = getQueueId.call(this, 0);
 	for (let i = 1; i < itemCount; i++) {
 		const other = getQueueId.call(this, i);
@@ -77,11 +75,32 @@ export async function prepare(
 			);
 		}
 	}
+	return queueId;
+}
+
+/**
+ * Everything is checked before the first task is created: the parameters, one queue for the run,
+ * its fields, that completions come back to this n8n, the wait limit, every item's data.
+ */
+export async function prepare(
+	this: IExecuteFunctions,
+	itemCount: number,
+	state: WaitingState,
+): Promise<void> {
+	assertCanSign(this);
+	checkEngineCanResume.call(this);
+	const settings = readWaitSettings(this);
+	const until = waitTill.call(this);
+	const queueId = oneQueue.call(this, itemCount);
 	const queue = await state.queues.get(this, queueId, 0);
 	// Automatic resolves to the queue's field for the address; the run remembers which
 	settings.resumeField = checkFields.call(this, queue, settings);
 	const waitingBase = waitingBaseUrl(this);
 	checkResumeFieldTakesAddress.call(this, queue, settings, waitingBase);
+	const people = readPeopleSettings.call(this, settings, queue);
+	const neverCount = people
+		? Array.from({ length: itemCount }, (_, i) => neverCountFor.call(this, i))
+		: [];
 	const triggerUrl =
 		settings.routeBack === 'trigger'
 			? await checkTriggerRoutesBack.call(this, queueId, waitingBase)
@@ -107,6 +126,8 @@ export async function prepare(
 		createdAt: Math.floor(Date.now() / 1000),
 		labels: choiceLabels([...queue.blocks.values()].map((compiled) => compiled.block)),
 		addressKey: (await getTaskQueueCredentials.call(this)).apiKey,
+		...(people ? { people } : {}),
+		neverCount,
 	};
 }
 
@@ -130,7 +151,7 @@ export async function execute(
 	this: IExecuteFunctions,
 	itemIndex: number,
 	state: WaitingState,
-): Promise<IDataObject> {
+): Promise<IDataObject | IDataObject[]> {
 	const { wait } = state;
 	const task = state.prepared[itemIndex];
 	if (!('error' in task)) {
@@ -144,7 +165,10 @@ export async function execute(
 			),
 		};
 	}
-	return await create.execute.call(this, itemIndex, state);
+	const createOne = async () => await create.execute.call(this, itemIndex, state);
+	if (wait.people)
+		return await createCopies(wait.people.people, createOne, { node: this.getNode(), itemIndex });
+	return await createOne();
 }
 
 /**
@@ -178,11 +202,19 @@ export async function finish(
 		queueName: wait.queueName,
 		of: wait.waitedFor,
 	});
+	const copies = wait.people ? copiesOf(results, items) : undefined;
+	// while it waits, the editor shows every task of each item
+	for (const [index, item] of items.entries())
+		if (copies && typeof item.json.id === 'number')
+			item.json.tasks = [item.json.id, ...(copies[index] ?? []).map((copy) => copy.taskId)];
 	keepRunMemory(
 		this,
 		runToken({ createdAt: wait.createdAt, count: wait.waitedFor, inputs: items.length }),
 		items,
 		{ resumeField: wait.settings.resumeField, labels: wait.labels },
+		wait.people && copies
+			? { settings: wait.people, copies, neverCount: wait.neverCount }
+			: undefined,
 	);
 	const sent = items.findIndex(
 		(item) => item.json.wait && (item.json.wait as IDataObject).outcome === 'waiting',
@@ -194,7 +226,7 @@ export async function finish(
 			wait.triggerUrl,
 			wait.queueId,
 			address,
-			items.flatMap((item) => (typeof item.json.id === 'number' ? [item.json.id] : [])),
+			results.flat().flatMap((item) => (typeof item.json.id === 'number' ? [item.json.id] : [])),
 		);
 	}
 	return [items];

@@ -371,6 +371,23 @@ test('a completion that comes after the execution resumed (a re-completion) resu
 	expect(trigger.executions).toBe(0);
 });
 
+test('Several People per Item: the copy still open when the run was decided is answered into nothing; not emitted, resumes nothing again', async () => {
+	await activateTrigger();
+	const tasks = await createAndWait('64', [{ message: 'two people' }], {
+		severalPeople: { values: { people: 2, decideWhen: 'firstAnswer' } },
+	});
+	expect(tasks).toHaveLength(2);
+	await complete(tasks[0].id);
+	await until('the resume', () => waiting.resumed.has('64'));
+	await complete(tasks[1].id, 'reject');
+	await until('the log line', () =>
+		infoLines().some((line) => line.includes(`task ${tasks[1].id} `)),
+	);
+	await new Promise((resolve) => setTimeout(resolve, 100));
+	expect(waiting.resumes.get('64')).toBe(1);
+	expect(trigger.executions).toBe(0);
+});
+
 test('a completion that reaches a finished execution (its wait timed out) is logged as such, not emitted', async () => {
 	await activateTrigger();
 	const [waited] = await createAndWait('52', [{ message: 'late' }]);

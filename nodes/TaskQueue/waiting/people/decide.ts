@@ -1,0 +1,209 @@
+import type { IDataObject } from 'n8n-workflow';
+
+// Several people per item: which answers count, and what they decide. Pure: given an item's answers
+// (every completion of its tasks, as the service lists them) it returns the same result whatever the
+// order they arrived in, so every call to the run, in any process, decides the same way.
+
+export type Rule = 'allApprove' | 'atLeast' | 'majority' | 'firstAnswer' | 'collectAll';
+
+export interface PeopleRule {
+	rule: Rule;
+	/** People per item: the tasks created for it, and the counted answers the rule waits for. */
+	people: number;
+	/** At Least N Approve: N. */
+	approvalsNeeded: number;
+}
+
+/** An answer's vote: approve or reject (Approval), an option of the vote field, or none. */
+export type Vote = 'approve' | 'reject' | string | undefined;
+
+export interface Answer {
+	taskId: number;
+	by: string | null;
+	at: string;
+	data: IDataObject;
+	vote: Vote;
+}
+
+export type NotCounted = 'samePerson' | 'neverCount' | 'unknownPerson' | 'noVote' | 'afterDecision';
+
+export interface JudgedAnswer extends Answer {
+	counted: boolean;
+	reason?: NotCounted;
+}
+
+export type Decision =
+	| 'approved'
+	| 'rejected'
+	| 'chosen'
+	| 'collected'
+	| 'undecided'
+	| 'notEnoughPeople'
+	| 'waiting';
+
+export interface ItemDecision {
+	decision: Decision;
+	/** Whether nothing more can change it: decided, or every task of the item answered. */
+	final: boolean;
+	/** Majority or First Answer on a selection: the option chosen. */
+	choice?: string;
+	/** The answer that decided it. */
+	decidedBy?: number;
+	needed: number;
+	counted: number;
+	approvals: number;
+	rejections: number;
+	/** Counted answers still needed before the rule can be met (0 once final). */
+	missing: number;
+	answers: JudgedAnswer[];
+}
+
+const person = (email: string | null) => (email ?? '').trim().toLowerCase();
+
+/** Counted answers the rule needs to be met. */
+export function neededFor({ rule, people, approvalsNeeded }: PeopleRule): number {
+	if (rule === 'atLeast') return approvalsNeeded;
+	if (rule === 'majority') return Math.floor(people / 2) + 1;
+	if (rule === 'firstAnswer') return 1;
+	return people;
+}
+
+/** Oldest first; the same completion time (rare) by task id, so every process orders alike. */
+function inOrder(answers: Answer[]): Answer[] {
+	return [...answers].sort((a, b) => (a.at === b.at ? a.taskId - b.taskId : a.at < b.at ? -1 : 1));
+}
+
+interface Tally {
+	counted: JudgedAnswer[];
+	votes: Map<string, number>;
+}
+
+/** What the counted answers so far decide, if anything. */
+function decided(rule: PeopleRule, tally: Tally, usesVotes: boolean): Decision | undefined {
+	const approvals = tally.votes.get('approve') ?? 0;
+	const rejections = tally.votes.get('reject') ?? 0;
+	const counted = tally.counted.length;
+	switch (rule.rule) {
+		case 'allApprove':
+			if (rejections > 0) return 'rejected';
+			return approvals >= rule.people ? 'approved' : undefined;
+		case 'atLeast':
+			if (approvals >= rule.approvalsNeeded) return 'approved';
+			return rejections > rule.people - rule.approvalsNeeded ? 'rejected' : undefined;
+		case 'majority': {
+			const [top, votes] = [...tally.votes.entries()].sort((a, b) => b[1] - a[1])[0] ?? [];
+			if (top === undefined || votes < neededFor(rule)) return undefined;
+			return top === 'approve' ? 'approved' : top === 'reject' ? 'rejected' : 'chosen';
+		}
+		case 'firstAnswer': {
+			if (counted === 0) return undefined;
+			const vote = tally.counted[0].vote;
+			if (!usesVotes) return 'chosen';
+			return vote === 'approve' ? 'approved' : vote === 'reject' ? 'rejected' : 'chosen';
+		}
+		case 'collectAll':
+			return counted >= rule.people ? 'collected' : undefined;
+	}
+}
+
+/** Why an answer does not count, if it does not (before the decision). */
+function notCounted(
+	answer: Answer,
+	seen: Set<string>,
+	neverCount: Set<string>,
+	usesVotes: boolean,
+): NotCounted | undefined {
+	const who = person(answer.by);
+	if (who === '') return 'unknownPerson';
+	if (neverCount.has(who)) return 'neverCount';
+	if (seen.has(who)) return 'samePerson';
+	if (usesVotes && answer.vote === undefined) return 'noVote';
+	return undefined;
+}
+
+/**
+ * The item's decision by the rule, from its answers. `tasks`: how many tasks the item has (once
+ * each is answered, an undecided item is final). `usesVotes`: whether the rule reads a vote field.
+ */
+export function decide(
+	rule: PeopleRule,
+	answers: Answer[],
+	options: { tasks: number; neverCount: string[]; usesVotes: boolean },
+): ItemDecision {
+	const neverCount = new Set(options.neverCount.map(person).filter(Boolean));
+	const tally: Tally = { counted: [], votes: new Map() };
+	const seen = new Set<string>();
+	const judged: JudgedAnswer[] = [];
+	let decision: Decision | undefined;
+	let decidedBy: Answer | undefined;
+	for (const answer of inOrder(answers)) {
+		if (decision) {
+			judged.push({ ...answer, counted: false, reason: 'afterDecision' });
+			continue;
+		}
+		const reason = notCounted(answer, seen, neverCount, options.usesVotes);
+		if (reason) {
+			judged.push({ ...answer, counted: false, reason });
+			continue;
+		}
+		seen.add(person(answer.by));
+		const counted = { ...answer, counted: true };
+		judged.push(counted);
+		tally.counted.push(counted);
+		if (answer.vote !== undefined)
+			tally.votes.set(answer.vote, (tally.votes.get(answer.vote) ?? 0) + 1);
+		decision = decided(rule, tally, options.usesVotes);
+		if (decision) decidedBy = answer;
+	}
+	return summary(rule, tally, judged, {
+		decision,
+		decidedBy,
+		tasks: options.tasks,
+		answers: answers.length,
+	});
+}
+
+function summary(
+	rule: PeopleRule,
+	tally: Tally,
+	answers: JudgedAnswer[],
+	state: { decision?: Decision; decidedBy?: Answer; tasks: number; answers: number },
+): ItemDecision {
+	const needed = neededFor(rule);
+	const approvals = tally.votes.get('approve') ?? 0;
+	const rejections = tally.votes.get('reject') ?? 0;
+	const counted = tally.counted.length;
+	const allAnswered = state.answers >= state.tasks;
+	const decision: Decision =
+		state.decision ??
+		(!allAnswered
+			? 'waiting'
+			: rule.rule === 'majority' && counted >= rule.people
+				? 'undecided'
+				: 'notEnoughPeople');
+	const best = Math.max(0, ...tally.votes.values());
+	const progress =
+		rule.rule === 'majority'
+			? best
+			: ['allApprove', 'atLeast'].includes(rule.rule)
+				? approvals
+				: counted;
+	return {
+		decision,
+		final: decision !== 'waiting',
+		...(state.decision === 'chosen' && state.decidedBy?.vote !== undefined
+			? { choice: rule.rule === 'majority' ? majorityChoice(tally) : state.decidedBy.vote }
+			: {}),
+		...(state.decidedBy ? { decidedBy: state.decidedBy.taskId } : {}),
+		needed,
+		counted,
+		approvals,
+		rejections,
+		missing: decision === 'waiting' ? Math.max(0, needed - progress) : 0,
+		answers,
+	};
+}
+
+function majorityChoice(tally: Tally): string | undefined {
+	return [...tally.votes.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
+}

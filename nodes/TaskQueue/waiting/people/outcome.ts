@@ -1,0 +1,173 @@
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+
+import { timeKey } from '../../helpers/completions';
+import type { CompletedTask } from '../../transport/schemas';
+import type { RunMemory, WaitingTask } from '../memory';
+import type { ResumeAddress } from '../messages';
+import { labelsOf, outputItem, valuesOf } from '../output';
+import type { WaitSettings } from '../settings';
+import { decide, type Answer, type ItemDecision } from './decide';
+import { usesVotes, voteOf, type PeopleSettings } from './settings';
+
+// A run with Several People per Item: each item's decision from every completion of its tasks, when
+// the run may resume, and what it outputs. Recomputed from the service's list on every call, so a
+// lost, late, repeated or reordered delivery changes nothing but when the run learns of it.
+
+type Wait = Omit<ResumeAddress, 'url'>;
+type PeopleRun = RunMemory & { people: PeopleSettings };
+
+export interface PeopleOutcome {
+	decisions: Map<number, ItemDecision>;
+	/** Whether the run resumes now: every item final (or, with The First Task Is Completed, one). */
+	enough: boolean;
+	/** Items that are final, of the items the run waits for. */
+	completed: number;
+	of: number;
+}
+
+const idsOf = (task: WaitingTask) =>
+	task.taskId === undefined ? [] : [task.taskId, ...(task.copies ?? []).map((c) => c.taskId)];
+
+/** Each sent item's decision, from the run's completions. */
+export function peopleOutcome(
+	completions: CompletedTask[],
+	memory: PeopleRun,
+	settings: WaitSettings,
+): PeopleOutcome {
+	const byId = new Map(completions.map((task) => [task.id, task]));
+	const decisions = new Map<number, ItemDecision>();
+	for (const task of memory.tasks) {
+		const ids = idsOf(task);
+		if (ids.length === 0) continue;
+		const answers: Answer[] = ids.flatMap((id) => {
+			const done = byId.get(id);
+			if (!done) return [];
+			const data = (done.data ?? {}) as IDataObject;
+			const vote = voteOf(data, memory.people, settings);
+			return [
+				{ taskId: id, by: done.completed_by ?? null, at: timeKey(done.completed_at), data, vote },
+			];
+		});
+		decisions.set(
+			task.item,
+			decide(memory.people, answers, {
+				tasks: ids.length,
+				neverCount: task.neverCount ?? [],
+				usesVotes: usesVotes(memory.people, settings),
+			}),
+		);
+	}
+	const final = [...decisions.values()].filter((d) => d.final).length;
+	const enough = settings.waitFor === 'all' ? final === decisions.size : final > 0;
+	return { decisions, enough: decisions.size > 0 && enough, completed: final, of: decisions.size };
+}
+
+/** How far the counted answers agree, field by field (Collect All): the most common value and its share. */
+function agreement(answers: IDataObject[]): IDataObject {
+	const fields = new Set(answers.flatMap((data) => Object.keys(data)));
+	const result: IDataObject = {};
+	for (const field of fields) {
+		const counts = new Map<string, { value: unknown; count: number }>();
+		for (const data of answers) {
+			const key = JSON.stringify(data[field] ?? null);
+			const entry = counts.get(key) ?? { value: data[field] ?? null, count: 0 };
+			entry.count++;
+			counts.set(key, entry);
+		}
+		const top = [...counts.values()].sort((a, b) => b.count - a.count)[0];
+		const share = Math.round((top.count / answers.length) * 100) / 100;
+		result[field] = {
+			value: top.value as IDataObject,
+			count: top.count,
+			of: answers.length,
+			share,
+		};
+	}
+	return result;
+}
+
+/** The `people` part of an item's output: the decision, the rule and every answer, counted or why not. */
+function peopleReport(
+	decision: ItemDecision,
+	run: PeopleRun,
+	completions: Map<number, CompletedTask>,
+	settings: WaitSettings,
+	wait: Wait,
+): IDataObject {
+	const answers = decision.answers.map((answer) => {
+		const task = completions.get(answer.taskId) as CompletedTask;
+		const values = valuesOf(task, settings, wait);
+		const labels = labelsOf(values, run.labels);
+		return {
+			taskId: answer.taskId,
+			by: answer.by,
+			at: task.completed_at,
+			values,
+			...(labels ? { labels } : {}),
+			...(answer.vote !== undefined ? { vote: answer.vote } : {}),
+			counted: answer.counted,
+			...(answer.reason ? { reason: answer.reason } : {}),
+		};
+	});
+	const voteLabels =
+		run.labels?.[
+			settings.responseType === 'approval' ? settings.approvalField : (run.people.voteField ?? '')
+		];
+	const counted = answers.filter((a) => a.counted).map((a) => a.values);
+	return {
+		rule: run.people.rule,
+		decision: decision.decision,
+		...(decision.choice !== undefined
+			? { choice: decision.choice, choiceLabel: voteLabels?.[decision.choice] ?? decision.choice }
+			: {}),
+		people: run.people.people,
+		needed: decision.needed,
+		counted: decision.counted,
+		approvals: decision.approvals,
+		rejections: decision.rejections,
+		missing: decision.missing,
+		...(decision.decidedBy !== undefined ? { decidedBy: decision.decidedBy } : {}),
+		...(run.people.rule === 'collectAll' && counted.length > 0
+			? { agreement: agreement(counted) }
+			: {}),
+		answers,
+	};
+}
+
+/**
+ * One output item per input item: the deciding answer's task where today's output has it (so
+ * `data`, `labels`, `approved` and `chatInput` keep working), and `people` with the whole story.
+ */
+export function peopleItems(
+	outcome: PeopleOutcome,
+	run: PeopleRun,
+	completions: CompletedTask[],
+	settings: WaitSettings,
+	context: { wait: Wait; meta: IDataObject },
+): INodeExecutionData[] {
+	const byId = new Map(completions.map((task) => [task.id, task]));
+	return run.tasks.map((task, item) => {
+		const decision = outcome.decisions.get(item);
+		if (!decision)
+			return {
+				json: {
+					error: 'No task was created for this item: its task data was refused before the wait',
+					wait: { ...context.meta, outcome: 'refused' },
+				},
+				pairedItem: { item },
+			};
+		const meta = { ...context.meta, outcome: decision.final ? 'completed' : 'pending' };
+		const deciding = decision.decidedBy !== undefined ? byId.get(decision.decidedBy) : undefined;
+		const base = deciding
+			? outputItem(deciding, item, settings, meta, context.wait, run.labels).json
+			: { id: task.taskId, status: decision.final ? 'completed' : 'pending', wait: meta };
+		const json: IDataObject = { ...base, tasks: idsOf(task) };
+		if (settings.responseType === 'approval') {
+			json.approved = decision.decision === 'approved';
+			if (!deciding)
+				json.chatInput = `Not approved: ${decision.decision} (${decision.counted} of ${decision.needed} needed answers counted)`;
+		}
+		json.people = peopleReport(decision, run, byId, settings, context.wait);
+		return { json, pairedItem: { item } };
+	});
+}

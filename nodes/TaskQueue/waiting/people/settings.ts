@@ -1,0 +1,146 @@
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import type { CompiledQueue } from '../../helpers/blockModel';
+import type { WaitSettings } from '../settings';
+import type { PeopleRule, Rule, Vote } from './decide';
+
+// Create and Wait's "Several People per Item" option: read and checked before any task is created,
+// then kept with the run (waiting/memory.ts), so every call to the run decides by what the run was
+// started with, whatever the workflow says now.
+
+export interface PeopleSettings extends PeopleRule {
+	/** Task Values: the selection field whose option is each person's vote (Approval: the Approval Field). */
+	voteField?: string;
+}
+
+const RULES: Rule[] = ['allApprove', 'atLeast', 'majority', 'firstAnswer', 'collectAll'];
+const MAX_PEOPLE = 20;
+const PATH = 'options.severalPeople.values';
+
+const fail = (context: IExecuteFunctions, message: string, description: string) =>
+	new NodeOperationError(context.getNode(), message, { description });
+
+/** The option as set, checked against the queue; undefined when it is not set (one person per item). */
+export function readPeopleSettings(
+	this: IExecuteFunctions,
+	wait: WaitSettings,
+	queue: CompiledQueue,
+): PeopleSettings | undefined {
+	const values = this.getNodeParameter(PATH, 0, null) as IDataObject | null;
+	if (!values) return undefined;
+	const people = Number(values.people ?? 2);
+	if (!Number.isInteger(people) || people < 1 || people > MAX_PEOPLE)
+		throw fail(
+			this,
+			`People per Item must be a whole number from 1 to ${MAX_PEOPLE}, not ${JSON.stringify(values.people)}`,
+			'Set People per Item to how many different people must answer each item (2 for four eyes).',
+		);
+	const rule = String(values.decideWhen ?? 'allApprove') as Rule;
+	if (!RULES.includes(rule))
+		throw fail(
+			this,
+			`Decide When "${rule}" is not a rule of this node`,
+			'Pick a rule from the list.',
+		);
+	const approvalsNeeded = Number(values.approvalsNeeded ?? people);
+	if (
+		rule === 'atLeast' &&
+		(!Number.isInteger(approvalsNeeded) || approvalsNeeded < 1 || approvalsNeeded > people)
+	)
+		throw fail(
+			this,
+			`Approvals Needed must be a whole number from 1 to People per Item (${people}), not ${JSON.stringify(values.approvalsNeeded)}`,
+			'Lower Approvals Needed, or raise People per Item: a rule no number of people can meet would never decide.',
+		);
+	const needsApproval = rule === 'allApprove' || rule === 'atLeast';
+	if (needsApproval && wait.responseType !== 'approval')
+		throw fail(
+			this,
+			`Decide When "${rule === 'allApprove' ? 'All Must Approve' : 'At Least N Approve'}" counts approvals, but Response Type is Task Values`,
+			'Set Response Type to Approval and pick the Approval Field, or choose Majority, First Answer or Collect All.',
+		);
+	const voteField =
+		wait.responseType === 'values' &&
+		typeof values.voteField === 'string' &&
+		values.voteField.trim()
+			? values.voteField.trim()
+			: undefined;
+	checkVoteField.call(this, rule, wait, queue, voteField);
+	return {
+		rule,
+		people,
+		approvalsNeeded: rule === 'atLeast' ? approvalsNeeded : people,
+		...(voteField ? { voteField } : {}),
+	};
+}
+
+function checkVoteField(
+	this: IExecuteFunctions,
+	rule: Rule,
+	wait: WaitSettings,
+	queue: CompiledQueue,
+	voteField: string | undefined,
+): void {
+	if (wait.responseType === 'approval') return;
+	if (rule === 'majority' && !voteField)
+		throw fail(
+			this,
+			'Decide When "Majority" needs a Vote Field: the selection field whose option is each person\'s vote',
+			'Pick the Vote Field (a selection field of the queue), or set Response Type to Approval.',
+		);
+	if (!voteField) return;
+	const block = queue.blocks.get(voteField)?.block;
+	if (!block || block.type !== 'single_selection')
+		throw fail(
+			this,
+			`Vote Field "${voteField}" is not a single selection field of queue ${queue.queueId}`,
+			'Pick a single selection field of the queue from the list (its chosen option is the vote).',
+		);
+}
+
+/** The people that may not count for an item (Never Count, evaluated for the item): emails, lower case. */
+export function neverCountFor(this: IExecuteFunctions, itemIndex: number): string[] {
+	const value = this.getNodeParameter(`${PATH}.neverCount`, itemIndex, '') as unknown;
+	const list = Array.isArray(value) ? value.map(String) : String(value ?? '').split(/[,;\s]+/);
+	return [...new Set(list.map((email) => email.trim().toLowerCase()).filter(Boolean))];
+}
+
+/** Whether the rule reads each answer's vote. */
+export function usesVotes(
+	people: PeopleSettings,
+	wait: Pick<WaitSettings, 'responseType'>,
+): boolean {
+	if (people.rule === 'collectAll') return false;
+	return wait.responseType === 'approval' || people.voteField !== undefined;
+}
+
+/** An answer's vote: the Approval Field's option (approve, or any other option: reject), or the Vote Field's. */
+export function voteOf(
+	data: IDataObject,
+	people: PeopleSettings,
+	wait: Pick<WaitSettings, 'responseType' | 'approvalField' | 'approveOption'>,
+): Vote {
+	const field = wait.responseType === 'approval' ? wait.approvalField : people.voteField;
+	const value = field ? data[field] : undefined;
+	if (typeof value !== 'string' || value === '') return undefined;
+	if (wait.responseType !== 'approval') return value;
+	return value === wait.approveOption ? 'approve' : 'reject';
+}
+
+/** The settings a run kept, when they are whole (an earlier version's run has none). */
+export function readStoredPeople(value: unknown): PeopleSettings | undefined {
+	const stored = (value ?? {}) as Partial<PeopleSettings>;
+	if (!RULES.includes(stored.rule as Rule)) return undefined;
+	const people = Number(stored.people);
+	const approvalsNeeded = Number(stored.approvalsNeeded);
+	if (!Number.isInteger(people) || people < 1 || people > MAX_PEOPLE) return undefined;
+	if (!Number.isInteger(approvalsNeeded) || approvalsNeeded < 1 || approvalsNeeded > people)
+		return undefined;
+	return {
+		rule: stored.rule as Rule,
+		people,
+		approvalsNeeded,
+		...(typeof stored.voteField === 'string' ? { voteField: stored.voteField } : {}),
+	};
+}

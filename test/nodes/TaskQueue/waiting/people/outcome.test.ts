@@ -1,0 +1,338 @@
+// Several People per Item, run through n8n-core's contexts against the sandbox over HTTP: the tasks
+// created, who counts, the decision, the output, and what is refused before any task.
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+
+import { runActionNode } from '../../../../helpers/n8n';
+import { callWaitingNode, queryOf } from '../../../../helpers/waiting';
+import { locator, node, startEnv, type TestEnv } from '../../env';
+
+const TRIGGER_OF_THIS_N8N =
+	'http://localhost:5678/webhook/6f1c2b0e-4d7a-4e8b-9a51-0c3d2e1f4a5b/task-completed?secret=s3cret';
+const ANN = 'alice@example.com';
+const BOB = 'bob@example.com';
+// a third person of the organization (the sandbox's seed has two)
+const CAROL = 'dave@example.com';
+
+let env: TestEnv;
+beforeAll(async () => (env = await startEnv()));
+afterAll(async () => await env.close());
+beforeEach(async () => {
+	await env.client.reset();
+	const seed = await env.client.state();
+	seed.users.push({
+		id: 40,
+		email: CAROL,
+		name: 'Dave Example',
+		memberships: [{ organizationId: 1, admin: false }],
+	} as (typeof seed.users)[number]);
+	await env.client.reset(seed);
+	await env.client.setWebhook(104, TRIGGER_OF_THIS_N8N);
+	await env.client.clearRequests();
+});
+
+let executions = 0;
+
+/** Create and Wait on queue 104 (Refund Decisions) as an Approval, with Several People per Item. */
+function approval(people: IDataObject, parameters: IDataObject = {}) {
+	return {
+		resource: 'task',
+		operation: 'sendAndWait',
+		queue: locator(104),
+		taskData: {
+			mappingMode: 'defineBelow',
+			value: { customer_message: '={{ $json.message }}', order_total: '={{ $json.total }}' },
+			matchingColumns: [],
+			schema: [],
+		},
+		resumeField: 'resume_url',
+		responseType: 'approval',
+		approvalField: 'decision',
+		approveOption: 'approve',
+		feedbackField: 'note',
+		options: { severalPeople: { values: people } },
+		...parameters,
+	};
+}
+
+const INPUT = [
+	{ message: 'Refund 900 EUR', total: 900, requester: 'Dave@Example.com' },
+	{ message: 'Refund 20 EUR', total: 20, requester: BOB },
+];
+
+async function run(parameters: IDataObject, input: IDataObject[] = INPUT) {
+	return await runActionNode({
+		types: { taskQueue: node },
+		node: { type: 'taskQueue', parameters: parameters as never },
+		input,
+		credentials: env.credentials(),
+		executionId: `people-${++executions}`,
+	});
+}
+
+/** The run's tasks by item, in creation order. */
+async function tasksByItem(): Promise<number[][]> {
+	const tasks = (await env.client.tasks(104))
+		.filter((t) => t.id >= 1000)
+		.sort((a, b) => a.id - b.id);
+	const items: number[][] = [];
+	for (const task of tasks) {
+		const item = Number(/tq=(\d+)-/.exec(String(task.data.resume_url))?.[1]);
+		(items[item] ??= []).push(task.id);
+	}
+	return items;
+}
+
+const answer = async (taskId: number, by: string, decision: string, note = '') =>
+	await env.client.complete(104, taskId, { by, data: { decision, note } });
+
+async function call(waiting: Awaited<ReturnType<typeof run>>, taskId: number) {
+	const task = (await env.client.tasks(104)).find((t) => t.id === taskId);
+	return await callWaitingNode(waiting, queryOf(String(task?.data.resume_url)), {
+		tasks: [{ id: taskId, completed_at: task?.completed_at }],
+	});
+}
+
+describe('Several People per Item', () => {
+	test("four eyes: two tasks per item; the requester's own approval is kept, never counted; both tasks answered and one counted: the item ends as not enough people (never stuck), and the output says who counted and why", async () => {
+		const waiting = await run(
+			approval({ people: 2, decideWhen: 'allApprove', neverCount: '={{ $json.requester }}' }),
+			[INPUT[0]],
+		);
+		expect(waiting.error).toBeUndefined();
+		expect(waiting.run.status).toBe('waiting');
+		const [ids] = await tasksByItem();
+		expect(ids).toHaveLength(2);
+		// while it waits, the editor shows every task of the item
+		expect(waiting.items[0].json).toMatchObject({ id: ids[0], tasks: ids });
+		// every create request carries the same item's values and the item's address
+		const creates = (await env.requests()).filter((r) => r.path.endsWith('/tasks/create'));
+		expect(creates.map((r) => (r.body as { data: IDataObject }).data.customer_message)).toEqual([
+			'Refund 900 EUR',
+			'Refund 900 EUR',
+		]);
+
+		await answer(ids[0], CAROL, 'approve', 'my own request');
+		const afterRequester = await call(waiting, ids[0]);
+		expect(afterRequester.response).toMatchObject({
+			statusCode: 202,
+			body: { waiting: true, completed: 0, of: 1, taken: [ids[0]] },
+		});
+		await answer(ids[1], ANN, 'approve', 'fine');
+		const [done] = (await call(waiting, ids[1])).result.workflowData ?? [[]];
+		// two tasks, both answered, one counted: not enough people (never stuck)
+		expect(done).toHaveLength(1);
+		const item = done[0] as INodeExecutionData;
+		expect(item.pairedItem).toEqual({ item: 0 });
+		expect(item.json).toMatchObject({
+			id: ids[0],
+			status: 'completed',
+			tasks: ids,
+			approved: false,
+			wait: { outcome: 'completed', completed: 1, of: 1 },
+			people: {
+				rule: 'allApprove',
+				decision: 'notEnoughPeople',
+				people: 2,
+				needed: 2,
+				counted: 1,
+				approvals: 1,
+				rejections: 0,
+				missing: 0,
+			},
+		});
+		const people = item.json.people as IDataObject;
+		expect(people.answers).toEqual([
+			{
+				taskId: ids[0],
+				by: CAROL,
+				at: expect.any(String),
+				values: {
+					customer_message: 'Refund 900 EUR',
+					order_total: 900,
+					decision: 'approve',
+					note: 'my own request',
+				},
+				labels: { decision: 'Approve' },
+				vote: 'approve',
+				counted: false,
+				reason: 'neverCount',
+			},
+			{
+				taskId: ids[1],
+				by: ANN,
+				at: expect.any(String),
+				values: {
+					customer_message: 'Refund 900 EUR',
+					order_total: 900,
+					decision: 'approve',
+					note: 'fine',
+				},
+				labels: { decision: 'Approve' },
+				vote: 'approve',
+				counted: true,
+			},
+		]);
+		expect(JSON.stringify(done)).not.toContain('signature=');
+	});
+
+	test("All Must Approve: two different people approve each item; the run resumes once both items are decided, the deciding answer where today's output has it", async () => {
+		const waiting = await run(approval({ people: 2, decideWhen: 'allApprove' }));
+		const [first, second] = await tasksByItem();
+		await answer(first[0], ANN, 'approve');
+		await answer(first[1], BOB, 'approve', 'ok by me');
+		expect((await call(waiting, first[1])).response).toMatchObject({
+			statusCode: 202,
+			body: { completed: 1, of: 2 },
+		});
+		// a rejection decides item 1 at once, its other task still open
+		await answer(second[1], BOB, 'reject', 'no receipt');
+		const [items] = (await call(waiting, second[1])).result.workflowData ?? [[]];
+		expect(
+			items.map((i) => [i.pairedItem, i.json.approved, (i.json.people as IDataObject).decision]),
+		).toEqual([
+			[{ item: 0 }, true, 'approved'],
+			[{ item: 1 }, false, 'rejected'],
+		]);
+		expect(items[0].json).toMatchObject({
+			id: first[1],
+			completed_by: BOB,
+			data: { decision: 'approve', note: 'ok by me' },
+			labels: { decision: 'Approve' },
+			chatInput: 'ok by me',
+			people: { decidedBy: first[1], counted: 2 },
+		});
+		expect(items[1].json).toMatchObject({
+			id: second[1],
+			chatInput: 'no receipt',
+			people: { decidedBy: second[1], counted: 1, rejections: 1, missing: 0 },
+		});
+		// the copy still open when item 1 was decided: answered later, it resumes nothing
+		await answer(second[0], ANN, 'approve');
+	});
+
+	test('one busy person answers both tasks of an item: counted once, the second kept with its reason', async () => {
+		const waiting = await run(approval({ people: 2, decideWhen: 'atLeast', approvalsNeeded: 2 }), [
+			INPUT[1],
+		]);
+		const [ids] = await tasksByItem();
+		await answer(ids[0], ANN, 'approve');
+		await answer(ids[1], ANN, 'approve');
+		const [items] = (await call(waiting, ids[1])).result.workflowData ?? [[]];
+		expect(items[0].json).toMatchObject({
+			approved: false,
+			chatInput: 'Not approved: notEnoughPeople (1 of 2 needed answers counted)',
+			people: { decision: 'notEnoughPeople', counted: 1, approvals: 1 },
+		});
+		expect(
+			((items[0].json.people as IDataObject).answers as IDataObject[]).map((a) => [
+				a.by,
+				a.counted,
+				a.reason,
+			]),
+		).toEqual([
+			[ANN, true, undefined],
+			[ANN, false, 'samePerson'],
+		]);
+	});
+
+	test('Majority on a selection field with Task Values: the option two of three chose', async () => {
+		const waiting = await run(
+			approval(
+				{ people: 3, decideWhen: 'majority', voteField: 'decision' },
+				{ responseType: 'values' },
+			),
+			[INPUT[0]],
+		);
+		const [ids] = await tasksByItem();
+		expect(ids).toHaveLength(3);
+		await answer(ids[0], ANN, 'escalate');
+		await answer(ids[1], BOB, 'reject');
+		expect((await call(waiting, ids[1])).response).toMatchObject({ statusCode: 202 });
+		await answer(ids[2], CAROL, 'escalate');
+		const [items] = (await call(waiting, ids[2])).result.workflowData ?? [[]];
+		expect(items[0].json.people).toMatchObject({
+			rule: 'majority',
+			decision: 'chosen',
+			choice: 'escalate',
+			choiceLabel: 'Escalate',
+			needed: 2,
+			counted: 3,
+		});
+		expect(items[0].json).not.toHaveProperty('approved');
+	});
+
+	test('Collect All: every answer, and how far they agree per field', async () => {
+		const waiting = await run(
+			approval({ people: 2, decideWhen: 'collectAll' }, { responseType: 'values' }),
+			[INPUT[1]],
+		);
+		const [ids] = await tasksByItem();
+		await answer(ids[0], ANN, 'approve', 'a');
+		await answer(ids[1], CAROL, 'approve', 'b');
+		const [items] = (await call(waiting, ids[1])).result.workflowData ?? [[]];
+		expect(items[0].json.people).toMatchObject({
+			decision: 'collected',
+			counted: 2,
+			agreement: {
+				decision: { value: 'approve', count: 2, of: 2, share: 1 },
+				note: { count: 1, of: 2, share: 0.5 },
+			},
+		});
+	});
+
+	test("a task that is not the run's, carrying a copy of its address, never counts", async () => {
+		const waiting = await run(approval({ people: 2, decideWhen: 'allApprove' }), [INPUT[0]]);
+		const [ids] = await tasksByItem();
+		const address = (await env.client.tasks(104)).find((t) => t.id === ids[0])?.data.resume_url;
+		const { ids: pasted } = await env.client.createTasks(104, [
+			{ customer_message: 'pasted', resume_url: String(address) },
+		]);
+		await answer(pasted[0], BOB, 'approve');
+		const other = await call(waiting, pasted[0]);
+		expect(other.response).toMatchObject({
+			statusCode: 200,
+			body: { taken: [], others: [pasted[0]] },
+		});
+		await answer(ids[0], ANN, 'approve');
+		expect((await call(waiting, ids[0])).response).toMatchObject({
+			statusCode: 202,
+			body: { completed: 0, of: 1 },
+		});
+	});
+});
+
+describe('Several People per Item refuses a set-up that cannot decide, before any task', () => {
+	test.each([
+		['People per Item 0', { people: 0 }, {}, /People per Item must be a whole number from 1 to 20/],
+		[
+			'Approvals Needed above People per Item',
+			{ people: 2, decideWhen: 'atLeast', approvalsNeeded: 3 },
+			{},
+			/Approvals Needed must be a whole number from 1 to People per Item \(2\)/,
+		],
+		[
+			'All Must Approve with Task Values',
+			{ people: 2, decideWhen: 'allApprove' },
+			{ responseType: 'values' },
+			/counts approvals, but Response Type is Task Values/,
+		],
+		[
+			'Majority with Task Values and no Vote Field',
+			{ people: 3, decideWhen: 'majority' },
+			{ responseType: 'values' },
+			/needs a Vote Field/,
+		],
+		[
+			'a Vote Field that is not a selection',
+			{ people: 3, decideWhen: 'majority', voteField: 'note' },
+			{ responseType: 'values' },
+			/Vote Field "note" is not a single selection field of queue 104/,
+		],
+	])('%s', async (_name, people, parameters, message) => {
+		const refused = await run(approval(people, parameters));
+		expect(refused.error?.message).toMatch(message);
+		expect((refused.error as { description?: string }).description).toBeTruthy();
+		expect(refused.error).toMatchObject({ name: 'NodeOperationError' });
+		expect((await env.requests()).filter((r) => r.path.endsWith('/tasks/create'))).toEqual([]);
+	});
+});
