@@ -955,3 +955,105 @@ test("someone else's task with a copy of item 0's address, completed first, answ
 	).toEqual([[task.id, 'reject']]);
 	await deleteWorkflow(e, id);
 });
+
+describe('Several People per Item, as examples/refund-needs-two-approvers.json builds it (four eyes, the requester never counts)', () => {
+	const BOB = 'bob@example.com';
+	let workflowId = '';
+
+	beforeAll(async () => {
+		const example = loadExamples().find((x) => x.file === 'refund-needs-two-approvers.json');
+		const wf = prepareWorkflow(example!.text, e.credentialId);
+		// this file's own Task Queue Trigger on the queue routes the answers back
+		wf.nodes = wf.nodes.filter(
+			(n) => n.type !== TYPES.trigger && n.type !== 'n8n-nodes-base.stickyNote',
+		);
+		workflowId = await createWorkflow(e, wf);
+		await activate(e, workflowId);
+	});
+
+	afterAll(async () => {
+		if (workflowId) await deleteWorkflow(e, workflowId);
+	});
+
+	async function request(requester: string) {
+		// n8n registers a just-activated workflow's webhook a moment after answering the activation
+		const status = await waitFor('the webhook registered', async () => {
+			const res = await axios.post(
+				`${e.n8n.webhookBase}/refund-two-approvers`,
+				{ message: 'Refund 900 EUR', order_total: 900, requester_email: requester },
+				{ validateStatus: () => true },
+			);
+			return res.status === 404 ? undefined : res.status;
+		});
+		expect(status).toBe(200);
+		const waiting = await waitingExecution(workflowId);
+		return { waiting, tasks: await tasksOf(waiting.id, 2) };
+	}
+
+	test('two people approve: the refund is issued, naming both approvers', async () => {
+		const { waiting, tasks } = await request('requester@example.com');
+		await e.client.complete(QUEUE, tasks[0].id, { by: ALICE, data: { decision: 'approve' } });
+		// one approval of two: the run keeps waiting
+		await new Promise((resolve) => setTimeout(resolve, 1500));
+		expect((await byId(waiting.id)).status).toBe('waiting');
+		await e.client.complete(QUEUE, tasks[1].id, { by: BOB, data: { decision: 'approve' } });
+		const done = await resumed(waiting.id);
+		expect(nodeOutput(done, 'Issue the refund')).toEqual([
+			{ action: 'refund', task_id: tasks[1].id, amount: 900, approved_by: `${ALICE}, ${BOB}` },
+		]);
+		expect(nodeOutput(done, 'Two approvers, not the requester')[0]).toMatchObject({
+			approved: true,
+			tasks: [tasks[0].id, tasks[1].id],
+			people: { rule: 'allApprove', decision: 'approved', counted: 2, needed: 2 },
+		});
+	});
+
+	test('one person answers both tasks, and the requester answers nothing: counted once, not approved (never stuck)', async () => {
+		const { waiting, tasks } = await request(BOB);
+		await e.client.complete(QUEUE, tasks[0].id, { by: ALICE, data: { decision: 'approve' } });
+		await e.client.complete(QUEUE, tasks[1].id, { by: ALICE, data: { decision: 'approve' } });
+		const done = await resumed(waiting.id);
+		expect(nodeOutput(done, 'Issue the refund')).toEqual([]);
+		expect(nodeOutput(done, 'Not approved: tell the requester')).toEqual([
+			expect.objectContaining({
+				reply:
+					'Not approved (notEnoughPeople): Not approved: notEnoughPeople (1 of 2 needed answers counted)',
+			}),
+		]);
+		const answers = (
+			nodeOutput(done, 'Two approvers, not the requester')[0].people as { answers: object[] }
+		).answers;
+		expect(answers).toEqual([
+			expect.objectContaining({ taskId: tasks[0].id, by: ALICE, counted: true }),
+			expect.objectContaining({
+				taskId: tasks[1].id,
+				by: ALICE,
+				counted: false,
+				reason: 'samePerson',
+			}),
+		]);
+	});
+
+	test('the requester approves their own request: kept, never counted; a rejection by another person rejects', async () => {
+		const { waiting, tasks } = await request(BOB);
+		await e.client.complete(QUEUE, tasks[0].id, { by: BOB, data: { decision: 'approve' } });
+		await e.client.complete(QUEUE, tasks[1].id, {
+			by: ALICE,
+			data: { decision: 'reject', note: 'no receipt' },
+		});
+		const done = await resumed(waiting.id);
+		expect(nodeOutput(done, 'Not approved: tell the requester')).toEqual([
+			expect.objectContaining({ reply: 'Not approved (rejected): no receipt' }),
+		]);
+		expect(nodeOutput(done, 'Two approvers, not the requester')[0]).toMatchObject({
+			approved: false,
+			people: {
+				decision: 'rejected',
+				answers: [
+					expect.objectContaining({ by: BOB, counted: false, reason: 'neverCount' }),
+					expect.objectContaining({ by: ALICE, counted: true, vote: 'reject' }),
+				],
+			},
+		});
+	});
+});

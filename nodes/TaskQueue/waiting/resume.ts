@@ -18,7 +18,7 @@ import {
 	readForwardClaims,
 } from './messages';
 import { confirmCompletions, confirmEveryCompletion, type RunToConfirm } from './confirmation';
-import { peopleItems, peopleOutcome } from './people/outcome';
+import { peopleItems, peopleOutcome, progressOf } from './people/outcome';
 import { readRunMemory, runTaskIds, runToken, type RunMemory } from './memory';
 import { resumedItems } from './output';
 import { readWaitSettings, type WaitSettings } from './settings';
@@ -176,7 +176,7 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	}
 
 	// --- response: keep waiting, or resume with one item per input item, once ---
-	const { enough, completed, of, items } = result;
+	const { enough, completed, of, items, progress } = result;
 	if (
 		enough &&
 		!refusesSecondResume(this) &&
@@ -184,6 +184,8 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	) {
 		return answer.call(this, forwardAnswer.resumingAlready(wait.executionId));
 	}
+	if (!enough && progress)
+		this.logger.info(`Task Queue: execution ${wait.executionId} still waits: ${progress}`);
 	if (!enough)
 		return answer.call(
 			this,
@@ -210,6 +212,7 @@ async function settle(
 		const outcome = peopleOutcome(completions, people, settings);
 		return {
 			...outcome,
+			progress: progressOf(outcome),
 			items: (meta: IDataObject) =>
 				peopleItems(outcome, people, completions, settings, { wait, meta }),
 		};
@@ -219,6 +222,7 @@ async function settle(
 		enough: settings.waitFor === 'all' ? found.size >= wait.count : found.size > 0,
 		completed: found.size,
 		of: wait.count,
+		progress: undefined,
 		items: (meta: IDataObject) => resumedItems(wait, memory, found, settings, meta),
 	};
 }

@@ -62,6 +62,13 @@ export function peopleOutcome(
 	return { decisions, enough: decisions.size > 0 && enough, completed: final, of: decisions.size };
 }
 
+/** Each item's progress, for the log while the run waits: "item 0: 1 of 2 counted (waiting)". */
+export function progressOf(outcome: PeopleOutcome): string {
+	return [...outcome.decisions.entries()]
+		.map(([item, d]) => `item ${item}: ${d.counted} of ${d.needed} counted (${d.decision})`)
+		.join('; ');
+}
+
 /** How far the counted answers agree, field by field (Collect All): the most common value and its share. */
 function agreement(answers: IDataObject[]): IDataObject {
 	const fields = new Set(answers.flatMap((data) => Object.keys(data)));

@@ -57,7 +57,9 @@ export function readPeopleSettings(
 	if (needsApproval && wait.responseType !== 'approval')
 		throw fail(
 			this,
-			`Decide When "${rule === 'allApprove' ? 'All Must Approve' : 'At Least N Approve'}" counts approvals, but Response Type is Task Values`,
+			rule === 'allApprove'
+				? 'Decide When "All Must Approve" counts approvals, but Response Type is Task Values'
+				: 'Decide When "At Least N Approve" counts approvals, but Response Type is Task Values',
 			'Set Response Type to Approval and pick the Approval Field, or choose Majority, First Answer or Collect All.',
 		);
 	const voteField =

@@ -13,6 +13,12 @@ const BOB = 'bob@example.com';
 // a third person of the organization (the sandbox's seed has two)
 const CAROL = 'dave@example.com';
 
+/** n8n's Logger, which `this.logger` of every node context is. */
+const { Logger } = require(
+	require.resolve('@n8n/backend-common', { paths: [require.resolve('n8n-core')] }),
+) as typeof import('@n8n/backend-common');
+const info = jest.spyOn(Logger.prototype, 'info');
+
 let env: TestEnv;
 beforeAll(async () => (env = await startEnv()));
 afterAll(async () => await env.close());
@@ -60,13 +66,16 @@ const INPUT = [
 ];
 
 async function run(parameters: IDataObject, input: IDataObject[] = INPUT) {
-	return await runActionNode({
+	const id = ++executions;
+	const result = await runActionNode({
 		types: { taskQueue: node },
 		node: { type: 'taskQueue', parameters: parameters as never },
 		input,
 		credentials: env.credentials(),
-		executionId: `people-${++executions}`,
+		executionId: `people-${id}`,
 	});
+	runs.set(result, id);
+	return result;
 }
 
 /** The run's tasks by item, in creation order. */
@@ -81,6 +90,10 @@ async function tasksByItem(): Promise<number[][]> {
 	}
 	return items;
 }
+
+/** The execution id the run was started with (runActionNode's `executionId`). */
+const executionIdOf = (started: object) => `people-${runs.get(started)}`;
+const runs = new WeakMap<object, number>();
 
 const answer = async (taskId: number, by: string, decision: string, note = '') =>
 	await env.client.complete(104, taskId, { by, data: { decision, note } });
@@ -180,10 +193,15 @@ describe('Several People per Item', () => {
 		const [first, second] = await tasksByItem();
 		await answer(first[0], ANN, 'approve');
 		await answer(first[1], BOB, 'approve', 'ok by me');
+		info.mockClear();
 		expect((await call(waiting, first[1])).response).toMatchObject({
 			statusCode: 202,
 			body: { completed: 1, of: 2 },
 		});
+		// how far each item is, where n8n's log shows it while the run waits
+		expect(info.mock.calls.map(([line]) => String(line))).toContain(
+			`Task Queue: execution ${executionIdOf(waiting)} still waits: item 0: 2 of 2 counted (approved); item 1: 0 of 2 counted (waiting)`,
+		);
 		// a rejection decides item 1 at once, its other task still open
 		await answer(second[1], BOB, 'reject', 'no receipt');
 		const [items] = (await call(waiting, second[1])).result.workflowData ?? [[]];
