@@ -1,5 +1,10 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+/** The test that tells an answer from a timeout, right after the node (docs/waiting.md gives the same). */
+export const TIMEOUT_TEST =
+	"{{ $json.wait?.outcome === 'completed' && $json.wait.node === $prevNode.name }}";
+const TIMEOUT_HINT = `On a timeout n8n passes this node's input on unchanged, with no answer: put an IF on ${TIMEOUT_TEST} right after it, before branching on the answer.`;
+
 /** Create and Wait's Limit Wait Time option, as n8n's Wait and send-and-wait nodes offer it. */
 export const limitWaitTimeOption: INodeProperties = {
 	displayName: 'Limit Wait Time',
@@ -39,7 +44,7 @@ export const limitWaitTimeOption: INodeProperties = {
 					typeOptions: { minValue: 0, numberPrecision: 2 },
 					displayOptions: { show: { limitType: ['afterTimeInterval'] } },
 					description: 'The time to wait',
-					hint: "On a timeout n8n passes this node's input on unchanged, with no answer: put an IF on {{ $json.wait?.outcome === 'completed' }} right after it, before branching on the answer.",
+					hint: TIMEOUT_HINT,
 				},
 				{
 					displayName: 'Unit',
@@ -61,7 +66,7 @@ export const limitWaitTimeOption: INodeProperties = {
 					default: '',
 					displayOptions: { show: { limitType: ['atSpecifiedTime'] } },
 					description: 'Continue execution after the specified date and time',
-					hint: "On a timeout n8n passes this node's input on unchanged, with no answer: put an IF on {{ $json.wait?.outcome === 'completed' }} right after it, before branching on the answer.",
+					hint: TIMEOUT_HINT,
 				},
 			],
 		},

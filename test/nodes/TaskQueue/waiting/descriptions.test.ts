@@ -33,3 +33,25 @@ test('while Create and Wait waits, the editor names the queue where people compl
 	);
 	expect(tooltip({ resource: 'task', operation: 'create', queue })).toBe('');
 });
+
+test('one timeout test: both hints of Limit Wait Time and docs/waiting.md give the same expression, and the examples use it', () => {
+	const { readFileSync } = require('fs') as typeof import('fs');
+	const { join } = require('path') as typeof import('path');
+	const { TIMEOUT_TEST, limitWaitTimeOption } =
+		require('../../../../nodes/TaskQueue/waiting/descriptions') as typeof import('../../../../nodes/TaskQueue/waiting/descriptions');
+	const values = (limitWaitTimeOption.options as Array<{ values: Array<{ hint?: string }> }>)[0]
+		.values;
+	const hints = values.flatMap((v) => (v.hint ? [v.hint] : []));
+	expect(hints).toHaveLength(2);
+	for (const hint of hints) expect(hint).toContain(TIMEOUT_TEST);
+	const docs = readFileSync(join(__dirname, '../../../../docs/waiting.md'), 'utf8');
+	expect(docs).toContain(`\`\`\`\n${TIMEOUT_TEST}\n\`\`\``);
+	// no other form of the test anywhere in the docs or the node's texts
+	const forms = [...docs.matchAll(/\{\{ \$json\.wait\?\.outcome[^}]*\}\}/g)].map((m) => m[0]);
+	expect(new Set(forms)).toEqual(new Set([TIMEOUT_TEST]));
+	const example = readFileSync(
+		join(__dirname, '../../../../examples/refund-decision-and-wait.json'),
+		'utf8',
+	);
+	expect(example).toContain(TIMEOUT_TEST.slice(3, -3));
+});
