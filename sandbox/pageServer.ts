@@ -16,6 +16,7 @@ import {
 	send,
 } from './http';
 import { pageCounts } from './api';
+import { blocksFromFields } from './queueBuilder';
 
 // ---- the people's page ------------------------------------------------------------------------
 
@@ -95,6 +96,15 @@ export class PageServer {
 				}));
 			case 'GET /orgs/:id/queues':
 				return store.queuesOf(ids[0]).map((q) => ({ ...store.queueSummary(q), ...pageCounts(q) }));
+			case 'POST /orgs/:id/queues': {
+				// an admin of the organization makes a queue (the real service's admin UI)
+				const user = store.user(email);
+				if (user.memberships.get(ids[0]) !== true)
+					throw new SandboxError(403, `${user.email} is not an admin of organization ${ids[0]}`);
+				const { name, blocks } = blocksFromFields(body.name, body.fields);
+				const q = store.createQueue({ name, blocks, organizationId: ids[0] });
+				return store.queueDetail(q);
+			}
 			case 'GET /queues/:id': {
 				const q = store.queue(ids[0]);
 				return { ...store.queueDetail(q), ...pageCounts(q), webhook: store.webhookObject(q) };

@@ -16,6 +16,8 @@
 	var main = document.getElementById('main');
 	var userSelect = document.getElementById('user-select');
 	var users = [];
+	/** What the home page says once, after a queue was made. */
+	var notice = '';
 
 	// ---- helpers ---------------------------------------------------------------------------
 
@@ -221,19 +223,178 @@
 									);
 								}),
 							),
+					org.admin ? newQueueForm(org) : null,
 				);
 			});
+			var created = notice;
+			notice = '';
 			main.replaceChildren.apply(
 				main,
 				[
+					created ? message('success', created, 'queue-created') : null,
 					el('h1', { text: 'Your queues' }),
 					el('p', {
 						class: 'muted',
 						text: 'Hello ' + user.name + '. Open a queue to work on its tasks.',
 					}),
-				].concat(sections),
+				]
+					.concat(sections)
+					.filter(Boolean),
 			);
 		});
+	}
+
+	// ---- the builder's side: a new queue (admins) ------------------------------------------
+
+	var FIELD_KINDS = [
+		['text', 'Text'],
+		['link', 'Link'],
+		['number', 'Number'],
+		['single_selection', 'Single selection'],
+	];
+
+	function fieldRow(list, preset) {
+		preset = preset || {};
+		var n = list.children.length + 1;
+		var kind = el(
+			'select',
+			{ testid: 'field-kind-' + n, 'aria-label': 'Kind of field ' + n },
+			FIELD_KINDS.map(function (k) {
+				return el('option', { value: k[0], text: k[1], selected: preset.kind === k[0] });
+			}),
+		);
+		var options = el('input', {
+			testid: 'field-options-' + n,
+			'aria-label': 'Options of field ' + n,
+			placeholder: 'Options, comma separated',
+			value: preset.options || '',
+		});
+		var readOnly = el('input', {
+			type: 'checkbox',
+			testid: 'field-readonly-' + n,
+			checked: !!preset.readOnly,
+		});
+		function sync() {
+			options.hidden = kind.value !== 'single_selection';
+		}
+		kind.addEventListener('change', sync);
+		var row = el(
+			'div',
+			{ class: 'row field-row', testid: 'field-row-' + n },
+			el('input', {
+				testid: 'field-name-' + n,
+				'aria-label': 'Name of field ' + n,
+				placeholder: 'Field name',
+				value: preset.name || '',
+			}),
+			el('input', {
+				testid: 'field-id-' + n,
+				'aria-label': 'ID of field ' + n,
+				placeholder: 'ID (from the name)',
+				value: preset.id || '',
+			}),
+			kind,
+			el('label', {}, readOnly, ' read-only (people see it, cannot change it)'),
+			options,
+		);
+		row.read = function () {
+			var inputs = row.querySelectorAll('input');
+			return {
+				name: inputs[0].value,
+				id: inputs[1].value,
+				kind: kind.value,
+				readOnly: readOnly.checked,
+				options: options.value,
+			};
+		};
+		sync();
+		list.appendChild(row);
+	}
+
+	/** An admin makes a queue with the fields they need, as in the real service's UI. */
+	function newQueueForm(org) {
+		var user = currentUser();
+		var status = el('div', { testid: 'new-queue-status' });
+		var name = el('input', {
+			testid: 'new-queue-name',
+			'aria-label': 'Queue name',
+			placeholder: 'Queue name',
+		});
+		var list = el('div', { class: 'fields', testid: 'new-queue-fields' });
+		fieldRow(list, { name: 'Question', id: 'question', kind: 'text', readOnly: true });
+		fieldRow(list, { name: 'Answer', id: 'answer', kind: 'text' });
+		return el(
+			'details',
+			{ class: 'new-queue', testid: 'new-queue-' + org.id },
+			el('summary', { text: 'New queue (admin): make a queue with the fields you need' }),
+			el(
+				'p',
+				{ class: 'muted' },
+				'Fields marked read-only are filled when a task is created (by n8n) and shown to people; ' +
+					'the others people fill in. For Create and Wait add the read-only field for the address.',
+			),
+			el('label', {}, 'Name ', name),
+			list,
+			el(
+				'div',
+				{ class: 'row' },
+				el(
+					'button',
+					{
+						class: 'secondary',
+						type: 'button',
+						testid: 'add-field',
+						onclick: function () {
+							fieldRow(list, { kind: 'text' });
+						},
+					},
+					'Add a field',
+				),
+				el(
+					'button',
+					{
+						class: 'secondary',
+						type: 'button',
+						testid: 'add-address-field',
+						onclick: function () {
+							fieldRow(list, {
+								name: 'Resume address (n8n fills it)',
+								id: 'resume_url',
+								kind: 'text',
+								readOnly: true,
+							});
+						},
+					},
+					'Add the address field for Create and Wait',
+				),
+				el(
+					'button',
+					{
+						type: 'button',
+						testid: 'create-queue',
+						onclick: function () {
+							var fields = Array.prototype.map.call(list.children, function (row) {
+								return row.read();
+							});
+							api('POST', '/orgs/' + org.id + '/queues', {
+								email: user.email,
+								name: name.value,
+								fields: fields,
+							})
+								.then(function (queue) {
+									notice = 'Queue ' + queue.id + ' "' + queue.name + '" created.';
+									return renderHome();
+								})
+								.catch(function (e) {
+									status.replaceChildren(message('error', e.message, 'new-queue-error'));
+								});
+						},
+					},
+					'Create the queue',
+				),
+			),
+			status,
+		);
 	}
 
 	// ---- showing input values --------------------------------------------------------------

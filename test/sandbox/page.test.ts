@@ -214,3 +214,92 @@ test('a person finds a given task (the one just created) in the pending list and
 		'Task #4 is in progress with bob@example.com',
 	);
 });
+
+test("a builder (an organization's admin) makes a queue with a read-only address field on the page; the API then returns those fields, and a task created on it shows them", async () => {
+	await client.reset();
+	const pageErrors: string[] = [];
+	page.on('pageerror', (e) => pageErrors.push(e.message));
+	await page.goto(sandbox.pageUrl);
+	await page.getByTestId('user-select').selectOption(ALICE);
+	await page.getByTestId('new-queue-1').waitFor();
+	// a member who is not an admin does not get the form
+	await page.getByTestId('user-select').selectOption(BOB);
+	await page.getByTestId('org-1').getByText('member', { exact: true }).waitFor();
+	expect(await page.getByTestId('new-queue-1').count()).toBe(0);
+	await page.getByTestId('user-select').selectOption(ALICE);
+	await page.getByTestId('org-1').getByText('admin', { exact: true }).waitFor();
+	await page.getByTestId('new-queue-1').locator('summary').click(); // opens the details
+	await page.getByTestId('new-queue-name').fill('Plain questions');
+	// the two fields the form starts with: a read-only question, an answer people fill in
+	await page.getByTestId('add-field').click();
+	await page.getByTestId('field-name-3').fill('Urgency');
+	await page.getByTestId('field-kind-3').selectOption('single_selection');
+	await page.getByTestId('field-options-3').fill('Low, High');
+	await page.getByTestId('add-address-field').click();
+	// a mistake first: the form says what is wrong, and nothing is made
+	await page.getByTestId('field-id-2').fill('2answer');
+	await page.getByTestId('create-queue').click();
+	expect(await page.getByTestId('new-queue-error').textContent()).toBe(
+		'Field "Answer": its ID "2answer" must start with a letter and hold only a-z, 0-9 and _.',
+	);
+	await page.getByTestId('field-id-2').fill('answer');
+	await page.getByTestId('create-queue').click();
+	await page.getByTestId('queue-created').waitFor();
+	const text = await page.getByTestId('queue-created').textContent();
+	const id = Number(/Queue (\d+) /.exec(text ?? '')?.[1]);
+	expect(text).toBe(`Queue ${id} "Plain questions" created.`);
+	await page.getByTestId(`queue-link-${id}`).waitFor();
+	await page.screenshot({ path: join(tmpdir(), 'sandbox-page-new-queue.png'), fullPage: true });
+
+	// what the page wrote is what the API returns
+	const api = await call(sandbox.baseUrl, 'GET', `/orgs/1/queues/${id}`);
+	expect(api.status).toBe(200);
+	expect((api.json as { name: string; data: unknown[] }).data).toEqual([
+		{ id: 'question', name: 'Question', type: 'text', text: { read_only: true } },
+		{ id: 'answer', name: 'Answer', type: 'text', text: {} },
+		{
+			id: 'urgency',
+			name: 'Urgency',
+			type: 'single_selection',
+			single_selection: {
+				is_required: true,
+				options: [
+					{ id: 'low', name: 'Low' },
+					{ id: 'high', name: 'High' },
+				],
+			},
+		},
+		{
+			id: 'resume_url',
+			name: 'Resume address (n8n fills it)',
+			type: 'text',
+			text: { read_only: true },
+		},
+	]);
+	// a task created through the API is served on the page with the question read-only
+	await client.createTasks(id, [{ question: 'Can we ship on Sunday?' }]);
+	await page.getByTestId(`queue-link-${id}`).click();
+	await page.getByTestId('take-next').click();
+	await page.getByTestId('task-form').waitFor();
+	expect(await page.getByTestId('input-question').textContent()).toBe('Can we ship on Sunday?');
+	expect(await page.getByTestId('field-answer').count()).toBe(1);
+	expect(pageErrors).toEqual([]);
+});
+
+test("the page's queue-making route refuses a member who is not an admin, and bad fields, and makes nothing", async () => {
+	await client.reset();
+	const before = (await client.state()).queues.length;
+	const post = async (email: string, fields: unknown[]) =>
+		await fetch(`${sandbox.baseUrl}/app/api/orgs/1/queues`, {
+			method: 'POST',
+			headers: { 'Content-Type': 'application/json' },
+			body: JSON.stringify({ email, name: 'Q', fields }),
+		});
+	expect((await post(BOB, [{ name: 'A' }])).status).toBe(403);
+	expect((await post(ALICE, [])).status).toBe(400);
+	expect((await post(ALICE, [{ name: 'A' }, { name: 'a' }])).status).toBe(400);
+	expect(
+		(await post(ALICE, [{ name: 'S', kind: 'single_selection', options: 'one' }])).status,
+	).toBe(400);
+	expect((await client.state()).queues.length).toBe(before);
+});
