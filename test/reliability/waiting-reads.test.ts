@@ -160,3 +160,80 @@ test("a 2-item run in a queue with 100,000 completed tasks: its answers cost a p
 		await server.close();
 	}
 }, 300_000);
+
+test('Several People per Item: 1 run of 100 items x 3 people (Collect All), 3,000 other completions during the wait: at most 2 reads per completion', async () => {
+	forgetRuns();
+	forgetIndexes();
+	await env.client.reset();
+	// a third person of the organization (the seed has two)
+	const seed = await env.client.state();
+	seed.users.push({
+		id: 40,
+		email: 'dave@example.com',
+		name: 'Dave Example',
+		memberships: [{ organizationId: 1, admin: false }],
+	} as (typeof seed.users)[number]);
+	await env.client.reset(seed);
+	await env.client.setRealism({ deliveryThreads: null });
+	const waiting = new WaitingEndpoint();
+	const trigger = new WebhookTriggerUnderTest({
+		credentials: env.credentials(),
+		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} },
+	});
+	const server = await startWebhookServer(trigger, waiting);
+	const [ITEMS, PEOPLE, OTHERS] = [100, 3, 3_000];
+	try {
+		await trigger.activate();
+		await env.client.createTasks(QUEUE, OTHERS);
+		const input = Array.from({ length: ITEMS }, (_, i) => ({ message: `item ${i}` }));
+		const action = await startWaitingRun({
+			credentials: env.credentials(),
+			executionId: '7000',
+			input,
+			waitingBaseUrl: server.waitingBaseUrl,
+			parameters: {
+				options: { severalPeople: { values: { people: PEOPLE, decideWhen: 'collectAll' } } },
+			},
+		});
+		waiting.add('7000', action);
+		const tasks = action.items.map((i) => i.json.tasks as number[]);
+		expect(tasks.every((ids) => ids.length === PEOPLE)).toBe(true);
+		await env.client.clearRequests();
+		const people = ['alice@example.com', 'bob@example.com', 'dave@example.com'];
+		const completions = ITEMS * PEOPLE;
+		for (let copy = 0; copy < PEOPLE; copy++)
+			for (let item = 0; item < ITEMS; item++) {
+				await env.client.completeMany(QUEUE, OTHERS / completions, { by: 'bob@example.com' });
+				await env.client.complete(QUEUE, tasks[item][copy], {
+					by: people[copy],
+					data: { decision: 'approve' },
+				});
+			}
+		await env.client.waitForWebhookCalls(completions + OTHERS, 60_000);
+		const deadline = Date.now() + 30_000;
+		while (!waiting.resumed.has('7000') && Date.now() < deadline)
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		expect(waiting.resumes.get('7000')).toBe(1);
+		const [items] = waiting.resumed.get('7000') ?? [[]];
+		expect(items).toHaveLength(ITEMS);
+		expect(
+			items.every((i) => (i.json.people as { decision: string; counted: number }).counted === 3),
+		).toBe(true);
+		const reads = (await env.client.requests()).filter((r) =>
+			r.path.endsWith('/tasks/completed'),
+		).length;
+		const figures = {
+			scenario: '1 run of 100 items x 3 people (Collect All), 3,000 other completions',
+			completions,
+			otherCompletions: OTHERS,
+			reads,
+			readsPerCompletion: reads / completions,
+		};
+		console.log(`waiting reads: ${JSON.stringify(figures)}`);
+		recordFigures('waiting-reads-people-100x3-3000', figures);
+		expect(reads / completions).toBeLessThanOrEqual(2);
+	} finally {
+		await env.client.setRealism({ deliveryThreads: 4 });
+		await server.close();
+	}
+}, 300_000);
