@@ -1008,10 +1008,21 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 		});
 	});
 
-	test('one person answers both tasks, and the requester answers nothing: counted once, not approved (never stuck)', async () => {
+	test('one person answers both tasks: counted once, the run asks again with a third task; answered by the same person too, it ends not approved (never stuck)', async () => {
 		const { waiting, tasks } = await request(BOB);
 		await e.client.complete(QUEUE, tasks[0].id, { by: ALICE, data: { decision: 'approve' } });
 		await e.client.complete(QUEUE, tasks[1].id, { by: ALICE, data: { decision: 'approve' } });
+		// asking again: a third task with the item's values, its address marked
+		const third = await waitFor('the third task', async () =>
+			(await e.client.tasks(QUEUE)).find(
+				(t) =>
+					String(t.data.resume_url).includes(`/webhook-waiting/${waiting.id}/`) &&
+					String(t.data.resume_url).includes('#x=3.'),
+			),
+		);
+		expect(third.data.customer_message).toBe('Refund 900 EUR');
+		expect((await byId(waiting.id)).status).toBe('waiting');
+		await e.client.complete(QUEUE, third.id, { by: ALICE, data: { decision: 'approve' } });
 		const done = await resumed(waiting.id);
 		expect(nodeOutput(done, 'Issue the refund')).toEqual([]);
 		expect(nodeOutput(done, 'Not approved: tell the requester')).toEqual([
@@ -1031,6 +1042,17 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 				counted: false,
 				reason: 'samePerson',
 			}),
+			expect.objectContaining({
+				taskId: third.id,
+				by: ALICE,
+				counted: false,
+				reason: 'samePerson',
+			}),
+		]);
+		expect(nodeOutput(done, 'Two approvers, not the requester')[0].tasks).toEqual([
+			tasks[0].id,
+			tasks[1].id,
+			third.id,
 		]);
 	});
 

@@ -83,3 +83,23 @@ export function getLimit(
 		},
 	);
 }
+
+/** Create and Wait's one queue: every item of the run must name the same. */
+export function oneQueueOfRun(this: IExecuteFunctions, itemCount: number): number {
+	const queueId = getQueueId.call(this, 0);
+	for (let i = 1; i < itemCount; i++) {
+		const other = getQueueId.call(this, i);
+		if (other !== queueId) {
+			throw new NodeOperationError(
+				this.getNode(),
+				`Create and Wait sends all items of a run to one queue: item ${i} names queue ${other}, item 0 queue ${queueId}`,
+				{
+					itemIndex: i,
+					description:
+						'Set Queue to one queue (not an expression that differs per item), or split the items by queue before this node.',
+				},
+			);
+		}
+	}
+	return queueId;
+}

@@ -214,6 +214,15 @@ export const PROCESS_MEMORY = {
 			'per queue, the completions the confirming reads listed (each at most 20,000; waiting/confirmation.ts)',
 		restart: "the next confirming read of a queue goes down to its run's tasks' creation",
 	},
+	askedAgain: {
+		process: 'where waiting addresses are answered',
+		size: '10,000 short strings',
+		bound: 10_000,
+		holds:
+			'further tasks this process created for an item of a waiting run (Several People per Item asking again), one per run, item and slot, so a repeated call does not ask twice (waiting/people/extraTasks.ts)',
+		restart:
+			'a call after the restart that finds the slot unanswered asks once more (one extra task per process at most)',
+	},
 } as const satisfies Record<
 	string,
 	{ process: string; size: string; bound: number; holds: string; restart: string }

@@ -173,15 +173,25 @@ export async function confirmCompletions(
 /** Every completion of the run's tasks (Several People per Item: each item has several), read as above. */
 export async function confirmEveryCompletion(
 	this: IWebhookFunctions,
-	run: RunToConfirm & { taskIds: number[] },
+	run: RunToConfirm & {
+		taskIds: number[];
+		/** Tasks of the run it does not know the ids of (asked for while it waits), found by their data. */
+		also?: (task: CompletedTask) => boolean;
+	},
 ): Promise<CompletedTask[]> {
 	const index = await refreshed.call(this, run);
-	return run.taskIds.flatMap((id) => {
+	const known = run.taskIds.flatMap((id) => {
 		const task = index.tasks.get(id);
 		return task && run.itemOf(task) !== undefined && timeKey(task.completed_at) >= run.since
 			? [task]
 			: [];
 	});
+	if (!run.also) return known;
+	const ids = new Set(run.taskIds);
+	const found = [...index.tasks.values()].filter(
+		(task) => !ids.has(task.id) && timeKey(task.completed_at) >= run.since && run.also?.(task),
+	);
+	return [...known, ...found];
 }
 
 /** The queue's index, with a read that began after this call arrived. */

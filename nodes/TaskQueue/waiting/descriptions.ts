@@ -152,6 +152,15 @@ export const severalPeopleOption: INodeProperties = {
 					],
 				},
 				{
+					displayName: 'Max Tasks per Item',
+					name: 'maxTasks',
+					type: 'number',
+					default: 0,
+					typeOptions: { minValue: 0, maxValue: 60 },
+					description:
+						'When every task of an item is answered but the answers do not decide it (the same person twice, a Never Count person, a tie), ask again with one more task, up to this many tasks per item in all; then the item ends as not enough people. 0: never ask again.',
+				},
+				{
 					displayName: 'Never Count',
 					name: 'neverCount',
 					type: 'string',

@@ -28,6 +28,8 @@ export interface WaitingTask {
 	copies?: Array<{ taskId: number; createdAt?: string }>;
 	/** Several People per Item: who may not count for the item (Never Count, lower case). */
 	neverCount?: string[];
+	/** Several People per Item asking again: the task's values as sent (its address included). */
+	values?: IDataObject;
 }
 
 export interface RunMemory {
@@ -97,7 +99,13 @@ export function keepRunMemory(
 	run: string,
 	items: INodeExecutionData[],
 	fields: { resumeField: string; labels: Record<string, Record<string, string>> },
-	people?: { settings: PeopleSettings; copies: WaitingTask['copies'][]; neverCount: string[][] },
+	people?: {
+		settings: PeopleSettings;
+		copies: WaitingTask['copies'][];
+		neverCount: string[][];
+		/** Each item's values as sent, kept when the run may ask again. */
+		values?: Array<IDataObject | undefined>;
+	},
 ): void {
 	const tasks: WaitingTask[] = items.map((entry, item) => {
 		const sent =
@@ -105,8 +113,13 @@ export function keepRunMemory(
 			typeof entry.json.id === 'number';
 		if (!sent) return { item };
 		const createdAt = typeof entry.json.created_at === 'string' ? entry.json.created_at : undefined;
+		const values = people?.values?.[item];
 		const extra = people
-			? { copies: people.copies[item] ?? [], neverCount: people.neverCount[item] ?? [] }
+			? {
+					copies: people.copies[item] ?? [],
+					neverCount: people.neverCount[item] ?? [],
+					...(values ? { values } : {}),
+				}
 			: {};
 		return { item, taskId: entry.json.id as number, createdAt, ...extra };
 	});
@@ -156,14 +169,24 @@ export function readRunMemory(
 	};
 }
 
-function readPeopleOfItem(entry: WaitingTask): Pick<WaitingTask, 'copies' | 'neverCount'> {
+function readPeopleOfItem(
+	entry: WaitingTask,
+): Pick<WaitingTask, 'copies' | 'neverCount' | 'values'> {
 	const copies = Array.isArray(entry.copies)
 		? entry.copies.filter((c) => Number.isSafeInteger(c?.taskId))
 		: undefined;
 	const neverCount = Array.isArray(entry.neverCount)
 		? entry.neverCount.filter((e): e is string => typeof e === 'string')
 		: undefined;
-	return { ...(copies ? { copies } : {}), ...(neverCount ? { neverCount } : {}) };
+	const values =
+		typeof entry.values === 'object' && entry.values !== null && !Array.isArray(entry.values)
+			? entry.values
+			: undefined;
+	return {
+		...(copies ? { copies } : {}),
+		...(neverCount ? { neverCount } : {}),
+		...(values ? { values } : {}),
+	};
 }
 
 function readLabels(value: unknown): Record<string, Record<string, string>> | undefined {

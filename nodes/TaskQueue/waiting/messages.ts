@@ -51,12 +51,14 @@ export interface ResumeAddress {
 	createdAt: number;
 	/** The node's tag (`addressTag`); absent in addresses of 0.x versions. */
 	tag?: string;
+	/** An item's further task, asked for while the run waited (Several People per Item): its mark. */
+	extra?: { slot: number; mark: string };
 }
 
 /** The parts of an address that the waiting node chooses (n8n adds the path and the signature). */
 export type AddressParts = Omit<ResumeAddress, 'url' | 'executionId' | 'nodeId'>;
 
-type TaggedParts = Omit<ResumeAddress, 'url' | 'tag'>;
+export type TaggedParts = Omit<ResumeAddress, 'url' | 'tag' | 'extra'>;
 
 /** HMAC of an address's parts with the credential's key (32 hex digits). */
 export function addressTag(key: string, parts: TaggedParts): string {
@@ -137,8 +139,9 @@ export function parseResumeAddress(value: unknown, waitingBase: string): ResumeA
 	const url = urlOf(value);
 	const base = urlOf(waitingBase);
 	if (!url || !base) return undefined;
-	if (url.origin !== base.origin || url.username !== '' || url.password !== '' || url.hash !== '')
-		return undefined;
+	const extra = readExtraMark(url.hash);
+	if (url.origin !== base.origin || url.username !== '' || url.password !== '') return undefined;
+	if (url.hash !== '' && !extra) return undefined;
 	const basePath = base.pathname.replace(/\/$/, '');
 	if (!url.pathname.startsWith(`${basePath}/`)) return undefined;
 	const segments = url.pathname.slice(basePath.length + 1).split('/');
@@ -160,7 +163,19 @@ export function parseResumeAddress(value: unknown, waitingBase: string): ResumeA
 		queueId,
 		createdAt,
 		...(tag ? { tag } : {}),
+		...(extra ? { extra } : {}),
 	};
+}
+
+// ---- An item's further task -------------------------------------------------------------------
+// Several People per Item asks again with the item's address and a mark after `#` (never sent to
+// n8n: the trigger calls the address rebuilt without it); waiting/people/extraTasks.ts makes it.
+
+const EXTRA = /^#x=(\d{1,3})\.([a-f0-9]{32})$/;
+
+export function readExtraMark(hash: string): ResumeAddress['extra'] | undefined {
+	const match = EXTRA.exec(hash);
+	return match ? { slot: Number(match[1]), mark: match[2] } : undefined;
 }
 
 /** A cheap test before any address is parsed: only a task carrying a resume address has both. */
@@ -198,7 +213,6 @@ export function findResumeAddress(
 	}
 	return undefined;
 }
-
 /**
  * The item a stored value names when it is a resume address of this waiting node and run (same
  * execution, node, queue, counts and time), whatever host it names.

@@ -17,8 +17,8 @@ import {
 	readForwardCall,
 	readForwardClaims,
 } from './messages';
-import { confirmCompletions, confirmEveryCompletion, type RunToConfirm } from './confirmation';
-import { peopleItems, peopleOutcome, progressOf } from './people/outcome';
+import { confirmCompletions, type RunToConfirm } from './confirmation';
+import { asksAgain, settlePeople } from './people/settle';
 import { readRunMemory, runTaskIds, runToken, type RunMemory } from './memory';
 import { resumedItems } from './output';
 import { readWaitSettings, type WaitSettings } from './settings';
@@ -132,9 +132,10 @@ function readCall(this: IWebhookFunctions) {
 	const members = runTasks ? new Set(runTasks) : undefined;
 	const taken = members ? named.filter((id) => members.has(id)) : named;
 	const others = named.filter((id) => !taken.includes(id));
-	if (named.length > 0 && taken.length === 0)
+	// a run that asks again has tasks it does not know by id: those are told by a read
+	if (named.length > 0 && taken.length === 0 && !asksAgain(memory))
 		return { answer: forwardAnswer.notTheRuns(others, runTasks) };
-	return { wait, settings, memory, runTasks, taken, others };
+	return { wait, settings, memory, runTasks, named, taken, others };
 }
 
 /**
@@ -176,7 +177,16 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	}
 
 	// --- response: keep waiting, or resume with one item per input item, once ---
-	const { enough, completed, of, items, progress } = result;
+	const { enough, completed, of, items, progress, extraIds } = result;
+	if (extraIds.size > 0 || asksAgain(memory)) {
+		// the further tasks the read found are the run's too
+		const mine = (id: number) => taken.includes(id) || extraIds.has(id);
+		taken.splice(0, taken.length, ...call.named.filter(mine));
+		others.splice(0, others.length, ...call.named.filter((id) => !mine(id)));
+		runTasks?.push(...extraIds);
+		if (call.named.length > 0 && taken.length === 0)
+			return answer.call(this, forwardAnswer.notTheRuns(others, runTasks));
+	}
 	if (
 		enough &&
 		!refusesSecondResume(this) &&
@@ -205,17 +215,15 @@ async function settle(
 	const { wait, settings, memory } = run;
 	if (memory?.people && toConfirm.taskIds) {
 		const people = memory as RunMemory & { people: NonNullable<RunMemory['people']> };
-		const completions = await confirmEveryCompletion.call(this, {
-			...toConfirm,
-			taskIds: toConfirm.taskIds,
-		});
-		const outcome = peopleOutcome(completions, people, settings);
-		return {
-			...outcome,
-			progress: progressOf(outcome),
-			items: (meta: IDataObject) =>
-				peopleItems(outcome, people, completions, settings, { wait, meta }),
-		};
+		return await settlePeople.call(
+			this,
+			{ ...toConfirm, taskIds: toConfirm.taskIds },
+			{
+				wait,
+				settings,
+				memory: people,
+			},
+		);
 	}
 	const found = await confirmCompletions.call(this, toConfirm);
 	return {
@@ -223,6 +231,7 @@ async function settle(
 		completed: found.size,
 		of: wait.count,
 		progress: undefined,
+		extraIds: new Set<number>(),
 		items: (meta: IDataObject) => resumedItems(wait, memory, found, settings, meta),
 	};
 }

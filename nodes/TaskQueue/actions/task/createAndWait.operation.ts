@@ -1,8 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { choiceLabels } from '../../helpers/blockModel';
-import { getQueueId } from '../../helpers/queue';
+import { oneQueueOfRun } from '../../helpers/queue';
 import { requireSignedCalls, signedResumeUrl, waitingBaseUrl } from '../../runtime/n8nInternals';
 import { getTaskQueueCredentials } from '../../transport';
 import { addressTag, resumeAddressQuery } from '../../waiting/messages';
@@ -58,26 +58,6 @@ interface WaitingState extends CreateState {
 	wait: WaitState;
 }
 
-/** The one queue of the run: every item must name the same. */
-function oneQueue(this: IExecuteFunctions, itemCount: number): number {
-	const queueId = getQueueId.call(this, 0);
-	for (let i = 1; i < itemCount; i++) {
-		const other = getQueueId.call(this, i);
-		if (other !== queueId) {
-			throw new NodeOperationError(
-				this.getNode(),
-				`Create and Wait sends all items of a run to one queue: item ${i} names queue ${other}, item 0 queue ${queueId}`,
-				{
-					itemIndex: i,
-					description:
-						'Set Queue to one queue (not an expression that differs per item), or split the items by queue before this node.',
-				},
-			);
-		}
-	}
-	return queueId;
-}
-
 /**
  * Everything is checked before the first task is created: the parameters, one queue for the run,
  * its fields, that completions come back to this n8n, the wait limit, every item's data.
@@ -91,7 +71,7 @@ export async function prepare(
 	checkEngineCanResume.call(this);
 	const settings = readWaitSettings(this);
 	const until = waitTill.call(this);
-	const queueId = oneQueue.call(this, itemCount);
+	const queueId = oneQueueOfRun.call(this, itemCount);
 	const queue = await state.queues.get(this, queueId, 0);
 	// Automatic resolves to the queue's field for the address; the run remembers which
 	settings.resumeField = checkFields.call(this, queue, settings);
@@ -171,6 +151,37 @@ export async function execute(
 	return await createOne();
 }
 
+/** What the run keeps with the execution (each item's tasks), and what the editor shows while it waits. */
+function remember(
+	this: IExecuteFunctions,
+	results: INodeExecutionData[][],
+	items: INodeExecutionData[],
+	{ wait, prepared }: WaitingState,
+): void {
+	const copies = wait.people ? copiesOf(results, items) : undefined;
+	// while it waits, the editor shows every task of each item
+	for (const [index, item] of items.entries())
+		if (copies && typeof item.json.id === 'number')
+			item.json.tasks = [item.json.id, ...(copies[index] ?? []).map((copy) => copy.taskId)];
+	// asking again creates an item's task anew while the run waits: it keeps what was sent
+	const asksAgain = wait.people !== undefined && wait.people.maxTasks > wait.people.people;
+	const values = prepared.map((p) => ('error' in p ? undefined : (p.data as IDataObject)));
+	keepRunMemory(
+		this,
+		runToken({ createdAt: wait.createdAt, count: wait.waitedFor, inputs: items.length }),
+		items,
+		{ resumeField: wait.settings.resumeField, labels: wait.labels },
+		wait.people && copies
+			? {
+					settings: wait.people,
+					copies,
+					neverCount: wait.neverCount,
+					...(asksAgain ? { values } : {}),
+				}
+			: undefined,
+	);
+}
+
 /**
  * Puts the execution to wait once every task is created. When a task could not be created (a
  * fault of the service, under "Continue"), the run cannot be completed by people: it does not wait
@@ -202,20 +213,7 @@ export async function finish(
 		queueName: wait.queueName,
 		of: wait.waitedFor,
 	});
-	const copies = wait.people ? copiesOf(results, items) : undefined;
-	// while it waits, the editor shows every task of each item
-	for (const [index, item] of items.entries())
-		if (copies && typeof item.json.id === 'number')
-			item.json.tasks = [item.json.id, ...(copies[index] ?? []).map((copy) => copy.taskId)];
-	keepRunMemory(
-		this,
-		runToken({ createdAt: wait.createdAt, count: wait.waitedFor, inputs: items.length }),
-		items,
-		{ resumeField: wait.settings.resumeField, labels: wait.labels },
-		wait.people && copies
-			? { settings: wait.people, copies, neverCount: wait.neverCount }
-			: undefined,
-	);
+	remember.call(this, results, items, state);
 	const sent = items.findIndex(
 		(item) => item.json.wait && (item.json.wait as IDataObject).outcome === 'waiting',
 	);

@@ -4,13 +4,14 @@ import { completionKey } from '../../helpers/completions';
 import { waitingBaseUrl } from '../../runtime/n8nInternals';
 import { getTaskQueueCredentials } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';
-import type { Outcome, ResumeAddress } from '../../waiting/messages';
+import type { Outcome } from '../../waiting/messages';
 import {
 	findResumeAddress,
 	isTaggedAddress,
 	mayCarryAddress,
 	parseResumeAddress,
 } from '../../waiting/messages';
+import { isMarkedByRun } from '../../waiting/people/extraTasks';
 import { addressFieldsReader } from './addressFields';
 import { answered, forgetTask, runOf } from './knownRuns';
 import type { Lane, Waiter } from './lanes';
@@ -83,26 +84,23 @@ interface ForwardOptions {
 	calls?: { made: number };
 }
 
-/** Whether an address carries the tag of this trigger's credential (waiting/messages.ts). */
-function tagChecker(context: TriggerContext) {
+/** The trigger's credential's key, read once a call: it checks the tags and marks of addresses. */
+function credentialKey(context: TriggerContext): () => Promise<string> {
 	let key: string | undefined;
-	return async () => {
-		key ??= (await getTaskQueueCredentials.call(context)).apiKey;
-		const known = key;
-		return (address: ResumeAddress) => isTaggedAddress(address, known);
-	};
+	return async () => (key ??= (await getTaskQueueCredentials.call(context)).apiKey);
 }
 
 /** The execution the address a task carries names, if any (`executionId/nodeId`). */
 function ownExecutionReader(context: TriggerContext) {
 	const waitingBase = waitingBaseUrl(context);
 	const fieldsOf = addressFieldsReader(context);
-	const tagged = tagChecker(context);
+	const keyOf = credentialKey(context);
 	return async (task: CompletedTask): Promise<string | undefined> => {
 		const fields = mayCarryAddress(task) ? await fieldsOf(task.queue_id) : undefined;
+		const key = fields instanceof Set ? await keyOf() : '';
 		const own =
 			fields instanceof Set
-				? findResumeAddress(task.data, waitingBase, fields, await tagged())
+				? findResumeAddress(task.data, waitingBase, fields, (a) => isTaggedAddress(a, key))
 				: undefined;
 		return own && `${own.executionId}/${own.nodeId}`;
 	};
@@ -118,7 +116,7 @@ async function route(
 ) {
 	const waitingBase = waitingBaseUrl(this);
 	const fieldsOf = addressFieldsReader(this);
-	const tagged = tagChecker(this);
+	const keyOf = credentialKey(this);
 	const pending: Array<Promise<void>> = [];
 	const started: Array<[string, Lane]> = [];
 	/** Completions sent to the run this process was told they belong to, rather than where their address points. */
@@ -128,6 +126,7 @@ async function route(
 		const known = byId(task);
 		// where an address can be, read only for a task this process does not know by id
 		const fields = known || !mayCarryAddress(task) ? undefined : await fieldsOf(task.queue_id);
+		const key = known || fields instanceof Set ? await keyOf() : '';
 		if (!known && fields instanceof Error) {
 			// which field holds an address cannot be told: settled later, never emitted by mistake
 			this.logger.warn(
@@ -139,7 +138,7 @@ async function route(
 		const address = known
 			? parseResumeAddress(known.url, waitingBase)
 			: fields instanceof Set
-				? findResumeAddress(task.data, waitingBase, fields, await tagged())
+				? findResumeAddress(task.data, waitingBase, fields, (a) => isTaggedAddress(a, key))
 				: undefined;
 		if (!address || address.queueId !== task.queue_id) continue;
 		const execution = `${address.executionId}/${address.nodeId}`;
@@ -147,14 +146,15 @@ async function route(
 		// the run's own word (its answer, or its signed announcement) or its tag: a run of this
 		// credential, which a 404 (deleted, or 1.x starting) may have taken the task before
 		const vouched =
-			(known !== undefined && answered(execution, task.id)) || (await tagged())(address);
+			(known !== undefined && answered(execution, task.id)) || isTaggedAddress(address, key);
 		let lane = lanes.get(execution);
 		if (!lane) {
 			lane = newLane(address.executionId);
 			lanes.set(execution, lane);
 			started.push([execution, lane]);
 		}
-		pending.push(join(lane, { task, url: address.url, vouched }, options, outcomes));
+		const marked = isMarkedByRun(address, key);
+		pending.push(join(lane, { task, url: address.url, vouched, marked }, options, outcomes));
 	}
 	return { pending, started, routedById };
 }
@@ -172,7 +172,7 @@ function newLane(executionId: string): Lane {
 /** The completion waits in the lane; settled with its outcome (one call settles copies of it too). */
 function join(
 	lane: Lane,
-	{ task, url, vouched }: Pick<Waiter, 'task' | 'url' | 'vouched'>,
+	{ task, url, vouched, marked }: Pick<Waiter, 'task' | 'url' | 'vouched' | 'marked'>,
 	options: ForwardOptions,
 	outcomes: Map<string, Outcome>,
 ): Promise<void> {
@@ -187,9 +187,10 @@ function join(
 		// the same completion already waiting (a delivery and a check at once): one call settles both
 		const waiter = lane.waiting.get(key);
 		const emitted = options.emits?.(task) ?? true;
-		if (!waiter) return void lane.waiting.set(key, { task, url, vouched, emitted, settle });
+		if (!waiter) return void lane.waiting.set(key, { task, url, vouched, marked, emitted, settle });
 		waiter.emitted ||= emitted;
 		waiter.vouched ||= vouched;
+		waiter.marked ||= marked;
 		const first = waiter.settle;
 		waiter.settle = (outcome) => {
 			first(outcome);

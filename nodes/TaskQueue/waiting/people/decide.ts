@@ -12,6 +12,8 @@ export interface PeopleRule {
 	people: number;
 	/** At Least N Approve: N. */
 	approvalsNeeded: number;
+	/** Tasks an item may have in all: above `people`, an answer that does not count asks again. */
+	maxTasks: number;
 }
 
 /** An answer's vote: approve or reject (Approval), an option of the vote field, or none. */
@@ -55,6 +57,8 @@ export interface ItemDecision {
 	rejections: number;
 	/** Counted answers still needed before the rule can be met (0 once final). */
 	missing: number;
+	/** Every task answered, undecided, and the item may have another: the run asks again. */
+	askAgain?: boolean;
 	answers: JudgedAnswer[];
 }
 
@@ -174,9 +178,10 @@ function summary(
 	const rejections = tally.votes.get('reject') ?? 0;
 	const counted = tally.counted.length;
 	const allAnswered = state.answers >= state.tasks;
+	const askAgain = !state.decision && allAnswered && state.tasks < rule.maxTasks;
 	const decision: Decision =
 		state.decision ??
-		(!allAnswered
+		(!allAnswered || askAgain
 			? 'waiting'
 			: rule.rule === 'majority' && counted >= rule.people
 				? 'undecided'
@@ -200,6 +205,7 @@ function summary(
 		approvals,
 		rejections,
 		missing: decision === 'waiting' ? Math.max(0, needed - progress) : 0,
+		...(askAgain ? { askAgain } : {}),
 		answers,
 	};
 }

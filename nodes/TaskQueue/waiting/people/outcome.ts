@@ -18,6 +18,8 @@ type PeopleRun = RunMemory & { people: PeopleSettings };
 
 export interface PeopleOutcome {
 	decisions: Map<number, ItemDecision>;
+	/** Each item's further tasks found answered (asked for while the run waited). */
+	extras: Map<number, number[]>;
 	/** Whether the run resumes now: every item final (or, with The First Task Is Completed, one). */
 	enough: boolean;
 	/** Items that are final, of the items the run waits for. */
@@ -33,11 +35,17 @@ export function peopleOutcome(
 	completions: CompletedTask[],
 	memory: PeopleRun,
 	settings: WaitSettings,
+	extraItems: Map<number, number> = new Map(),
 ): PeopleOutcome {
 	const byId = new Map(completions.map((task) => [task.id, task]));
+	const extras = new Map<number, number[]>();
+	for (const [id, item] of extraItems) extras.set(item, [...(extras.get(item) ?? []), id]);
 	const decisions = new Map<number, ItemDecision>();
 	for (const task of memory.tasks) {
-		const ids = idsOf(task);
+		const ids = [
+			...idsOf(task),
+			...(task.taskId === undefined ? [] : (extras.get(task.item) ?? [])),
+		];
 		if (ids.length === 0) continue;
 		const answers: Answer[] = ids.flatMap((id) => {
 			const done = byId.get(id);
@@ -48,9 +56,11 @@ export function peopleOutcome(
 				{ taskId: id, by: done.completed_by ?? null, at: timeKey(done.completed_at), data, vote },
 			];
 		});
+		// an item whose values the run did not keep cannot be asked about again
+		const rule = task.values ? memory.people : { ...memory.people, maxTasks: memory.people.people };
 		decisions.set(
 			task.item,
-			decide(memory.people, answers, {
+			decide(rule, answers, {
 				tasks: ids.length,
 				neverCount: task.neverCount ?? [],
 				usesVotes: usesVotes(memory.people, settings),
@@ -59,7 +69,13 @@ export function peopleOutcome(
 	}
 	const final = [...decisions.values()].filter((d) => d.final).length;
 	const enough = settings.waitFor === 'all' ? final === decisions.size : final > 0;
-	return { decisions, enough: decisions.size > 0 && enough, completed: final, of: decisions.size };
+	return {
+		decisions,
+		extras,
+		enough: decisions.size > 0 && enough,
+		completed: final,
+		of: decisions.size,
+	};
 }
 
 /** Each item's progress, for the log while the run waits: "item 0: 1 of 2 counted (waiting)". */
@@ -168,7 +184,10 @@ export function peopleItems(
 		const base = deciding
 			? outputItem(deciding, item, settings, meta, context.wait, run.labels).json
 			: { id: task.taskId, status: decision.final ? 'completed' : 'pending', wait: meta };
-		const json: IDataObject = { ...base, tasks: idsOf(task) };
+		const json: IDataObject = {
+			...base,
+			tasks: [...idsOf(task), ...(outcome.extras.get(item) ?? [])],
+		};
 		if (settings.responseType === 'approval') {
 			json.approved = decision.decision === 'approved';
 			if (!deciding)

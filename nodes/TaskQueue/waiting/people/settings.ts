@@ -16,6 +16,7 @@ export interface PeopleSettings extends PeopleRule {
 
 const RULES: Rule[] = ['allApprove', 'atLeast', 'majority', 'firstAnswer', 'collectAll'];
 const MAX_PEOPLE = 20;
+const MAX_TASKS = 60;
 const PATH = 'options.severalPeople.values';
 
 const fail = (context: IExecuteFunctions, message: string, description: string) =>
@@ -29,13 +30,6 @@ export function readPeopleSettings(
 ): PeopleSettings | undefined {
 	const values = this.getNodeParameter(PATH, 0, null) as IDataObject | null;
 	if (!values) return undefined;
-	const people = Number(values.people ?? 2);
-	if (!Number.isInteger(people) || people < 1 || people > MAX_PEOPLE)
-		throw fail(
-			this,
-			`People per Item must be a whole number from 1 to ${MAX_PEOPLE}, not ${JSON.stringify(values.people)}`,
-			'Set People per Item to how many different people must answer each item (2 for four eyes).',
-		);
 	const rule = String(values.decideWhen ?? 'allApprove') as Rule;
 	if (!RULES.includes(rule))
 		throw fail(
@@ -43,16 +37,7 @@ export function readPeopleSettings(
 			`Decide When "${rule}" is not a rule of this node`,
 			'Pick a rule from the list.',
 		);
-	const approvalsNeeded = Number(values.approvalsNeeded ?? people);
-	if (
-		rule === 'atLeast' &&
-		(!Number.isInteger(approvalsNeeded) || approvalsNeeded < 1 || approvalsNeeded > people)
-	)
-		throw fail(
-			this,
-			`Approvals Needed must be a whole number from 1 to People per Item (${people}), not ${JSON.stringify(values.approvalsNeeded)}`,
-			'Lower Approvals Needed, or raise People per Item: a rule no number of people can meet would never decide.',
-		);
+	const counts = readCounts.call(this, values, rule);
 	const needsApproval = rule === 'allApprove' || rule === 'atLeast';
 	if (needsApproval && wait.responseType !== 'approval')
 		throw fail(
@@ -69,12 +54,37 @@ export function readPeopleSettings(
 			? values.voteField.trim()
 			: undefined;
 	checkVoteField.call(this, rule, wait, queue, voteField);
-	return {
-		rule,
-		people,
-		approvalsNeeded: rule === 'atLeast' ? approvalsNeeded : people,
-		...(voteField ? { voteField } : {}),
-	};
+	return { rule, ...counts, ...(voteField ? { voteField } : {}) };
+}
+
+/** People per Item, Approvals Needed and Max Tasks per Item, each within what can decide. */
+function readCounts(
+	this: IExecuteFunctions,
+	values: IDataObject,
+	rule: Rule,
+): Pick<PeopleSettings, 'people' | 'approvalsNeeded' | 'maxTasks'> {
+	const people = Number(values.people ?? 2);
+	if (!Number.isInteger(people) || people < 1 || people > MAX_PEOPLE)
+		throw fail(
+			this,
+			`People per Item must be a whole number from 1 to ${MAX_PEOPLE}, not ${JSON.stringify(values.people)}`,
+			'Set People per Item to how many different people must answer each item (2 for four eyes).',
+		);
+	const approvalsNeeded = rule === 'atLeast' ? Number(values.approvalsNeeded ?? people) : people;
+	if (!Number.isInteger(approvalsNeeded) || approvalsNeeded < 1 || approvalsNeeded > people)
+		throw fail(
+			this,
+			`Approvals Needed must be a whole number from 1 to People per Item (${people}), not ${JSON.stringify(values.approvalsNeeded)}`,
+			'Lower Approvals Needed, or raise People per Item: a rule no number of people can meet would never decide.',
+		);
+	const maxTasks = Number(values.maxTasks ?? 0) || people;
+	if (!Number.isInteger(maxTasks) || maxTasks < people || maxTasks > MAX_TASKS)
+		throw fail(
+			this,
+			`Max Tasks per Item must be 0 or a whole number from People per Item (${people}) to ${MAX_TASKS}, not ${JSON.stringify(values.maxTasks)}`,
+			'Set Max Tasks per Item to 0 (never ask again) or to at least People per Item: below it the node could not even ask everyone once.',
+		);
+	return { people, approvalsNeeded, maxTasks };
 }
 
 function checkVoteField(
@@ -139,7 +149,10 @@ export function readStoredPeople(value: unknown): PeopleSettings | undefined {
 	if (!Number.isInteger(people) || people < 1 || people > MAX_PEOPLE) return undefined;
 	if (!Number.isInteger(approvalsNeeded) || approvalsNeeded < 1 || approvalsNeeded > people)
 		return undefined;
+	const maxTasks = Number(stored.maxTasks ?? people);
+	if (!Number.isInteger(maxTasks) || maxTasks < people || maxTasks > MAX_TASKS) return undefined;
 	return {
+		maxTasks,
 		rule: stored.rule as Rule,
 		people,
 		approvalsNeeded,

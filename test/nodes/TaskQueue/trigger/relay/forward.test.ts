@@ -388,6 +388,38 @@ test('Several People per Item: the copy still open when the run was decided is a
 	expect(trigger.executions).toBe(0);
 });
 
+test("Several People per Item asking again: the further task's marked address reaches the run through the trigger, which emits nothing", async () => {
+	await activateTrigger();
+	const tasks = await createAndWait('65', [{ message: 'two people' }], {
+		severalPeople: { values: { people: 2, decideWhen: 'collectAll', maxTasks: 3 } },
+	});
+	await complete(tasks[0].id);
+	await complete(tasks[1].id); // the same person: the run asks again
+	const third = await (async () => {
+		const deadline = Date.now() + 5000;
+		while (Date.now() < deadline) {
+			const found = (await env.client.tasks(QUEUE)).find(
+				(t) =>
+					String(t.data.resume_url).includes('/65/') && String(t.data.resume_url).includes('#x=3.'),
+			);
+			if (found) return found;
+			await new Promise((resolve) => setTimeout(resolve, 20));
+		}
+		throw new Error('no further task');
+	})();
+	await env.client.complete(QUEUE, third.id, {
+		by: 'bob@example.com',
+		data: { decision: 'approve' },
+	});
+	await until('the resume', () => waiting.resumed.has('65'));
+	expect(waiting.resumes.get('65')).toBe(1);
+	const [items] = waiting.resumed.get('65') ?? [[]];
+	expect(items[0].json.people).toMatchObject({ decision: 'collected', counted: 2 });
+	// the call went to the address without its mark (n8n never sees the part after #)
+	await new Promise((resolve) => setTimeout(resolve, 100));
+	expect(trigger.executions).toBe(0);
+});
+
 test('a completion that reaches a finished execution (its wait timed out) is logged as such, not emitted', async () => {
 	await activateTrigger();
 	const [waited] = await createAndWait('52', [{ message: 'late' }]);

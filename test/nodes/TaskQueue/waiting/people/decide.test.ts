@@ -20,11 +20,12 @@ function answer(by: string | null, vote: Vote, data: Answer['data'] = {}): Answe
 }
 beforeEach(() => (clock = 0));
 
-const rule = (r: PeopleRule['rule'], people = 2, approvalsNeeded = 2): PeopleRule => ({
-	rule: r,
-	people,
-	approvalsNeeded,
-});
+const rule = (
+	r: PeopleRule['rule'],
+	people = 2,
+	approvalsNeeded = 2,
+	maxTasks = people,
+): PeopleRule => ({ rule: r, people, approvalsNeeded, maxTasks });
 const run = (r: PeopleRule, answers: Answer[], neverCount: string[] = [], tasks = r.people) =>
 	decide(r, answers, { tasks, neverCount, usesVotes: r.rule !== 'collectAll' });
 const reasons = (d: ReturnType<typeof run>) =>
@@ -189,9 +190,7 @@ test('the decision does not depend on the order the answers arrive in (a late de
 	const r = rule('atLeast', 4, 2);
 	const once = run(r, answers);
 	expect(run(r, [...answers].reverse())).toEqual(once);
-	expect(run(r, [answers[2], answers[0], answers[3], answers[1]])).toEqual(
-		once,
-	);
+	expect(run(r, [answers[2], answers[0], answers[3], answers[1]])).toEqual(once);
 	expect(once).toMatchObject({ decision: 'approved', decidedBy: answers[3].taskId });
 });
 
@@ -202,4 +201,31 @@ test('needed per rule', () => {
 	expect(neededFor(rule('majority', 5))).toBe(3);
 	expect(neededFor(rule('firstAnswer', 5))).toBe(1);
 	expect(neededFor(rule('collectAll', 4))).toBe(4);
+});
+
+test('asking again: every task answered, undecided, and the item may have another task: still waiting, and the run asks again; at the bound it ends', () => {
+	const answers = [answer('ann@x.com', 'approve'), answer('ann@x.com', 'approve')];
+	expect(run(rule('allApprove', 2, 2, 3), answers)).toMatchObject({
+		decision: 'waiting',
+		final: false,
+		askAgain: true,
+		missing: 1,
+	});
+	// the further task is answered by the same person again: at 3 of 3 tasks the item ends
+	clock = 0;
+	const three = [
+		answer('ann@x.com', 'approve'),
+		answer('ann@x.com', 'approve'),
+		answer('ann@x.com', 'approve'),
+	];
+	const ended = run(rule('allApprove', 2, 2, 3), three, [], 3);
+	expect(ended).toMatchObject({ decision: 'notEnoughPeople', final: true });
+	expect(ended.askAgain).toBeUndefined();
+	// a majority tie asks again too (Toloka's overlap: add people while answers disagree)
+	clock = 0;
+	const tie = [answer('ann@x.com', 'approve'), answer('bob@x.com', 'reject')];
+	expect(run(rule('majority', 2, 2, 3), tie)).toMatchObject({
+		decision: 'waiting',
+		askAgain: true,
+	});
 });

@@ -253,6 +253,91 @@ describe('Several People per Item', () => {
 		]);
 	});
 
+	test("asking again: one person answers both tasks, the run asks another person with a third task (the item's values, its address marked), counts that answer, and approves", async () => {
+		const waiting = await run(approval({ people: 2, decideWhen: 'allApprove', maxTasks: 3 }), [
+			INPUT[1],
+		]);
+		const [ids] = await tasksByItem();
+		expect(ids).toHaveLength(2);
+		await answer(ids[0], ANN, 'approve');
+		await answer(ids[1], ANN, 'approve');
+		await env.client.clearRequests();
+		const asked = await call(waiting, ids[1]);
+		expect(asked.response).toMatchObject({ statusCode: 202, body: { completed: 0, of: 1 } });
+		const creates = (await env.requests()).filter((r) => r.path.endsWith('/tasks/create'));
+		expect(creates).toHaveLength(1);
+		const sent = (creates[0].body as { data: IDataObject }).data;
+		const original = (await env.client.tasks(104)).find((t) => t.id === ids[0])!;
+		expect(sent).toEqual({
+			customer_message: 'Refund 20 EUR',
+			order_total: 20,
+			resume_url: `${String(original.data.resume_url)}#x=3.${String(sent.resume_url).slice(-32)}`,
+		});
+		expect(String(sent.resume_url)).toMatch(/#x=3\.[a-f0-9]{32}$/);
+		// the same call again (a replay) does not ask twice
+		await call(waiting, ids[1]);
+		expect((await env.requests()).filter((r) => r.path.endsWith('/tasks/create'))).toHaveLength(1);
+		const [, , third] = (await tasksByItem())[0];
+		expect(third).toBeGreaterThan(ids[1]);
+		// a task the run did not know by id is told by a read: another person answers it
+		await answer(third, BOB, 'approve', 'second pair of eyes');
+		const [items] = (await call(waiting, third)).result.workflowData ?? [[]];
+		expect(items[0].json).toMatchObject({
+			approved: true,
+			id: third,
+			tasks: [...ids, third],
+			people: { decision: 'approved', counted: 2, decidedBy: third },
+		});
+		expect(
+			((items[0].json.people as IDataObject).answers as IDataObject[]).map((a) => [
+				a.taskId,
+				a.by,
+				a.counted,
+				a.reason,
+			]),
+		).toEqual([
+			[ids[0], ANN, true, undefined],
+			[ids[1], ANN, false, 'samePerson'],
+			[third, BOB, true, undefined],
+		]);
+	});
+
+	test('asking again stops at Max Tasks per Item: the item ends as not enough people, never stuck', async () => {
+		const waiting = await run(approval({ people: 2, decideWhen: 'allApprove', maxTasks: 3 }), [
+			INPUT[1],
+		]);
+		const [ids] = await tasksByItem();
+		await answer(ids[0], ANN, 'approve');
+		await answer(ids[1], ANN, 'approve');
+		await call(waiting, ids[1]);
+		const [, , third] = (await tasksByItem())[0];
+		await answer(third, ANN, 'approve');
+		const [items] = (await call(waiting, third)).result.workflowData ?? [[]];
+		expect(items[0].json).toMatchObject({
+			approved: false,
+			tasks: [...ids, third],
+			people: { decision: 'notEnoughPeople', counted: 1 },
+		});
+	});
+
+	test("a task carrying a made-up mark, or another run's, is not the run's: answered as another completion", async () => {
+		const waiting = await run(approval({ people: 2, decideWhen: 'allApprove', maxTasks: 4 }), [
+			INPUT[1],
+		]);
+		const [ids] = await tasksByItem();
+		const address = String(
+			(await env.client.tasks(104)).find((t) => t.id === ids[0])!.data.resume_url,
+		);
+		const { ids: forged } = await env.client.createTasks(104, [
+			{ customer_message: 'forged', resume_url: `${address}#x=3.${'a'.repeat(32)}` },
+		]);
+		await answer(forged[0], BOB, 'approve');
+		expect((await call(waiting, forged[0])).response).toMatchObject({
+			statusCode: 200,
+			body: { taken: [], others: [forged[0]] },
+		});
+	});
+
 	test('Majority on a selection field with Task Values: the option two of three chose', async () => {
 		const waiting = await run(
 			approval(
@@ -339,6 +424,12 @@ describe('Several People per Item refuses a set-up that cannot decide, before an
 			{ people: 3, decideWhen: 'majority' },
 			{ responseType: 'values' },
 			/needs a Vote Field/,
+		],
+		[
+			'Max Tasks per Item below People per Item',
+			{ people: 3, decideWhen: 'allApprove', maxTasks: 2 },
+			{},
+			/Max Tasks per Item must be 0 or a whole number from People per Item \(3\) to 60/,
 		],
 		[
 			'a Vote Field that is not a selection',

@@ -1,0 +1,73 @@
+import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
+
+import { asNodeError } from '../../helpers/errors';
+import { getTaskQueueCredentials } from '../../transport';
+import type { RunToConfirm } from '../confirmation';
+import { confirmEveryCompletion } from '../confirmation';
+import type { RunMemory } from '../memory';
+import type { ResumeAddress } from '../messages';
+import type { WaitSettings } from '../settings';
+import { askAgain, extraReader } from './extraTasks';
+import { peopleItems, peopleOutcome, progressOf } from './outcome';
+import type { PeopleSettings } from './settings';
+
+// A call to a run with Several People per Item: every completion of its tasks (and of the further
+// tasks it asked for while waiting), each item's decision, and another task for each item whose
+// answers did not decide it while it may have one more.
+
+type Wait = Omit<ResumeAddress, 'url'>;
+type PeopleRun = RunMemory & { people: PeopleSettings };
+
+/** Whether the run may ask again: then a call naming a task it does not know by id is read, not refused. */
+export const asksAgain = (memory: RunMemory | undefined): boolean =>
+	memory?.people !== undefined && memory.people.maxTasks > memory.people.people;
+
+export async function settlePeople(
+	this: IWebhookFunctions,
+	toConfirm: RunToConfirm & { taskIds: number[] },
+	run: { wait: Wait; settings: WaitSettings; memory: PeopleRun },
+) {
+	const { wait, settings, memory } = run;
+	const key = asksAgain(memory) ? (await getTaskQueueCredentials.call(this)).apiKey : '';
+	const extraItem = key ? extraReader(wait, settings.resumeField, key) : undefined;
+	const completions = await confirmEveryCompletion.call(this, {
+		...toConfirm,
+		...(extraItem ? { also: (task) => extraItem(task) !== undefined } : {}),
+	});
+	const known = new Set(toConfirm.taskIds);
+	const extraItems = new Map<number, number>();
+	if (extraItem)
+		for (const task of completions) {
+			const item = known.has(task.id) ? undefined : extraItem(task);
+			if (item !== undefined) extraItems.set(task.id, item);
+		}
+	const outcome = peopleOutcome(completions, memory, settings, extraItems);
+	for (const [item, decision] of outcome.decisions) {
+		const values = memory.tasks[item]?.values;
+		if (!decision.askAgain || !values) continue;
+		try {
+			const id = await askAgain.call(this, wait, {
+				item,
+				slot: decision.answers.length + 1,
+				values,
+				resumeField: settings.resumeField,
+				key,
+			});
+			if (id !== undefined) extraItems.set(id, item);
+			if (id !== undefined)
+				this.logger.info(
+					`Task Queue: execution ${wait.executionId} asks again about item ${item}: task ${id} (${decision.counted} of ${decision.needed} answers counted)`,
+				);
+		} catch (error) {
+			// answered as a read that failed (503): the trigger calls again, and its check after that
+			throw asNodeError(this.getNode(), error, item);
+		}
+	}
+	return {
+		...outcome,
+		extraIds: new Set(extraItems.keys()),
+		progress: progressOf(outcome),
+		items: (meta: IDataObject) =>
+			peopleItems(outcome, memory, completions, settings, { wait, meta }),
+	};
+}
