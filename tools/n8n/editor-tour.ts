@@ -182,7 +182,7 @@ async function main() {
 			JSON.stringify(offered) ===
 				JSON.stringify([
 					'Automatic: Resume address (n8n fills it)',
-					'Customer message (text, people read it)',
+					'Customer message (text): people see the address instead',
 					'Resume address (n8n fills it) (text, for the address)',
 				]),
 			offered,
@@ -239,7 +239,7 @@ async function main() {
 				JSON.stringify(offeredMapped) ===
 					JSON.stringify([
 						'Automatic: Resume address (n8n fills it)',
-						'Customer message (text, people read it)',
+						'Customer message (text): people see the address instead',
 						'Resume address (n8n fills it) (text, for the address)',
 					]),
 				offeredMapped,

@@ -66,9 +66,9 @@ export async function getResumeFields(
 							description: 'A read-only field named for the address',
 						}
 					: {
-							name: `${label(block)} (${block.type}, people read it)`,
+							name: `${label(block)} (${block.type}): people see the address instead`,
 							value: block.id,
-							description: `People read this field: the address would replace what it shows${blocks.some((b) => isMeantForAddress(b)) ? ', and the node refuses it while the queue has a field for the address' : ''}`,
+							description: `People read this field: the address replaces what it would show. The node refuses it while Values to Send maps it${blocks.some((b) => isMeantForAddress(b)) ? ', or while the queue has a field for the address' : ''}.`,
 						},
 			),
 	];

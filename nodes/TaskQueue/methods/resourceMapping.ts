@@ -1,6 +1,6 @@
 import type { ILoadOptionsFunctions, ResourceMapperFields } from 'n8n-workflow';
 
-import { automaticResumeField, isInputBlock } from '../helpers/blockModel';
+import { automaticResumeField, isInputBlock, isMeantForAddress } from '../helpers/blockModel';
 import { blockToField, orderBlocks } from '../helpers/blocks';
 import { parseQueueId } from '../helpers/queue';
 import { getQueue } from '../transport/endpoints';
@@ -23,7 +23,8 @@ export async function getTaskFields(this: ILoadOptionsFunctions): Promise<Resour
 
 /**
  * Create and Wait's fields: only the inputs a person works from (what people fill in comes back in
- * the answer, it is not sent), never the Resume Address Field (the node writes the address there).
+ * the answer, it is not sent), never a Resume Address Field named for the address (the node writes
+ * the address there).
  */
 export async function getWaitTaskFields(
 	this: ILoadOptionsFunctions,
@@ -44,8 +45,11 @@ export async function getWaitTaskFields(
 				'Choose the Resume Address Field first (no field of the queue is named for the address): the inputs a person works from appear here.',
 		};
 	}
+	// fields named for the address are the node's; a field people read stays listed even when chosen
+	// for the address: a mapping made there is kept (the editor drops the value of a field that
+	// leaves the list), and the node refuses the pair before any task
 	const fields = blocks
-		.filter((block) => isInputBlock(block) && block.id !== resumeField)
+		.filter((block) => isInputBlock(block) && !isMeantForAddress(block))
 		.map(blockToField);
 	return fields.length > 0
 		? { fields }

@@ -212,6 +212,18 @@ describe('Create and Wait: what it offers', () => {
 		});
 	});
 
+	test('a field people read chosen as the Resume Address Field stays in Values to Send, so a mapping made there is kept (the node then refuses the pair before any task); a field named for the address never shows there', async () => {
+		const fields = async (resumeField: string) =>
+			(
+				await node.methods.resourceMapping.getWaitTaskFields.call(
+					context({ queue: locator(104), resumeField }),
+				)
+			).fields.map((f) => f.id);
+		expect(await fields('customer_message')).toEqual(['customer_message', 'order_total']);
+		expect(await fields('resume_url')).toEqual(['customer_message', 'order_total']);
+		expect(await fields('')).toEqual(['customer_message', 'order_total']);
+	});
+
 	test('Resume Address Field offers Automatic first, then the read-only text and link fields, none listed in Values to Send, each saying what it is', async () => {
 		const list = async (taskData: unknown, queue = 104) =>
 			(
@@ -222,7 +234,7 @@ describe('Create and Wait: what it offers', () => {
 		// note is a text field people fill in: never offered
 		expect(await list({ mappingMode: 'defineBelow', value: null })).toEqual([
 			['', 'Automatic: Resume address (n8n fills it)'],
-			['customer_message', 'Customer message (text, people read it)'],
+			['customer_message', 'Customer message (text): people see the address instead'],
 			['resume_url', 'Resume address (n8n fills it) (text, for the address)'],
 		]);
 		const options = async (taskData: unknown) => (await list(taskData)).map(([value]) => value);
@@ -263,7 +275,7 @@ describe('Create and Wait: what it offers', () => {
 		);
 		expect(offered.map((o) => [o.value, o.name])).toEqual([
 			['', 'Automatic: No Field Is Named for the Address'],
-			['message', 'Message (text, people read it)'],
+			['message', 'Message (text): people see the address instead'],
 		]);
 		expect(offered[0].description).toContain('Add a read-only text field named for it');
 		// before a queue is chosen, nothing is said to be missing
