@@ -58,7 +58,9 @@ async function closeNode(page: Page): Promise<void> {
 
 async function chooseQueue(page: Page): Promise<void> {
 	await click(page, 'open the Queue list', page.locator('[data-test-id="rlc-input"]'));
-	await click(page, `pick ${QUEUE}`, page.getByText(QUEUE, { exact: true }));
+	// in Create and Wait the picker adds what the queue can do ("· ready to wait")
+	const listed = new RegExp(`^${QUEUE.replace(/[()]/g, '\\$&')}( · .+)?$`);
+	await click(page, `pick ${QUEUE}`, page.getByText(listed));
 	await page.waitForTimeout(2000);
 }
 

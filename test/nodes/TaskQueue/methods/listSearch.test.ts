@@ -45,3 +45,31 @@ test('search by part of the name, or by ID', async () => {
 	expect((await search('103')).results).toEqual([{ name: 'Data Labeling (103)', value: '103' }]);
 	expect((await search('nothing like it')).results).toEqual([]);
 });
+
+test('in Create and Wait the picker says which queues can wait, and why another cannot', async () => {
+	await env.client.clearRequests();
+	const context = loadOptionsContext({
+		types: { taskQueue: node },
+		node: { type: 'taskQueue', parameters: { resource: 'task', operation: 'sendAndWait' } },
+		credentials: env.credentials(),
+	});
+	const { results } = await node.methods.listSearch.searchQueues.call(
+		context as unknown as ILoadOptionsFunctions,
+	);
+	expect(results).toEqual([
+		{ name: 'Agent Approvals (105) · ready to wait', value: '105' },
+		{ name: 'Content Review (102) · no field for the address: add a read-only one', value: '102' },
+		{ name: 'Data Labeling (103) · cannot wait: no read-only text or link field', value: '103' },
+		{ name: 'Refund Decisions (104) · ready to wait', value: '104' },
+		{ name: 'Refund Requests (101) · no field for the address: add a read-only one', value: '101' },
+	]);
+	// one read of the list, one of each queue's fields
+	expect((await env.client.requests()).map((r) => `${r.method} ${r.path}`).sort()).toEqual([
+		'GET /orgs/1/queues',
+		'GET /orgs/1/queues/101',
+		'GET /orgs/1/queues/102',
+		'GET /orgs/1/queues/103',
+		'GET /orgs/1/queues/104',
+		'GET /orgs/1/queues/105',
+	]);
+});
