@@ -289,7 +289,7 @@ describe('3c. a backlog does not stall the check', () => {
 		await env.client.setLatency(60);
 		const points: string[] = [];
 		try {
-			for (let round = 0; round < 20; round++) {
+			for (let round = 0; round < 30; round++) {
 				await slowRound(2_500);
 				points.push(String((trigger.state().lostCompletionCheck as IDataObject | undefined)?.at));
 				if (newest.startsWith(points[points.length - 1])) break;
@@ -297,9 +297,10 @@ describe('3c. a backlog does not stall the check', () => {
 		} finally {
 			await env.client.setLatency(0);
 		}
-		expect([...points].sort()).toEqual(points);
+		// every round moves on from where the last stopped (a busy machine makes rounds shorter, never empty)
+		for (let i = 1; i < points.length; i++) expect(points[i] > points[i - 1]).toBe(true);
 		expect(newest.startsWith(points[points.length - 1])).toBe(true);
-	}, 180_000);
+	}, 300_000);
 });
 
 describe('4. "The First Task Is Completed" pairs the answer with its own input downstream', () => {
