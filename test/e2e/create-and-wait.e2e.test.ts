@@ -900,32 +900,43 @@ test('a workflow that does not save successful executions ("Save successful prod
 });
 
 test('a lost answer followed by 25,000 other completions, on a slow service: the check reads the backlog oldest first and the run resumes', async () => {
-	const { id, path } = await waitingWorkflow();
-	await start(path, 1);
-	const waiting = await waitingExecution(id);
-	const [task] = await tasksOf(waiting.id, 1);
-	// every delivery from here on is lost
-	await e.client.setFaults([{ webhook: 'drop', probability: 1 }]);
-	try {
-		const completedAt = Date.now();
-		await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'approve' } });
-		await e.client.createTasks(QUEUE, 25_000);
-		await e.client.completeMany(QUEUE, 25_000, { by: 'bob@example.com' });
-		// each read takes 0.6 s more: a round reads about 15 pages from the top in its half, not 26
-		await e.client.setLatency(600);
-		const done = await resumed(waiting.id, 'success', 300_000);
-		process.stdout.write(
-			`backlog of 25,000: the run resumed ${Math.round((Date.parse(String((done as { stoppedAt?: string }).stoppedAt)) - completedAt) / 1000)} s after its answer\n`,
-		);
-		expect(nodeOutput(done, 'Ask a person').map((o) => o.id)).toEqual([task.id]);
-		expect(e.n8n.logs.text()).toContain('it read them oldest first');
-		expect(await triggerExecutions()).toBe(0);
-	} finally {
-		await e.client.setLatency(0);
-		await e.client.clearFaults();
-		await deleteWorkflow(e, id);
-	}
-}, 400_000);
+	/**
+	 * One try: the answer's delivery is lost, 25,000 completions follow, the service slows down. A
+	 * check that runs (once a minute, on n8n's schedule) while the 25,000 are being completed finds
+	 * the answer before there is a backlog; such a try proves nothing of the backlog and is made again.
+	 */
+	const attempt = async () => {
+		const { id, path } = await waitingWorkflow();
+		await start(path, 1);
+		const waiting = await waitingExecution(id);
+		const [task] = await tasksOf(waiting.id, 1);
+		const logsBefore = e.n8n.logs.text().length;
+		// every delivery from here on is lost
+		await e.client.setFaults([{ webhook: 'drop', probability: 1 }]);
+		try {
+			const completedAt = Date.now();
+			await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'approve' } });
+			await e.client.createTasks(QUEUE, 25_000);
+			await e.client.completeMany(QUEUE, 25_000, { by: 'bob@example.com' });
+			// each read takes 0.6 s more: a round reads about 15 pages from the top in its half, not 26
+			await e.client.setLatency(600);
+			const done = await resumed(waiting.id, 'success', 300_000);
+			process.stdout.write(
+				`backlog of 25,000: the run resumed ${Math.round((Date.parse(String((done as { stoppedAt?: string }).stoppedAt)) - completedAt) / 1000)} s after its answer\n`,
+			);
+			expect(nodeOutput(done, 'Ask a person').map((o) => o.id)).toEqual([task.id]);
+			expect(await triggerExecutions()).toBe(0);
+			return e.n8n.logs.text().slice(logsBefore).includes('it read them oldest first');
+		} finally {
+			await e.client.setLatency(0);
+			await e.client.clearFaults();
+			await deleteWorkflow(e, id);
+		}
+	};
+	let readOldestFirst = false;
+	for (let tries = 0; tries < 3 && !readOldestFirst; tries++) readOldestFirst = await attempt();
+	expect(readOldestFirst).toBe(true);
+}, 1_200_000);
 
 // last: it starts a run of the trigger's workflow, which the tests above count as none
 test("someone else's task with a copy of item 0's address, completed first, answers nothing: the run waits for its own task (the ids it keeps with the execution)", async () => {
