@@ -97,11 +97,7 @@ export async function readCompletedTasks(
 	const { limit, after, before, itemIndex } = options;
 	const afterMs = after?.toMillis();
 	const beforeMs = before?.toMillis();
-	const qs: { start_date?: string; end_date?: string } = {};
-	// The service filters by whole days (UTC) and ignores what it cannot parse; the exact times are
-	// checked here on each task's completed_at.
-	if (after) qs.start_date = after.toUTC().toISODate() ?? undefined;
-	if (before) qs.end_date = before.toUTC().toISODate() ?? undefined;
+	const qs = dateQuery(after, before);
 	const filtering = after !== undefined || before !== undefined;
 
 	const seen = new Set<number>();
@@ -133,7 +129,11 @@ export async function readCompletedTasks(
 	let more = keep(page);
 	let offset = page.tasks.length;
 	if (more && !isLast(page, size, offset) && !filtering) {
-		({ more, offset } = await readAhead(page, offset));
+		({ more, offset } = await readAhead(
+			{ fetchPage, keep, isLast, seen, tasks, limit },
+			page,
+			offset,
+		));
 	} else {
 		more &&= !isLast(page, size, offset);
 	}
@@ -145,45 +145,71 @@ export async function readCompletedTasks(
 		more &&= !isLast(page, size, offset);
 	}
 	return tasks;
+}
 
-	/** The pages after the first, several in flight; says where one-by-one paging goes on, if it must. */
-	async function readAhead(
-		first: CompletedPage,
-		firstLength: number,
-	): Promise<{ more: boolean; offset: number }> {
-		const inFlight: Array<{ offset: number; size: number; page: Promise<CompletedPage> }> = [];
-		let count = first.count;
-		let nextOffset = overlapping(0, firstLength);
-		let planned = tasks.length; // tasks the pages asked for can bring, at most
-		let lastEnd = firstLength;
-		const settle = async () => {
-			await Promise.allSettled(inFlight.map((request) => request.page));
-		};
-		try {
-			for (;;) {
-				while (inFlight.length < PAGES_IN_FLIGHT && nextOffset < count && planned < limit) {
-					const pageSize = Math.min(MAX_PAGE, limit - planned + 1);
-					const pending = fetchPage(nextOffset, pageSize);
-					pending.catch(() => undefined); // awaited in turn below; not an unhandled rejection meanwhile
-					inFlight.push({ offset: nextOffset, size: pageSize, page: pending });
-					planned += pageSize - 1;
-					nextOffset = overlapping(nextOffset, pageSize);
-				}
-				const next = inFlight.shift();
-				// nothing left to ask for, yet the limit is not reached: repeated tasks took the room
-				if (!next) return { more: true, offset: lastEnd };
-				const answer = await next.page;
-				count = answer.count;
-				if (answer.tasks.length > 0 && !seen.has(answer.tasks[0].id)) {
-					return { more: true, offset: next.offset }; // tasks may hide before this page
-				}
-				lastEnd = next.offset + answer.tasks.length;
-				if (!keep(answer) || isLast(answer, next.size, lastEnd))
-					return { more: false, offset: lastEnd };
+/**
+ * The service filters by whole days (UTC) and ignores what it cannot parse; the exact times are
+ * checked on each task's completed_at.
+ */
+function dateQuery(
+	after?: DateTime,
+	before?: DateTime,
+): { start_date?: string; end_date?: string } {
+	return {
+		...(after ? { start_date: after.toUTC().toISODate() ?? undefined } : {}),
+		...(before ? { end_date: before.toUTC().toISODate() ?? undefined } : {}),
+	};
+}
+
+/** What readAhead shares with the read it serves: its page reader, its keeper and what it kept. */
+interface ReadAheadState {
+	fetchPage: (offset: number, size: number) => Promise<CompletedPage>;
+	keep: (page: CompletedPage) => boolean;
+	isLast: (page: CompletedPage, size: number, offset: number) => boolean;
+	seen: Set<number>;
+	tasks: CompletedTask[];
+	limit: number;
+}
+
+/** The pages after the first, several in flight; says where one-by-one paging goes on, if it must. */
+async function readAhead(
+	reading: ReadAheadState,
+	first: CompletedPage,
+	firstLength: number,
+): Promise<{ more: boolean; offset: number }> {
+	const { fetchPage, keep, isLast, seen, tasks, limit } = reading;
+	const inFlight: Array<{ offset: number; size: number; page: Promise<CompletedPage> }> = [];
+	let count = first.count;
+	let nextOffset = overlapping(0, firstLength);
+	let planned = tasks.length; // tasks the pages asked for can bring, at most
+	let lastEnd = firstLength;
+	const settle = async () => {
+		await Promise.allSettled(inFlight.map((request) => request.page));
+	};
+	try {
+		for (;;) {
+			while (inFlight.length < PAGES_IN_FLIGHT && nextOffset < count && planned < limit) {
+				const pageSize = Math.min(MAX_PAGE, limit - planned + 1);
+				const pending = fetchPage(nextOffset, pageSize);
+				pending.catch(() => undefined); // awaited in turn below; not an unhandled rejection meanwhile
+				inFlight.push({ offset: nextOffset, size: pageSize, page: pending });
+				planned += pageSize - 1;
+				nextOffset = overlapping(nextOffset, pageSize);
 			}
-		} finally {
-			await settle();
+			const next = inFlight.shift();
+			// nothing left to ask for, yet the limit is not reached: repeated tasks took the room
+			if (!next) return { more: true, offset: lastEnd };
+			const answer = await next.page;
+			count = answer.count;
+			if (answer.tasks.length > 0 && !seen.has(answer.tasks[0].id)) {
+				return { more: true, offset: next.offset }; // tasks may hide before this page
+			}
+			lastEnd = next.offset + answer.tasks.length;
+			if (!keep(answer) || isLast(answer, next.size, lastEnd))
+				return { more: false, offset: lastEnd };
 		}
+	} finally {
+		await settle();
 	}
 }
 

@@ -19,9 +19,7 @@ const FILES_ALLOWED = [
 	'nodes/TaskQueue/transport/index.ts',
 ];
 /** Functions over MAX_FUNCTION_LINES today (file: name); may only shrink, never above 6. */
-const FUNCTIONS_ALLOWED = [
-	'nodes/TaskQueue/transport/completedPages.ts: readCompletedTasks',
-];
+const FUNCTIONS_ALLOWED: string[] = [];
 
 function sources(dir: string): string[] {
 	return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
