@@ -43,9 +43,12 @@ async function completedNewestFirst(queueId = QUEUE): Promise<IDataObject[]> {
 	const page = await env.client.tasks(queueId);
 	return page
 		.filter((t) => t.status === 'completed')
-		.sort((a, b) =>
-			String(b.completed_at).localeCompare(String(a.completed_at)),
-		) as unknown as IDataObject[];
+		.sort((a, b) => micros(b).localeCompare(micros(a))) as unknown as IDataObject[];
+}
+
+/** The sandbox writes six fraction digits, none on a whole second ("…:22Z" is before "…:22.1Z"). */
+function micros(task: { completed_at: string | null }): string {
+	return String(task.completed_at).replace(/:(\d{2})Z$/, ':$1.000000Z');
 }
 
 describe('first activation', () => {
