@@ -1,6 +1,6 @@
 // End-to-end: this package, installed from `npm pack` into a real n8n (2.41.1 on node 24 by default,
 // TQ_N8N_VERSION=1 for 1.123.81 on the system node), against the sandbox. One n8n for the whole file.
-import { mkdirSync, writeFileSync } from 'fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'fs';
 import { createServer } from 'http';
 import { join } from 'path';
 import axios from 'axios';
@@ -89,6 +89,20 @@ describe('the package in n8n', () => {
 			expect.arrayContaining(['baseUrl', 'apiKey', 'organizationId', 'apiPaths']),
 		);
 		expect(e.credentialId).not.toBe('');
+	});
+
+	test("the output schema of Create and Wait, as n8n's editor asks for it before a first run", async () => {
+		// the editor's path: /schemas/<node type>/<version padded to x.y.z>/<resource>/<operation>.json
+		const res = await axios.get(`${e.n8n.url}/schemas/${TYPES.action}/1.0.0/task/sendAndWait.json`);
+		expect(res.status).toBe(200);
+		expect(res.data).toEqual(
+			JSON.parse(
+				readFileSync(
+					join(__dirname, '../../nodes/TaskQueue/__schema__/v1.0.0/task/sendAndWait.json'),
+					'utf8',
+				),
+			),
+		);
 	});
 
 	describe('credential test through n8n (POST /rest/credentials/test)', () => {

@@ -145,6 +145,7 @@ describe('SandboxClient', () => {
 			103,
 			104,
 			105,
+			106,
 			q.id,
 		]);
 

@@ -196,33 +196,33 @@ export function routeBackOf(target: string | null, waitingBase: string): RouteBa
 		: 'elsewhere';
 }
 
-/** The route's state: a short line for the editor's field, and the detail with its fix. */
+/** The route's state: a short line for the editor's field, and the detail, its fix first (n8n's dropdown cuts it at ~100 characters). */
 export function describeRouteBack(
 	route: RouteBack,
 	queueId: number,
 	target: string | null,
 ): { state: string; detail: string } {
-	const fix = `Activate a workflow with a Task Queue Trigger on queue ${queueId} (this workflow is fine); the node refuses to run until then.`;
+	const fix = `Fix: activate a Task Queue Trigger on queue ${queueId} (in any workflow, this one too).`;
 	if (route === 'routed') {
 		return {
 			state: "✓ Routed back by this n8n's Task Queue Trigger",
-			detail: `Queue ${queueId}'s webhook is an active Task Queue Trigger of this n8n. The node checks it again before it creates anything.`,
+			detail: `Queue ${queueId}'s webhook is an active Task Queue Trigger of this n8n (checked again at each run).`,
 		};
 	}
 	if (route === 'none')
 		return {
 			state: '⚠️ Not routed back: the queue has no webhook',
-			detail: `Queue ${queueId} has no webhook. ${fix}`,
+			detail: `${fix} Queue ${queueId} has no webhook.`,
 		};
 	if (route === 'test') {
 		return {
 			state: '⚠️ Not routed back: only a test listener',
-			detail: `Only a trigger's test listener receives queue ${queueId}, until its test event. ${fix}`,
+			detail: `${fix} Only a test listener has queue ${queueId}, until its test event.`,
 		};
 	}
 	return {
 		state: '⚠️ Not routed back: the webhook goes elsewhere',
-		detail: `Queue ${queueId}'s webhook goes to ${maskSecret(target ?? '')}. ${fix}`,
+		detail: `${fix} The webhook goes to ${maskSecret(target ?? '')}.`,
 	};
 }
 

@@ -25,6 +25,7 @@ test("the Queue picker lists the organization's queues by name", async () => {
 			{ name: 'Agent Approvals (105)', value: '105' },
 			{ name: 'Content Review (102)', value: '102' },
 			{ name: 'Data Labeling (103)', value: '103' },
+			{ name: 'Questions (106)', value: '106' },
 			{ name: 'Refund Decisions (104)', value: '104' },
 			{ name: 'Refund Requests (101)', value: '101' },
 		],
@@ -60,6 +61,7 @@ test('in Create and Wait the picker says which queues can wait, and why another 
 		{ name: 'Agent Approvals (105) · ready to wait', value: '105' },
 		{ name: 'Content Review (102) · no field for the address: add a read-only one', value: '102' },
 		{ name: 'Data Labeling (103) · cannot wait: no read-only text or link field', value: '103' },
+		{ name: 'Questions (106) · ready to wait', value: '106' },
 		{ name: 'Refund Decisions (104) · ready to wait', value: '104' },
 		{ name: 'Refund Requests (101) · no field for the address: add a read-only one', value: '101' },
 	]);
@@ -71,5 +73,6 @@ test('in Create and Wait the picker says which queues can wait, and why another 
 		'GET /orgs/1/queues/103',
 		'GET /orgs/1/queues/104',
 		'GET /orgs/1/queues/105',
+		'GET /orgs/1/queues/106',
 	]);
 });

@@ -297,12 +297,14 @@ describe('Create and Wait: what it offers', () => {
 			blocks: [{ id: 'resume_url', name: 'Resume', type: 'text', text: { read_only: true } }],
 		});
 		const q = queue.id;
-		const fix = `Activate a workflow with a Task Queue Trigger on queue ${q} (this workflow is fine); the node refuses to run until then.`;
+		const fix = `Fix: activate a Task Queue Trigger on queue ${q} (in any workflow, this one too).`;
+		// first in each description, whole within what n8n's dropdown shows (about 100 characters)
+		expect(fix.length).toBeLessThanOrEqual(90);
 		expect(await state({})).toEqual([
 			['Choose a queue first', '', 'The route back is checked once a queue is chosen'],
 		]);
 		expect(await state({ queue: locator(q) })).toEqual([
-			['⚠️ Not routed back: the queue has no webhook', '', `Queue ${q} has no webhook. ${fix}`],
+			['⚠️ Not routed back: the queue has no webhook', '', `${fix} Queue ${q} has no webhook.`],
 		]);
 		await env.client.setWebhook(
 			q,
@@ -312,7 +314,7 @@ describe('Create and Wait: what it offers', () => {
 			[
 				'⚠️ Not routed back: only a test listener',
 				'',
-				`Only a trigger's test listener receives queue ${q}, until its test event. ${fix}`,
+				`${fix} Only a test listener has queue ${q}, until its test event.`,
 			],
 		]);
 		await env.client.setWebhook(q, 'https://hooks.example.com/other?secret=s3cr3t-value');
@@ -320,7 +322,7 @@ describe('Create and Wait: what it offers', () => {
 		expect(elsewhere).toBe('⚠️ Not routed back: the webhook goes elsewhere');
 		expect(detail).toMatch(
 			new RegExp(
-				`^Queue ${q}'s webhook goes to https://hooks.example.com/other\\?secret=\\S+\\. Activate`,
+				`^Fix: activate a Task Queue Trigger on queue ${q} \\(in any workflow, this one too\\)\\. The webhook goes to https://hooks.example.com/other\\?secret=\\S+\\.$`,
 			),
 		);
 		expect(detail).not.toContain('s3cr3t-value');
@@ -332,7 +334,7 @@ describe('Create and Wait: what it offers', () => {
 			[
 				"✓ Routed back by this n8n's Task Queue Trigger",
 				'',
-				`Queue ${q}'s webhook is an active Task Queue Trigger of this n8n. The node checks it again before it creates anything.`,
+				`Queue ${q}'s webhook is an active Task Queue Trigger of this n8n (checked again at each run).`,
 			],
 		]);
 		expect((await state({ queue: locator(q), options: { routeBack: 'pollTrigger' } }))[0][0]).toBe(

@@ -108,6 +108,17 @@ describe('Queue > Get Many', () => {
 				},
 				pairedItem: { item: 0 },
 			},
+			{
+				json: {
+					id: 106,
+					name: 'Questions',
+					created_at: '2024-05-06T09:00:00.000Z',
+					active_users: [],
+					n_tasks: 0,
+					description: 'Ask a person a question; they write the answer.',
+				},
+				pairedItem: { item: 0 },
+			},
 		]);
 	});
 });
@@ -178,7 +189,7 @@ describe('the Legacy API Paths setting against a self-hosted 1.0.x server', () =
 		});
 		expect(
 			(await run({ resource: 'queue', operation: 'getMany', returnAll: true })).items,
-		).toHaveLength(5);
+		).toHaveLength(6);
 		expect(
 			(await run({ resource: 'webhook', operation: 'set', url: 'https://example.com/hook' }))
 				.items[0].json,

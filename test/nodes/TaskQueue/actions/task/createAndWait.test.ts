@@ -448,6 +448,32 @@ describe('Task > Create and Wait', () => {
 			],
 		]);
 	});
+
+	test("the sandbox's Questions queue: a plain question, Automatic takes its address field, the written answer comes back in data.answer", async () => {
+		await env.client.setWebhook(106, TRIGGER_OF_THIS_N8N);
+		const question = 'Which carrier should ship order 4411?';
+		const waiting = await run(
+			createAndWait({
+				queue: locator(106),
+				taskData: defineBelow({ question: '={{ $json.question }}' }),
+				resumeField: '',
+			}),
+			[{ question }],
+		);
+		expect(waiting.error).toBeUndefined();
+		const [task] = await createdTasks(106);
+		expect(task.data).toEqual({
+			question,
+			resume_url: expect.stringMatching(ADDRESS),
+			answer: null,
+		});
+		await complete(task.id, { answer: 'DHL, it is fragile' }, 106);
+		const done = await callWaitingNode(waiting, queryOf(String(task.data.resume_url)));
+		const [items] = done.result.workflowData as INodeExecutionData[][];
+		expect(
+			items.map((i) => [i.json.data, (i.json.wait as IDataObject).outcome, i.pairedItem]),
+		).toEqual([[{ question, answer: 'DHL, it is fragile' }, 'completed', { item: 0 }]]);
+	});
 });
 
 describe('Create and Wait refuses before creating anything', () => {

@@ -1,0 +1,177 @@
+// The output schemas n8n's editor shows before a node has run (nodes/TaskQueue/__schema__, served by
+// n8n at /schemas/<node type>/<version>/<resource>/<operation>.json): each operation is run against
+// the sandbox and its real output is checked against its schema, so a preview never offers a field
+// the node does not return, or with another type.
+import { readdirSync, readFileSync } from 'fs';
+import { join } from 'path';
+import type { IDataObject, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+
+import { callWaitingNode, queryOf } from '../../helpers/waiting';
+import { runActionNode } from '../../helpers/n8n';
+import { locator, node, startEnv, type TestEnv } from './env';
+
+interface JsonSchema {
+	type: string | string[];
+	properties?: Record<string, JsonSchema>;
+	items?: JsonSchema;
+}
+
+const ROOT = join(__dirname, '../../../nodes/TaskQueue/__schema__');
+const VERSION = `v${node.description.version}.0.0`;
+
+function schemaOf(resource: string, operation: string): JsonSchema {
+	return JSON.parse(
+		readFileSync(join(ROOT, VERSION, resource, `${operation}.json`), 'utf8'),
+	) as JsonSchema;
+}
+
+function typeOf(value: unknown): string {
+	if (value === null) return 'null';
+	if (Array.isArray(value)) return 'array';
+	if (Number.isInteger(value)) return 'integer';
+	return typeof value;
+}
+
+/** Where `value` differs from `schema`: a listed field missing, or of another type. */
+function mismatches(value: unknown, schema: JsonSchema, path = '$'): string[] {
+	const types = ([] as string[]).concat(schema.type);
+	const actual = typeOf(value);
+	const fits = types.includes(actual) || (actual === 'integer' && types.includes('number'));
+	if (!fits) return [`${path}: ${actual}, the schema says ${types.join(' or ')}`];
+	const found: string[] = [];
+	if (actual === 'object' && schema.properties) {
+		for (const [key, inner] of Object.entries(schema.properties)) {
+			if (!(key in (value as IDataObject))) found.push(`${path}.${key}: missing`);
+			else found.push(...mismatches((value as IDataObject)[key], inner, `${path}.${key}`));
+		}
+	}
+	if (actual === 'array' && schema.items) {
+		(value as unknown[]).forEach((item, i) =>
+			found.push(...mismatches(item, schema.items as JsonSchema, `${path}[${i}]`)),
+		);
+	}
+	return found;
+}
+
+let env: TestEnv;
+beforeAll(async () => (env = await startEnv()));
+afterAll(async () => await env.close());
+beforeEach(async () => await env.client.reset());
+
+async function outputOf(parameters: IDataObject): Promise<IDataObject[]> {
+	const { items, error } = await env.run(parameters);
+	expect(error).toBeUndefined();
+	expect(items.length).toBeGreaterThan(0);
+	return items.map((item) => item.json);
+}
+
+test('every operation of the node has a schema, and nothing else has one', () => {
+	const operations = node.description.properties
+		.filter((p: INodeProperties) => p.name === 'operation')
+		.flatMap((p) =>
+			(p.options as Array<{ value: string }>).map(
+				(o) => `${String(p.displayOptions?.show?.resource?.[0])}/${o.value}.json`,
+			),
+		)
+		.sort();
+	const files = readdirSync(join(ROOT, VERSION)).flatMap((resource) =>
+		readdirSync(join(ROOT, VERSION, resource)).map((file) => `${resource}/${file}`),
+	);
+	expect(files.sort()).toEqual(operations);
+	expect(readdirSync(ROOT)).toEqual([VERSION]);
+});
+
+describe('each output matches its schema', () => {
+	test('Queue > Get, Get Many, Flush', async () => {
+		const queue = { queue: locator(102) };
+		for (const [operation, parameters] of [
+			['get', queue],
+			['getMany', { returnAll: true }],
+			['flush', queue],
+		] as const) {
+			const schema = schemaOf('queue', operation);
+			for (const json of await outputOf({ resource: 'queue', operation, ...parameters })) {
+				expect(mismatches(json, schema)).toEqual([]);
+			}
+		}
+	});
+
+	test('Webhook > Set, Get, Remove: the whole output, nothing more', async () => {
+		const webhook = { resource: 'webhook', queue: locator(101) };
+		for (const [operation, extra] of [
+			['set', { url: 'https://example.com/hooks/a' }],
+			['get', {}],
+			['remove', {}],
+		] as const) {
+			const schema = schemaOf('webhook', operation);
+			const [json] = await outputOf({ ...webhook, operation, ...extra });
+			expect(mismatches(json, schema)).toEqual([]);
+			expect(Object.keys(json).sort()).toEqual(Object.keys(schema.properties ?? {}).sort());
+		}
+	});
+
+	test('Task > Create, Get Completed', async () => {
+		const [created] = await outputOf({
+			resource: 'task',
+			operation: 'create',
+			queue: locator(101),
+			taskData: {
+				mappingMode: 'defineBelow',
+				value: { customer_message: 'My kettle leaks', order_total: 42 },
+				matchingColumns: [],
+				schema: [],
+			},
+			options: {},
+		});
+		expect(mismatches(created, schemaOf('task', 'create'))).toEqual([]);
+		await env.client.complete(101, created.id as number, { by: 'alice@example.com', data: {} });
+		const completed = await outputOf({
+			resource: 'task',
+			operation: 'getCompleted',
+			queue: locator(101),
+			returnAll: true,
+		});
+		for (const json of completed) {
+			expect(mismatches(json, schemaOf('task', 'getCompleted'))).toEqual([]);
+		}
+	});
+
+	test('Task > Create and Wait (Approval): the answer the run resumes with', async () => {
+		// a Task Queue Trigger of the n8n the run is in (localhost:5678) holds the queue
+		await env.client.setWebhook(
+			105,
+			'http://localhost:5678/webhook/6f1c2b0e-4d7a-4e8b-9a51-0c3d2e1f4a5b/task-completed?secret=s3cret',
+		);
+		const waiting = await runActionNode({
+			types: { taskQueue: node },
+			node: {
+				type: 'taskQueue',
+				parameters: {
+					resource: 'task',
+					operation: 'sendAndWait',
+					queue: locator(105),
+					taskData: { mappingMode: 'defineBelow', value: {}, matchingColumns: [], schema: [] },
+					resumeField: 'resume_url',
+					responseType: 'approval',
+					approvalField: 'decision',
+					approveOption: 'approve',
+					feedbackField: 'feedback',
+					options: {},
+				} as never,
+			},
+			input: [{ order: 4411 }],
+			credentials: env.credentials(),
+			executionId: 'schema-1',
+		});
+		expect(waiting.error).toBeUndefined();
+		const [task] = (await env.client.tasks(105)).filter((t) => t.id >= 1000);
+		await env.client.complete(105, task.id, {
+			by: 'alice@example.com',
+			data: { decision: 'approve', feedback: 'fine' },
+		});
+		const call = await callWaitingNode(waiting, queryOf(String(task.data.resume_url)));
+		const [items] = call.result.workflowData as INodeExecutionData[][];
+		expect(items).toHaveLength(1);
+		expect(mismatches(items[0].json, schemaOf('task', 'sendAndWait'))).toEqual([]);
+	});
+});
