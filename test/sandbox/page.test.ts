@@ -7,10 +7,19 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
+import type { INodeExecutionData } from 'n8n-workflow';
+
+import { TaskQueue } from '../../nodes/TaskQueue/TaskQueue.node';
 import { SandboxClient } from '../../sandbox/client';
 import { startSandbox, type Sandbox } from '../../sandbox/index';
 import { asDelivered } from '../../sandbox/time';
+import { runActionNode, TestCredentialsHelper } from '../helpers/n8n';
+import { callWaitingNode, queryOf } from '../helpers/waiting';
 import { ALICE, BOB, call, closeAgent, sleep, startListener, type Listener } from './helpers';
+
+/** A Task Queue Trigger of the n8n the run is in (localhost:5678): Create and Wait's route back. */
+const TRIGGER_OF_AN_N8N =
+	'http://localhost:5678/webhook/6f1c2b0e-4d7a-4e8b-9a51-0c3d2e1f4a5b/task-completed?secret=s3cret';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -215,7 +224,7 @@ test('a person finds a given task (the one just created) in the pending list and
 	);
 });
 
-test("a builder (an organization's admin) makes a queue with a read-only address field on the page; the API then returns those fields, and a task created on it shows them", async () => {
+test("a builder (an organization's admin) makes a queue with a read-only address field on the page; the API then returns those fields, a task created on it shows them, and Create and Wait on it resumes with the answer given on the page", async () => {
 	await client.reset();
 	const pageErrors: string[] = [];
 	page.on('pageerror', (e) => pageErrors.push(e.message));
@@ -283,6 +292,64 @@ test("a builder (an organization's admin) makes a queue with a read-only address
 	await page.getByTestId('task-form').waitFor();
 	expect(await page.getByTestId('input-question').textContent()).toBe('Can we ship on Sunday?');
 	expect(await page.getByTestId('field-answer').count()).toBe(1);
+	await page.getByTestId('field-answer').fill('Yes');
+	await page.getByTestId('field-urgency').selectOption({ label: 'Low' });
+	await page.getByTestId('complete-task').click();
+	await page.getByTestId('completed-message').waitFor();
+
+	// Create and Wait on the new queue (Automatic takes its address field); the person answers on the page
+	await client.setWebhook(id, TRIGGER_OF_AN_N8N);
+	const waiting = await runActionNode({
+		types: { taskQueue: new TaskQueue() },
+		node: {
+			type: 'taskQueue',
+			parameters: {
+				resource: 'task',
+				operation: 'sendAndWait',
+				queue: { __rl: true, mode: 'id', value: String(id) },
+				taskData: {
+					mappingMode: 'defineBelow',
+					value: { question: '={{ $json.question }}' },
+					matchingColumns: [],
+					schema: [],
+				},
+				resumeField: '',
+				options: {},
+			} as never,
+		},
+		input: [{ question: 'Which carrier for order 4411?' }],
+		credentials: new TestCredentialsHelper({
+			baseUrl: sandbox.baseUrl,
+			apiKey: sandbox.apiKey,
+			organizationId: sandbox.organizationId,
+			apiPaths: 'queues',
+			ignoreSslIssues: false,
+		}),
+		executionId: 'page-1',
+	});
+	expect(waiting.error).toBeUndefined();
+	await page.reload();
+	await page.getByTestId('take-next').click();
+	await page.getByTestId('task-form').waitFor();
+	expect(await page.getByTestId('input-question').textContent()).toBe(
+		'Which carrier for order 4411?',
+	);
+	await page.getByTestId('field-answer').fill('DHL');
+	await page.getByTestId('field-urgency').selectOption({ label: 'High' });
+	await page.getByTestId('complete-task').click();
+	await page.getByTestId('completed-message').waitFor();
+	const [answered] = (await client.tasks(id)).filter(
+		(t) => t.status === 'completed' && t.data.question === 'Which carrier for order 4411?',
+	);
+	const resumed = await callWaitingNode(waiting, queryOf(String(answered.data.resume_url)));
+	const [items] = resumed.result.workflowData as INodeExecutionData[][];
+	expect(items.map((i) => [i.json.data, i.json.labels, i.pairedItem])).toEqual([
+		[
+			{ question: 'Which carrier for order 4411?', answer: 'DHL', urgency: 'high' },
+			{ urgency: 'High' },
+			{ item: 0 },
+		],
+	]);
 	expect(pageErrors).toEqual([]);
 });
 
