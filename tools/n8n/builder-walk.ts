@@ -1,13 +1,19 @@
 // The builder's path in the real editor, from an empty canvas to a person's answer (headless Chromium):
 //   npx tsx tools/n8n/builder-walk.ts                   n8n 2.41.1
 //   TQ_N8N_VERSION=1 npx tsx tools/n8n/builder-walk.ts  n8n 1.123.81
-// Builds what docs/waiting.md sets up, through the editor only: a Task Queue Trigger on Refund
-// Decisions (the example workflow already holds that queue: this one joins it), a Webhook, Create and
-// Wait on the queue (Route Back and Automatic as they come), an IF on the label the person clicked,
-// a node on each branch; publishes; sends a request; Alice approves on the people's page; the run
-// must take the "true" branch; then a task made outside n8n, completed, must start the workflow
-// through its own trigger. Fails on the first difference and prints each action with its time.
+// First the builder makes their queue on the sandbox's page (New queue (admin): a customer message,
+// a note, a decision, and the read-only address field). Then what docs/waiting.md sets up, through
+// the editor only: a Task Queue Trigger on that queue, a Webhook, Create and Wait (first on Refund
+// Requests, which cannot wait as it is; then the builder's queue: Route Back and Automatic as they
+// come; a mapping survives changes of the Resume Address Field), an IF whose first condition is
+// dragged from Create and Wait's output schema before any run (wait › outcome is completed) and whose
+// second is the label the person clicked, a node on each branch; publishes; sends a request; Alice
+// approves on the people's page; the run must take the "true" branch; then a task made outside n8n,
+// completed, must start the workflow through its own trigger. Fails on the first difference and
+// prints each action with its time.
 // A replay, not a person: it guards the path; how long it takes people is in bench/RESULTS.md.
+import { tmpdir } from 'os';
+import { join } from 'path';
 import axios from 'axios';
 import type { IDataObject } from 'n8n-workflow';
 import type { Locator, Page } from 'playwright-core';
@@ -15,7 +21,7 @@ import type { Locator, Page } from 'playwright-core';
 import { signIn, startEditorSession } from './editor-session';
 import type { N8nHandle } from './start';
 
-const QUEUE = 'Refund Decisions (104)';
+const QUEUE_NAME = 'My refunds';
 const MESSAGE = 'The kettle arrived broken';
 const started = Date.now();
 let actions = 0;
@@ -56,12 +62,92 @@ async function closeNode(page: Page): Promise<void> {
 	);
 }
 
-async function chooseQueue(page: Page): Promise<void> {
+/** Picks the queue in the Queue list; returns how the list showed it. */
+async function chooseQueue(page: Page, queue: string): Promise<string> {
 	await click(page, 'open the Queue list', page.locator('[data-test-id="rlc-input"]'));
 	// in Create and Wait the picker adds what the queue can do ("· ready to wait")
-	const listed = new RegExp(`^${QUEUE.replace(/[()]/g, '\\$&')}( · .+)?$`);
-	await click(page, `pick ${QUEUE}`, page.getByText(listed));
+	const listed = page.getByText(new RegExp(`^${queue.replace(/[()]/g, '\\$&')}( · .+)?$`));
+	const shown = ((await listed.first().textContent({ timeout: 15_000 })) ?? '').trim();
+	await click(page, `pick ${queue}`, listed);
 	await page.waitForTimeout(2000);
+	return shown;
+}
+
+/** The builder's queue, made on the sandbox's page as its admin does in the service's UI. */
+async function makeQueueOnPage(page: Page, peoplesPage: string): Promise<number> {
+	step(`open the people's page ${peoplesPage}`);
+	await page.goto(peoplesPage);
+	const alice = page.getByText('Alice Example', { exact: true });
+	if (await alice.isVisible().catch(() => false)) await click(page, 'pick Alice', alice);
+	await click(page, 'New queue (admin)', page.locator('[data-testid="new-queue-1"] summary'));
+	const fill = async (what: string, testId: string, value: string) => {
+		step(`${what}: ${value}`);
+		await page.locator(`[data-testid="${testId}"]`).fill(value);
+	};
+	await fill('queue name', 'new-queue-name', QUEUE_NAME);
+	await fill('field 1', 'field-name-1', 'Customer message');
+	await fill('its ID', 'field-id-1', 'customer_message');
+	await fill('field 2', 'field-name-2', 'Note');
+	await fill('its ID', 'field-id-2', 'note');
+	await click(page, 'Add a field', page.locator('[data-testid="add-field"]'));
+	await fill('field 3', 'field-name-3', 'Decision');
+	step('its kind: single selection');
+	await page.locator('[data-testid="field-kind-3"]').selectOption('single_selection');
+	await fill('its options', 'field-options-3', 'Approve, Reject');
+	await click(
+		page,
+		'Add the address field for n8n',
+		page.locator('[data-testid="add-address-field"]'),
+	);
+	await click(page, 'Create queue', page.locator('[data-testid="create-queue"]'));
+	const made = await page.locator('[data-testid="queue-created"]').textContent({ timeout: 15_000 });
+	const id = Number(/Queue (\d+) /.exec(made ?? '')?.[1]);
+	check('the page made the queue', made === `Queue ${id} "${QUEUE_NAME}" created.`, made);
+	return id;
+}
+
+/** Drags a field of the input panel's schema onto a parameter, as the builder maps by hand. */
+async function dragField(page: Page, field: string, target: Locator): Promise<void> {
+	step(`drag "${field}" from the input panel`);
+	const source = page
+		.locator('[data-test-id="ndv-input-panel"]')
+		.getByText(field, { exact: true })
+		.first();
+	await source.waitFor({ timeout: 15_000 });
+	const from = await source.boundingBox();
+	const to = await target.first().boundingBox();
+	if (!from || !to) throw new Error(`nothing to drag: ${field}`);
+	await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
+	await page.mouse.down();
+	for (let i = 1; i <= 10; i++) {
+		await page.mouse.move(
+			from.x + ((to.x + to.width / 2 - from.x) * i) / 10,
+			from.y + ((to.y + to.height / 2 - from.y) * i) / 10,
+		);
+		await page.waitForTimeout(50);
+	}
+	await page.mouse.up();
+	await page.waitForTimeout(800);
+}
+
+/** The expression a mapped field of Values to Send holds, as the editor shows it. */
+async function mappedValue(page: Page, field: string): Promise<string> {
+	const input = page.locator(`[data-test-id="parameter-input-${field}"]`).first();
+	return ((await input.textContent()) ?? '').trim();
+}
+
+/** Picks an option of an options parameter by its shown name. */
+async function pickOption(page: Page, parameter: string, name: string): Promise<void> {
+	const option = page.locator('.el-select-dropdown:visible li', { hasText: name });
+	for (let tries = 0; tries < 3 && !(await option.first().isVisible()); tries++) {
+		await click(
+			page,
+			`open ${parameter}`,
+			page.locator(`[data-test-id="parameter-input-${parameter}"] input`),
+		);
+	}
+	await click(page, `pick "${name}"`, option);
+	await page.waitForTimeout(1500);
 }
 
 /** A parameter switched to Expression (its field clicked, its toggle), then its expression. */
@@ -133,12 +219,11 @@ async function answerOnPeoplesPage(
 	await page.goto(peoplesPage);
 	const alice = page.getByText('Alice Example', { exact: true });
 	if (await alice.isVisible().catch(() => false)) await click(page, 'pick Alice', alice);
-	await click(page, 'open Refund Decisions', page.getByText('Refund Decisions', { exact: true }));
+	await click(page, `open ${QUEUE_NAME}`, page.getByText(QUEUE_NAME, { exact: true }));
 	// the request answers before the run has created its task
 	const deadline = Date.now() + 30_000;
 	while (!(await page.getByText(message).first().isVisible())) {
-		if (Date.now() > deadline)
-			throw new Error(`timed out: no task "${message}" in Refund Decisions`);
+		if (Date.now() > deadline) throw new Error(`timed out: no task "${message}" in ${QUEUE_NAME}`);
 		await page.waitForTimeout(1000);
 		await page.reload();
 	}
@@ -176,6 +261,9 @@ async function main() {
 	try {
 		console.log(`n8n ${n8n.version} at ${n8n.url}, sandbox at ${sandbox.baseUrl}`);
 		const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+		console.log("the builder's queue, on the sandbox's page:");
+		const queueId = await makeQueueOnPage(page, `${sandbox.baseUrl}/app/`);
+		const queue = `${QUEUE_NAME} (${queueId})`;
 		await signIn(page, n8n);
 		await page.goto(`${n8n.url}/workflow/new`);
 		await page.locator('[data-test-id="canvas-add-button"]').first().waitFor({ timeout: 30_000 });
@@ -188,7 +276,7 @@ async function main() {
 			'task queue',
 			'On task completed',
 		);
-		await chooseQueue(page);
+		await chooseQueue(page, queue);
 		check(
 			"Check for Lost Completions' button says what it adds",
 			await page
@@ -210,40 +298,93 @@ async function main() {
 
 		// the Webhook is selected: the panel's node goes after it
 		await addNode(page, plus, 'create and wait', 'Create and wait for people to answer');
-		await chooseQueue(page);
-		const routeBack = await selectValue(page, 'routeBackState');
-		check('Route Back says the queue comes back', routeBack.startsWith('✓ Routed back'), routeBack);
+		const mapMessage = async () =>
+			await typeExpression(
+				page,
+				page.locator('[data-test-id="parameter-input-customer_message"]'),
+				page.locator(
+					`[data-test-id='value["customer_message"]-parameter-input-options-container']`,
+				),
+				'{{ $json.body.message }}',
+			);
+		// a queue first that cannot wait as it is: the list says so
+		const other = await chooseQueue(page, 'Refund Requests (101)');
+		check(
+			'the Queue list says Refund Requests needs a field for the address',
+			other === 'Refund Requests (101) · no field for the address: add a read-only one',
+			other,
+		);
+		// then the builder's queue: the panel follows it (Route Back was the first queue's)
+		const mine = await chooseQueue(page, queue);
+		check(
+			"the Queue list says the builder's queue is ready",
+			mine === `${queue} · ready to wait`,
+			mine,
+		);
+		let routeBack = await selectValue(page, 'routeBackState');
+		for (let waited = 0; waited < 10 && routeBack.startsWith('✓'); waited++) {
+			await page.waitForTimeout(1000);
+			routeBack = await selectValue(page, 'routeBackState');
+		}
+		check(
+			'Route Back follows the queue: not routed back yet (no trigger published)',
+			routeBack === '⚠️ Not routed back: the queue has no webhook',
+			routeBack,
+		);
 		const resumeField = await selectValue(page, 'resumeField');
 		check(
 			'Resume Address Field is Automatic on the resume address',
 			resumeField === 'Automatic: Resume address (n8n fills it)',
 			resumeField,
 		);
-		await typeExpression(
-			page,
-			page.locator('[data-test-id="parameter-input-customer_message"]'),
-			page.locator(`[data-test-id='value["customer_message"]-parameter-input-options-container']`),
-			'{{ $json.body.message }}',
-		);
-		await typeExpression(
-			page,
-			page.locator('[data-test-id="parameter-input-order_total"]'),
-			page.locator(`[data-test-id='value["order_total"]-parameter-input-options-container']`),
-			'{{ $json.body.order_total }}',
+		await mapMessage();
+		// a mapping survives changes of the Resume Address Field (silent wrong 2 of issue 40)
+		await pickOption(page, 'resumeField', 'Resume address (n8n fills it) (text, for the address)');
+		await pickOption(page, 'resumeField', 'Automatic: Resume address (n8n fills it)');
+		check(
+			'the mapping is kept when the Resume Address Field changes',
+			(await mappedValue(page, 'customer_message')).includes('$json.body.message'),
+			await mappedValue(page, 'customer_message'),
 		);
 		await closeNode(page);
 
 		await addNode(page, plus, 'if');
+		// before any run, the input panel shows Create and Wait's output schema (n8n's preview)
+		await page
+			.locator('[data-test-id="ndv-input-panel"]')
+			.getByText('outcome', { exact: true })
+			.first()
+			.waitFor({ timeout: 20_000 })
+			.catch(() => undefined);
+		await page.screenshot({ path: join(tmpdir(), `builder-walk-if-${n8n.major}.png`) });
+		await dragField(page, 'outcome', page.locator('[data-test-id="parameter-input-left"]'));
+		const dragged = (
+			(await page.locator('[data-test-id="parameter-input-left"]').first().textContent()) ?? ''
+		).trim();
+		check(
+			'wait › outcome dragged from the output schema, before any run',
+			dragged.includes('$json.wait.outcome'),
+			dragged,
+		);
+		await blur(page); // the dragged expression's preview covers the next field
+		await click(
+			page,
+			'the value to compare: completed',
+			page.locator('[data-test-id="parameter-input-right"]'),
+		);
+		await page.keyboard.type('completed');
+		await blur(page);
+		await click(page, 'Add condition', page.locator('[data-test-id="filter-add-condition"]'));
 		await typeExpression(
 			page,
-			page.locator('[data-test-id="parameter-input-left"]'),
-			page.locator('[data-test-id="filter-condition-left"]'),
+			page.locator('[data-test-id="parameter-input-left"]').nth(1),
+			page.locator('[data-test-id="filter-condition-left"]').nth(1),
 			'{{ $json.labels.decision }}',
 		);
 		await click(
 			page,
 			'the value to compare: Approve',
-			page.locator('[data-test-id="parameter-input-right"]'),
+			page.locator('[data-test-id="parameter-input-right"]').nth(1),
 		);
 		await page.keyboard.type('Approve');
 		await blur(page);
@@ -285,21 +426,23 @@ async function main() {
 		const sent = (parameters('Create and wait for people to answer')?.taskData as IDataObject)
 			?.value as IDataObject | undefined;
 		check(
-			"Create and Wait sends the request's message and total",
-			sent?.customer_message === '={{ $json.body.message }}' &&
-				sent?.order_total === '={{ $json.body.order_total }}',
+			"Create and Wait sends the request's message",
+			JSON.stringify(sent) === JSON.stringify({ customer_message: '={{ $json.body.message }}' }),
 			sent,
 		);
-		const condition = (
+		const conditions = (
 			(parameters('If')?.conditions as IDataObject | undefined)?.conditions as
 				| IDataObject[]
 				| undefined
-		)?.[0];
+		)?.map((c) => [c.leftValue, c.rightValue]);
 		check(
-			'the IF compares the label with Approve',
-			condition?.leftValue === '={{ $json.labels.decision }}' &&
-				condition?.rightValue === 'Approve',
-			condition,
+			'the IF tests the outcome (dragged), then compares the label with Approve',
+			JSON.stringify(conditions) ===
+				JSON.stringify([
+					['={{ $json.wait.outcome }}', 'completed'],
+					['={{ $json.labels.decision }}', 'Approve'],
+				]),
+			conditions,
 		);
 		check(
 			'the run went on and took the true branch',
@@ -310,11 +453,11 @@ async function main() {
 			`from an empty canvas to the answer: ${((Date.now() - startedAt) / 1000).toFixed(0)} s, ${actions} actions (a replay)`,
 		);
 
-		// the workflow's own trigger listens through the example's, which holds the queue
+		// the workflow's own trigger holds the builder's queue: an ordinary completion starts it
 		const plain = 'A task made outside n8n';
 		await axios.post(
-			`${sandbox.baseUrl}/orgs/${sandbox.organizationId}/queues/104/tasks/create`,
-			{ data: { customer_message: plain, order_total: 5 } },
+			`${sandbox.baseUrl}/orgs/${sandbox.organizationId}/queues/${queueId}/tasks/create`,
+			{ data: { customer_message: plain } },
 			{ headers: { Authorization: `Token ${sandbox.apiKey}` } },
 		);
 		await answerOnPeoplesPage(page, `${sandbox.baseUrl}/app/`, plain, 'Reject');

@@ -1,6 +1,6 @@
 import type { ILoadOptionsFunctions, ResourceMapperFields } from 'n8n-workflow';
 
-import { automaticResumeField, isInputBlock, isMeantForAddress } from '../helpers/blockModel';
+import { isInputBlock, isMeantForAddress } from '../helpers/blockModel';
 import { blockToField, orderBlocks } from '../helpers/blocks';
 import { parseQueueId } from '../helpers/queue';
 import { getQueue } from '../transport/endpoints';
@@ -23,8 +23,9 @@ export async function getTaskFields(this: ILoadOptionsFunctions): Promise<Resour
 
 /**
  * Create and Wait's fields: only the inputs a person works from (what people fill in comes back in
- * the answer, it is not sent), never a Resume Address Field named for the address (the node writes
- * the address there).
+ * the answer, it is not sent), never a field named for the address (the node writes the address
+ * there). The same whatever the Resume Address Field: n8n's field mapper clears every mapping when a
+ * parameter it depends on changes, so it depends on the queue alone.
  */
 export async function getWaitTaskFields(
 	this: ILoadOptionsFunctions,
@@ -35,19 +36,8 @@ export async function getWaitTaskFields(
 	}
 	const queue = await getQueue.call(this, queueId);
 	const blocks = queue.data ?? [];
-	// Automatic: the field it takes now; the Values to Send never offer it
-	const chosen = this.getNodeParameter('resumeField', '') as string;
-	const resumeField = chosen || automaticResumeField(blocks);
-	if (!resumeField) {
-		return {
-			fields: [],
-			emptyFieldsNotice:
-				'Choose the Resume Address Field first (no field of the queue is named for the address): the inputs a person works from appear here.',
-		};
-	}
-	// fields named for the address are the node's; a field people read stays listed even when chosen
-	// for the address: a mapping made there is kept (the editor drops the value of a field that
-	// leaves the list), and the node refuses the pair before any task
+	// a field people read stays listed even when chosen for the address: a mapping made there is kept
+	// (the editor drops the value of a field that leaves the list), and the node refuses the pair
 	const fields = blocks
 		.filter((block) => isInputBlock(block) && !isMeantForAddress(block))
 		.map(blockToField);

@@ -34,8 +34,8 @@ export const taskDataField: INodeProperties = {
 	description:
 		"The task's fields, loaded from the queue's configuration: the inputs a person works from come first, then the fields people fill in when they complete the task (optional here)",
 	typeOptions: {
-		// resumeField: Create and Wait's fields leave it out (the editor may use this property for both operations)
-		loadOptionsDependsOn: ['queue.value', 'resumeField'],
+		// the queue alone: n8n's field mapper clears every mapping when a parameter it depends on changes
+		loadOptionsDependsOn: ['queue.value'],
 		resourceMapper: {
 			resourceMapperMethod: 'getTaskFields',
 			mode: 'add',

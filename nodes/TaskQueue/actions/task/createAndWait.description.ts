@@ -45,10 +45,9 @@ export const createAndWaitProperties: INodeProperties[] = [
 		...create.taskDataField,
 		displayName: 'Values to Send',
 		description:
-			"The inputs a person works from, loaded from the queue's configuration. The fields people fill in are not sent: their values come back in the answer.",
+			"The inputs a person works from, loaded from the queue's configuration. The fields people fill in are not sent: their values come back in the answer. If this still shows the previous queue's fields after the queue changed, close and reopen the node.",
 		typeOptions: {
 			...create.taskDataField.typeOptions,
-			loadOptionsDependsOn: ['queue.value', 'resumeField'],
 			resourceMapper: {
 				...create.taskDataField.typeOptions?.resourceMapper,
 				resourceMapperMethod: 'getWaitTaskFields',

@@ -193,7 +193,7 @@ describe('Create and Wait: what it offers', () => {
 				await node.methods.resourceMapping.getWaitTaskFields.call(context({ queue: locator(104) }))
 			).fields.map((f) => f.id),
 		).toEqual(['customer_message', 'order_total']);
-		// a queue with no field named for the address: a notice until the Resume Address Field is chosen
+		// a queue with no field named for the address: its inputs at once, whatever the Resume Address Field
 		const plain = await env.client.createQueue({
 			name: 'Plain',
 			blocks: [
@@ -205,11 +205,24 @@ describe('Create and Wait: what it offers', () => {
 			await node.methods.resourceMapping.getWaitTaskFields.call(
 				context({ queue: locator(plain.id) }),
 			),
-		).toEqual({
-			fields: [],
-			emptyFieldsNotice:
-				'Choose the Resume Address Field first (no field of the queue is named for the address): the inputs a person works from appear here.',
-		});
+		).toMatchObject({ fields: [{ id: 'message' }] });
+		expect(
+			(
+				await node.methods.resourceMapping.getWaitTaskFields.call(
+					context({ queue: locator(plain.id), resumeField: 'message' }),
+				)
+			).fields.map((f) => f.id),
+		).toEqual(['message']);
+	});
+
+	test("Values to Send depends on the queue alone: n8n's field mapper clears every mapping when a parameter it depends on changes (a Resume Address Field chosen after mapping kept nothing)", () => {
+		const dependsOn = (operation: string) =>
+			node.description.properties.find(
+				(p) =>
+					p.name === 'taskData' && p.displayOptions?.show?.operation?.includes(operation),
+			)?.typeOptions?.loadOptionsDependsOn;
+		expect(dependsOn('create')).toEqual(['queue.value']);
+		expect(dependsOn('sendAndWait')).toEqual(['queue.value']);
 	});
 
 	test('a field people read chosen as the Resume Address Field stays in Values to Send, so a mapping made there is kept (the node then refuses the pair before any task); a field named for the address never shows there', async () => {
