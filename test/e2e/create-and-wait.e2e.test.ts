@@ -719,6 +719,7 @@ describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool
 	const REVIEW_QUEUE = 105;
 	let workflowId = '';
 	let mock: OpenAiMock | undefined;
+	let workflowModelCredential: Record<string, { id: string; name: string }> = {};
 
 	beforeAll(async () => {
 		if (majorFromEnv() !== '2') return;
@@ -734,9 +735,9 @@ describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool
 		});
 		const example = loadExamples().find((x) => x.file === 'ai-agent-refund-needs-approval.json');
 		const wf = prepareWorkflow(example!.text, e.credentialId);
-		wf.nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi')!.credentials = {
-			openAiApi: { id: credId, name: credName },
-		};
+		workflowModelCredential = { openAiApi: { id: credId, name: credName } };
+		wf.nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi')!.credentials =
+			workflowModelCredential;
 		workflowId = await createWorkflow(e, wf);
 		await activate(e, workflowId);
 		// the example's own Task Queue Trigger routes the approvals back
@@ -796,6 +797,95 @@ describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool
 			'A person will review your request',
 		);
 	});
+
+	// the same review with Several People per Item (All Must Approve, two people): the example's
+	// trigger above routes the answers back
+	(majorFromEnv() === '2' ? test : test.skip)(
+		'two people must approve: the same person approving both tasks counts once and the node asks again; a second person approves and only then the gated tool runs',
+		async () => {
+			const path = uniq('two-approvers');
+			const example = loadExamples().find((x) => x.file === 'ai-agent-refund-needs-approval.json');
+			const wf = prepareWorkflow(example!.text, e.credentialId);
+			wf.nodes = wf.nodes.filter(
+				(n) => n.type !== TYPES.trigger && n.type !== 'n8n-nodes-base.stickyNote',
+			);
+			const start = wf.nodes.find((n) => n.type === 'n8n-nodes-base.webhook')!;
+			start.webhookId = path;
+			(start.parameters as Record<string, unknown>).path = path;
+			const gate = wf.nodes.find((n) => n.type === `${TYPES.action}HitlTool`)!;
+			(gate.parameters as Record<string, unknown>).options = {
+				severalPeople: { values: { people: 2, decideWhen: 'allApprove', maxTasks: 3 } },
+			};
+			wf.nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi')!.credentials =
+				workflowModelCredential;
+			wf.name = `e2e agent review by two people ${path}`;
+			const id = await createWorkflow(e, wf);
+			await activate(e, id);
+			try {
+				const requestsBefore = mock!.requests.length;
+				const before = new Set((await e.client.tasks(REVIEW_QUEUE)).map((t) => t.id));
+				const fresh = async () =>
+					(await e.client.tasks(REVIEW_QUEUE)).filter((t) => !before.has(t.id));
+				// n8n serves a workflow's webhook a moment after it is published
+				await waitFor('the workflow took the request', async () => {
+					const res = await axios.post(
+						`${e.n8n.webhookBase}/${path}`,
+						{ message: 'Please refund my order', order: 4411, order_total: 89.9 },
+						{ validateStatus: () => true },
+					);
+					return res.status === 200 ? true : undefined;
+				});
+				const waiting = await waitingExecution(id, REVIEW_QUEUE);
+				const [first, second] = await waitFor('two review tasks', async () => {
+					const tasks = await fresh();
+					return tasks.length === 2 ? tasks.sort((a, b) => a.id - b.id) : undefined;
+				});
+				// Alice approves both: she counts once, the run keeps waiting and one more task is made
+				await e.client.complete(REVIEW_QUEUE, first.id, {
+					by: ALICE,
+					data: { decision: 'approve' },
+				});
+				await e.client.complete(REVIEW_QUEUE, second.id, {
+					by: ALICE,
+					data: { decision: 'approve' },
+				});
+				const third = await waitFor(
+					'the task asked again',
+					async () => (await fresh()).find((t) => t.id !== first.id && t.id !== second.id),
+					60_000,
+				);
+				expect(third.data.request).toBe(first.data.request);
+				const meanwhile = await e.n8n.api.get(`/executions/${waiting.id}`);
+				expect(meanwhile.data.status).toBe('waiting');
+				expect(
+					mock!.requests
+						.slice(requestsBefore)
+						.some((r) =>
+							r.messages.some(
+								(m) => m.role === 'tool' && JSON.stringify(m.content).includes('refunded order'),
+							),
+						),
+				).toBe(false);
+				await e.client.complete(REVIEW_QUEUE, third.id, {
+					by: 'bob@example.com',
+					data: { decision: 'approve' },
+				});
+				const done = await resumed(waiting.id, 'success', 60_000);
+				expect(done.id).toBe(waiting.id);
+				const toolMessages = mock!.requests
+					.slice(requestsBefore)
+					.flatMap((r) =>
+						r.messages.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content)),
+					)
+					.join('\n')
+					.replace(/\\/g, '');
+				expect(toolMessages).toMatch(/refunded order 4411 \(89\.9\)/);
+			} finally {
+				await deleteWorkflow(e, id);
+			}
+		},
+		180_000,
+	);
 });
 
 test('a workflow that does not save successful executions ("Save successful production executions: Do not save"): the run waits, resumes once, and goes on', async () => {
