@@ -18,6 +18,8 @@ const BENCH_ADMIN_SECRET = `bench-admin-${process.pid}-${Date.now()}`;
 export const ORG_ID = 1;
 export const QUEUE_ID = 101;
 export const PERSON = 'alice@example.com';
+/** Another member of the sandbox's organization 1: a second approver. */
+export const SECOND_PERSON = 'bob@example.com';
 
 export const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
 export const log = (s: string) => console.log(`[bench] ${s}`);

@@ -16,6 +16,7 @@ import {
 	percentile,
 	PERSON,
 	readMemKb,
+	SECOND_PERSON,
 	sleep,
 	table,
 	type Execution,
@@ -67,11 +68,13 @@ function chain(names: string[]): WorkflowJson['connections'] {
 	);
 }
 
-function createAndWaitWorkflow(ctx: BenchContext): WorkflowJson {
+/** Create and Wait; with `people`, Several People per Item (All Must Approve by that many people). */
+function createAndWaitWorkflow(ctx: BenchContext, people?: number): WorkflowJson {
+	const path = people ? 'bench-create-and-wait-people' : 'bench-create-and-wait';
 	return {
-		name: 'bench: Create and Wait',
+		name: people ? `bench: Create and Wait, ${people} people` : 'bench: Create and Wait',
 		nodes: [
-			hook('bench-create-and-wait'),
+			hook(path),
 			items,
 			{
 				name: 'Ask a person',
@@ -89,7 +92,16 @@ function createAndWaitWorkflow(ctx: BenchContext): WorkflowJson {
 						schema: [],
 					},
 					resumeField: 'resume_url',
-					options: {},
+					...(people
+						? {
+								responseType: 'approval',
+								approvalField: 'decision',
+								approveOption: 'approve',
+								options: {
+									severalPeople: { values: { people, decideWhen: 'allApprove' } },
+								},
+							}
+						: { options: {} }),
 				},
 				credentials: { taskQueueApi: ctx.creds.taskQueue },
 			},
@@ -286,6 +298,7 @@ async function measureWaiting(
 		30_000,
 	);
 	const ours = await create(createAndWaitWorkflow(ctx), true);
+	const twoPeople = await create(createAndWaitWorkflow(ctx, 2), true);
 	const theirs = await create(waitNodeWorkflow(), true);
 	const floor = await create(floorWaitWorkflow(ctx), true);
 	await create(floorRouteWorkflow(), true);
@@ -308,7 +321,12 @@ async function measureWaiting(
 		);
 
 	// (a) one item: completion -> end of the resumed execution
-	const latency = { ours: [] as number[], theirs: [] as number[], floor: [] as number[] };
+	const latency = {
+		ours: [] as number[],
+		people: [] as number[],
+		theirs: [] as number[],
+		floor: [] as number[],
+	};
 	const oneOurs = async () => {
 		const after = await lastExecutionId(n8n);
 		await post(n8n, 'bench-create-and-wait', { count: 1 });
@@ -334,6 +352,28 @@ async function measureWaiting(
 		return Date.parse(String(end.stoppedAt)) - t0;
 	};
 	const breakdown: Array<Record<string, number>> = [];
+	// two people, All Must Approve: from the deciding (second) approval to the end of the execution
+	const onePeople = async () => {
+		const after = await lastExecutionId(n8n);
+		await post(n8n, 'bench-create-and-wait-people', { count: 1 });
+		const waiting = await executionIn(n8n, twoPeople, after, 'waiting');
+		const [first, second] = await tasksOf(waiting.id, 2);
+		await client.complete(QUEUE, first.id, { by: PERSON, data: { decision: 'approve' } });
+		await until(
+			'the first approval passed on',
+			async () =>
+				(await client.webhookCalls()).find((c) => c.taskId === first.id && c.finishedAt !== null),
+			30_000,
+			50,
+		);
+		await sleep(200);
+		const t0 = Date.now();
+		await client.complete(QUEUE, second.id, { by: SECOND_PERSON, data: { decision: 'approve' } });
+		const end = await executionIn(n8n, twoPeople, after, 'stopped', 60_000, ['Ask a person']);
+		if (end.status !== 'success')
+			throw new Error(`two-people execution ${end.id} ended ${end.status}`);
+		return Date.parse(String(end.stoppedAt)) - t0;
+	};
 	// the floor: the queue's webhook goes to the do-nothing route for its rounds, then back to ours
 	const oneFloor = async () => {
 		const after = await lastExecutionId(n8n);
@@ -379,10 +419,12 @@ async function measureWaiting(
 		return Date.parse(String(end.stoppedAt)) - t0;
 	};
 	await oneOurs(); // warm-up
+	await onePeople();
 	await oneTheirs();
 	await oneFloor();
 	for (let round = 1; round <= rounds; round++) {
 		latency.ours.push(await oneOurs());
+		latency.people.push(await onePeople());
 		latency.theirs.push(await oneTheirs());
 		latency.floor.push(await oneFloor());
 	}
@@ -397,6 +439,7 @@ async function measureWaiting(
 	const r95 = p(latency.ours, 95) / p(latency.theirs, 95);
 	const f50 = p(latency.ours, 50) / p(latency.floor, 50);
 	const f95 = p(latency.ours, 95) / p(latency.floor, 95);
+	log(`create and wait, two people: ${latency.people.map((ms) => fmtMs(ms)).join(' ')}`);
 
 	// (b) many items waiting in one execution
 	const after = await lastExecutionId(n8n);
@@ -497,6 +540,16 @@ async function measureWaiting(
 						`${fmtNum(f95, 2)}x`,
 						`${fmtNum(r50, 2)}x`,
 						`${fmtNum(r95, 2)}x`,
+					],
+					[
+						'Create and Wait, 2 people (All Must Approve), from the deciding approval',
+						fmtMs(p(latency.people, 50)),
+						fmtMs(p(latency.people, 95)),
+						String(rounds),
+						`${fmtNum(p(latency.people, 50) / p(latency.floor, 50), 2)}x`,
+						`${fmtNum(p(latency.people, 95) / p(latency.floor, 95), 2)}x`,
+						`${fmtNum(p(latency.people, 50) / p(latency.theirs, 50), 2)}x`,
+						`${fmtNum(p(latency.people, 95) / p(latency.theirs, 95), 2)}x`,
 					],
 					[
 						"n8n's floor (bench/floor: a do-nothing trigger forwards the delivery to a do-nothing waiting node)",
