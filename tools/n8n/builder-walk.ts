@@ -1,6 +1,9 @@
 // The builder's path in the real editor, from an empty canvas to a person's answer (headless Chromium):
 //   npx tsx tools/n8n/builder-walk.ts                   n8n 2.41.1
 //   TQ_N8N_VERSION=1 npx tsx tools/n8n/builder-walk.ts  n8n 1.123.81
+//   ... --people   the four-eyes path: Approval, Several People per Item (two people, All Must
+//                  Approve, Max Tasks 3); Alice approves both tasks (she counts once, the node asks
+//                  again), Bob approves the third; the IF tests the people's decision
 // First the builder makes their queue on the sandbox's page (New queue (admin): a customer message,
 // a note, a decision, and the read-only address field). Then what docs/waiting.md sets up, through
 // the editor only: a Task Queue Trigger on that queue, a Webhook, Create and Wait (first on Refund
@@ -22,6 +25,8 @@ import { signIn, startEditorSession } from './editor-session';
 import type { N8nHandle } from './start';
 
 const QUEUE_NAME = 'My refunds';
+/** `--people`: the four-eyes path of docs/waiting.md (Several People per Item), issue 39. */
+const PEOPLE = process.argv.includes('--people');
 const MESSAGE = 'The kettle arrived broken';
 const started = Date.now();
 let actions = 0;
@@ -146,7 +151,10 @@ async function pickOption(page: Page, parameter: string, name: string): Promise<
 			page.locator(`[data-test-id="parameter-input-${parameter}"] input`),
 		);
 	}
-	await click(page, `pick "${name}"`, option);
+	await click(page, `pick "${name}"`, option).catch(async (error: Error) => {
+		await page.screenshot({ path: join(tmpdir(), `builder-walk-${parameter}.png`) });
+		throw error;
+	});
 	await page.waitForTimeout(1500);
 }
 
@@ -214,11 +222,17 @@ async function answerOnPeoplesPage(
 	peoplesPage: string,
 	message: string,
 	decision: string,
+	person = 'alice@example.com',
 ): Promise<void> {
 	step(`open the people's page ${peoplesPage}`);
 	await page.goto(peoplesPage);
 	const alice = page.getByText('Alice Example', { exact: true });
 	if (await alice.isVisible().catch(() => false)) await click(page, 'pick Alice', alice);
+	if (person !== 'alice@example.com') {
+		step(`the person: ${person}`);
+		await page.locator('[data-testid="user-select"]').selectOption(person);
+		await page.waitForTimeout(800);
+	}
 	await click(page, `open ${QUEUE_NAME}`, page.getByText(QUEUE_NAME, { exact: true }));
 	// the request answers before the run has created its task
 	const deadline = Date.now() + 30_000;
@@ -253,6 +267,92 @@ async function finishedRun(
 		if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
 		await new Promise((r) => setTimeout(r, 1000));
 	}
+}
+
+/** Response Type Approval on the Decision field, and Several People per Item: two people, asked again up to 3 tasks. */
+async function setUpTwoApprovers(page: Page): Promise<void> {
+	await pickOption(page, 'responseType', 'Approval');
+	await pickOption(page, 'approvalField', 'Decision');
+	await pickOption(page, 'approveOption', 'Approve');
+	// the Options collection's add: a select (1.x) or a dropdown button (2.x)
+	await click(
+		page,
+		'Options: Add option',
+		page
+			.locator(
+				'[data-test-id="collection-parameter-add-dropdown"] button, [data-test-id="collection-parameter-add"] input, [data-test-id="collection-parameter-add"]',
+			)
+			.last(),
+	);
+	await click(
+		page,
+		'pick "Several People per Item"',
+		page.getByText('Several People per Item', { exact: true }).last(),
+	);
+	const rule = await selectValue(page, 'decideWhen');
+	check('Several People per Item starts as All Must Approve', rule === 'All Must Approve', rule);
+	step('Max Tasks per Item: 3');
+	const maxTasks = page.locator('[data-test-id="parameter-input-maxTasks"] input').first();
+	await maxTasks.fill('3');
+	await blur(page);
+	await page.waitForTimeout(500);
+}
+
+/** Alice approves the item's second task too (she counts once), the node asks again, Bob approves. */
+async function answerTwiceThenBob(
+	page: Page,
+	sandbox: Awaited<ReturnType<typeof startEditorSession>>['sandbox'],
+	queueId: number,
+): Promise<void> {
+	await answerOnPeoplesPage(page, `${sandbox.baseUrl}/app/`, MESSAGE, 'Approve');
+	const tasks = async () =>
+		(
+			await axios.get(`${sandbox.baseUrl}/_sandbox/queues/${queueId}/tasks`, {
+				headers: { 'x-sandbox-admin': sandbox.adminSecret },
+			})
+		).data as Array<{ status: string; data: IDataObject }>;
+	const deadline = Date.now() + 30_000;
+	while ((await tasks()).filter((t) => t.data.customer_message === MESSAGE).length < 3) {
+		if (Date.now() > deadline) throw new Error('timed out: the node did not ask again');
+		await page.waitForTimeout(500);
+	}
+	check('the same person twice: the node asked again (a third task)', true, '');
+	await answerOnPeoplesPage(page, `${sandbox.baseUrl}/app/`, MESSAGE, 'Approve', 'bob@example.com');
+}
+
+/** The run's output: two people counted, Alice's second approval kept as the same person. */
+async function checkTwoPeopleCounted(n8n: N8nHandle, workflowId: string): Promise<void> {
+	const list = await n8n.api.get('/executions', { params: { workflowId, includeData: true } });
+	type Run = {
+		status: string;
+		data?: {
+			resultData?: {
+				runData?: Record<string, Array<{ data?: { main?: Array<Array<{ json: IDataObject }>> } }>>;
+			};
+		};
+	};
+	const run = (list.data.data as Run[]).find(
+		(r) => r.status === 'success' && r.data?.resultData?.runData?.Webhook,
+	);
+	const runs = run?.data?.resultData?.runData?.['Create and wait for people to answer'] ?? [];
+	const people = runs.at(-1)?.data?.main?.[0]?.[0]?.json.people as IDataObject | undefined;
+	const answers = (people?.answers as IDataObject[] | undefined)?.map((a) => [
+		a.by,
+		a.counted,
+		a.reason ?? '',
+	]);
+	check(
+		'the output: approved by two people, the same person once',
+		people?.decision === 'approved' &&
+			people?.counted === 2 &&
+			JSON.stringify(answers) ===
+				JSON.stringify([
+					['alice@example.com', true, ''],
+					['alice@example.com', false, 'samePerson'],
+					['bob@example.com', true, ''],
+				]),
+		people,
+	);
 }
 
 async function main() {
@@ -346,6 +446,7 @@ async function main() {
 			(await mappedValue(page, 'customer_message')).includes('$json.body.message'),
 			await mappedValue(page, 'customer_message'),
 		);
+		if (PEOPLE) await setUpTwoApprovers(page);
 		await closeNode(page);
 
 		await addNode(page, plus, 'if');
@@ -379,14 +480,14 @@ async function main() {
 			page,
 			page.locator('[data-test-id="parameter-input-left"]').nth(1),
 			page.locator('[data-test-id="filter-condition-left"]').nth(1),
-			'{{ $json.labels.decision }}',
+			PEOPLE ? '{{ $json.people.decision }}' : '{{ $json.labels.decision }}',
 		);
 		await click(
 			page,
-			'the value to compare: Approve',
+			`the value to compare: ${PEOPLE ? 'approved' : 'Approve'}`,
 			page.locator('[data-test-id="parameter-input-right"]').nth(1),
 		);
-		await page.keyboard.type('Approve');
+		await page.keyboard.type(PEOPLE ? 'approved' : 'Approve');
 		await blur(page);
 		// the IF's conditions reach the workflow a moment after the field is left
 		await page.waitForTimeout(1500);
@@ -415,6 +516,7 @@ async function main() {
 		});
 		check('the workflow took the request', request.status === 200, request.status);
 		await answerOnPeoplesPage(page, `${sandbox.baseUrl}/app/`, MESSAGE, 'Approve');
+		if (PEOPLE) await answerTwiceThenBob(page, sandbox, queueId);
 		const ran = await finishedRun(n8n, workflowId, 'no run went on after the answer', (nodes) =>
 			nodes.includes('Webhook'),
 		);
@@ -436,11 +538,13 @@ async function main() {
 				| undefined
 		)?.map((c) => [c.leftValue, c.rightValue]);
 		check(
-			'the IF tests the outcome (dragged), then compares the label with Approve',
+			`the IF tests the outcome (dragged), then ${PEOPLE ? 'the decision of the people' : 'compares the label with Approve'}`,
 			JSON.stringify(conditions) ===
 				JSON.stringify([
 					['={{ $json.wait.outcome }}', 'completed'],
-					['={{ $json.labels.decision }}', 'Approve'],
+					PEOPLE
+						? ['={{ $json.people.decision }}', 'approved']
+						: ['={{ $json.labels.decision }}', 'Approve'],
 				]),
 			conditions,
 		);
@@ -449,6 +553,7 @@ async function main() {
 			ran.includes('No Operation, do nothing') && !ran.includes('No Operation, do nothing1'),
 			ran,
 		);
+		if (PEOPLE) await checkTwoPeopleCounted(n8n, workflowId);
 		console.log(
 			`from an empty canvas to the answer: ${((Date.now() - startedAt) / 1000).toFixed(0)} s, ${actions} actions (a replay)`,
 		);

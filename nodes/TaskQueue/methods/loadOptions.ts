@@ -85,14 +85,27 @@ export async function getTextFields(this: ILoadOptionsFunctions): Promise<INodeP
 }
 
 /** The options of the chosen approval field. */
+/**
+ * The Approval Field's options; before it is chosen, every selection field's, named with their field:
+ * n8n loads this list when the field appears and skips the reload after the Approval Field is picked
+ * while an expression of the node fails in the editor (a mapping of input data not yet run).
+ */
 export async function getApprovalChoices(
 	this: ILoadOptionsFunctions,
 ): Promise<INodePropertyOptions[]> {
 	const fieldId = this.getNodeParameter('approvalField', '') as string;
-	const block = (await blocksOf(this)).find((b) => b.id === fieldId);
-	return block
-		? optionsOf(block).map((option) => ({ name: option.name || option.id, value: option.id }))
-		: [];
+	const blocks = await blocksOf(this);
+	const block = blocks.find((b) => b.id === fieldId);
+	if (block)
+		return optionsOf(block).map((option) => ({ name: option.name || option.id, value: option.id }));
+	const byId = new Map<string, string[]>();
+	for (const field of blocks.filter((b) => b.type === 'single_selection')) {
+		for (const option of optionsOf(field)) {
+			const named = `${option.name || option.id} (${field.name || field.id})`;
+			byId.set(option.id, [...(byId.get(option.id) ?? []), named]);
+		}
+	}
+	return [...byId].map(([value, names]) => ({ name: names.join(', '), value }));
 }
 
 /**

@@ -218,8 +218,7 @@ describe('Create and Wait: what it offers', () => {
 	test("Values to Send depends on the queue alone: n8n's field mapper clears every mapping when a parameter it depends on changes (a Resume Address Field chosen after mapping kept nothing)", () => {
 		const dependsOn = (operation: string) =>
 			node.description.properties.find(
-				(p) =>
-					p.name === 'taskData' && p.displayOptions?.show?.operation?.includes(operation),
+				(p) => p.name === 'taskData' && p.displayOptions?.show?.operation?.includes(operation),
 			)?.typeOptions?.loadOptionsDependsOn;
 		expect(dependsOn('create')).toEqual(['queue.value']);
 		expect(dependsOn('sendAndWait')).toEqual(['queue.value']);
@@ -353,5 +352,57 @@ describe('Create and Wait: what it offers', () => {
 		expect((await state({ queue: locator(q), options: { routeBack: 'pollTrigger' } }))[0][0]).toBe(
 			'Through a Poll Trigger (not checked)',
 		);
+	});
+
+	test("Approve Option: the Approval Field's options; before the field is chosen, every selection field's, named with their field (n8n loads the list when it appears and may skip the reload after the field is picked)", async () => {
+		const choices = async (approvalField: string) =>
+			(
+				await node.methods.loadOptions.getApprovalChoices.call(
+					context({ queue: locator(104), responseType: 'approval', approvalField }),
+				)
+			).map((o) => [o.name, o.value]);
+		expect(await choices('decision')).toEqual([
+			['Approve', 'approve'],
+			['Reject', 'reject'],
+			['Escalate', 'escalate'],
+		]);
+		expect(await choices('')).toEqual([
+			['Approve (Decision)', 'approve'],
+			['Reject (Decision)', 'reject'],
+			['Escalate (Decision)', 'escalate'],
+		]);
+		const two = await env.client.createQueue({
+			name: 'Two choices',
+			blocks: [
+				{ id: 'resume_url', name: 'Resume', type: 'text', text: { read_only: true } },
+				{
+					id: 'verdict',
+					name: 'Verdict',
+					type: 'single_selection',
+					single_selection: {
+						options: [
+							{ id: 'approve', name: 'Yes' },
+							{ id: 'no', name: 'No' },
+						],
+					},
+				},
+				{
+					id: 'risk',
+					name: 'Risk',
+					type: 'single_selection',
+					single_selection: { options: [{ id: 'approve', name: 'Accept' }] },
+				},
+			],
+		});
+		expect(
+			(
+				await node.methods.loadOptions.getApprovalChoices.call(
+					context({ queue: locator(two.id), responseType: 'approval', approvalField: '' }),
+				)
+			).map((o) => [o.name, o.value]),
+		).toEqual([
+			['Yes (Verdict), Accept (Risk)', 'approve'],
+			['No (Verdict)', 'no'],
+		]);
 	});
 });
