@@ -1,19 +1,14 @@
-import type {
-	ICredentialDataDecryptedObject,
-	IDataObject,
-	IHttpRequestOptions,
-	IN8nHttpFullResponse,
-	INode,
-	JsonObject,
-} from 'n8n-workflow';
+import type { IHttpRequestOptions, IN8nHttpFullResponse, INode, JsonObject } from 'n8n-workflow';
 import { NodeApiError, sleep } from 'n8n-workflow';
 import type { ZodType } from 'zod';
 
-import { rememberedMap } from '../runtime/processMemory';
+import { forgetWebhookCredential, requestSetup, type RequestSetup } from './credentials';
 import { httpError, networkError, redirectError, tooLargeError } from './errors';
 import { AnswerTooLarge, ANSWER_LIMITS, readAnswer, REQUEST_TIMEOUT_MS } from './answers';
 
 export { ANSWER_LIMITS, MAX_ANSWER_BYTES, REQUEST_TIMEOUT_MS } from './answers';
+export { getTaskQueueCredentials, normalizeCredentials } from './credentials';
+export { postToThisN8n, withoutTheKey, type ThisN8nAnswer } from './thisN8n';
 import type {
 	TaskQueueContext,
 	TaskQueueCredentials,
@@ -36,135 +31,6 @@ const TRANSIENT_NETWORK_CODES = [
 	'EAI_AGAIN',
 	'ERR_SOCKET_CONNECTION_TIMEOUT',
 ];
-
-/** What every request of one execution context needs, looked up once. */
-interface RequestSetup {
-	node: INode;
-	credentials: TaskQueueCredentials;
-	/** Handed to n8n's helper so that it does not look up (and decrypt) the credential per request. */
-	credentialsDecrypted: {
-		id: string;
-		name: string;
-		type: string;
-		data: ICredentialDataDecryptedObject;
-	};
-}
-
-// One lookup per execution context: n8n would otherwise decrypt the credential, and copy the node
-// (`getNode()` returns a deep copy), for every request.
-const setupCache = new WeakMap<object, Promise<RequestSetup>>();
-
-/**
- * A webhook call runs outside an execution, where n8n 2.41 builds an expression isolate for each
- * credential lookup (about a third of a waiting run's resume time): webhook calls reuse what one of
- * the last minute looked up. An answer of 401 or 403 drops it, so a changed key is read again.
- */
-const WEBHOOK_CREDENTIAL_TTL_MS = 60_000;
-const webhookCredentials = rememberedMap<
-	string,
-	{ data: ICredentialDataDecryptedObject; at: number }
->('webhookCredentials');
-
-async function credentialData(
-	this: TaskQueueContext,
-	node: INode,
-): Promise<ICredentialDataDecryptedObject> {
-	const id = node.credentials?.[CREDENTIAL_TYPE]?.id ?? '';
-	if (!id || !('getBodyData' in this)) return await this.getCredentials(CREDENTIAL_TYPE);
-	const cached = webhookCredentials.get(id);
-	if (cached && Date.now() - cached.at < WEBHOOK_CREDENTIAL_TTL_MS) return cached.data;
-	const data = await this.getCredentials(CREDENTIAL_TYPE);
-	webhookCredentials.set(id, { data, at: Date.now() });
-	return data;
-}
-
-async function lookUp(this: TaskQueueContext): Promise<RequestSetup> {
-	const node = this.getNode();
-	const data = await credentialData.call(this, node);
-	return {
-		node,
-		credentials: normalizeCredentials(data),
-		credentialsDecrypted: {
-			id: node.credentials?.[CREDENTIAL_TYPE]?.id ?? '',
-			name: node.credentials?.[CREDENTIAL_TYPE]?.name ?? '',
-			type: CREDENTIAL_TYPE,
-			data,
-		},
-	};
-}
-
-async function requestSetup(this: TaskQueueContext): Promise<RequestSetup> {
-	let cached = setupCache.get(this);
-	if (!cached) {
-		cached = lookUp.call(this);
-		setupCache.set(this, cached);
-		cached.catch(() => setupCache.delete(this));
-	}
-	return await cached;
-}
-
-/**
- * For a call to this n8n (a waiting run's address, the trigger's own), never to the service: the
- * credential is handed to n8n's helper without its data, so the API key cannot travel with it, and
- * n8n does not look the credential up (outside a running execution n8n 2.41 builds an expression
- * isolate for each lookup).
- */
-export const withoutTheKey = () => ({
-	credentialsDecrypted: { id: '', name: '', type: CREDENTIAL_TYPE, data: {} },
-});
-
-/** What one of this n8n's own addresses answered, or why it did not. */
-export type ThisN8nAnswer = { status: number; body: unknown; html: boolean } | { error: string };
-
-/**
- * A POST to one of this n8n's own addresses (a waiting execution's, a Task Queue Trigger's), never
- * with the API key. Any status is an answer; no answer (refused, timed out) is `error`.
- */
-export async function postToThisN8n(
-	this: TaskQueueContext,
-	url: string,
-	body: IDataObject,
-	timeout: number,
-): Promise<ThisN8nAnswer> {
-	try {
-		const response = (await this.helpers.httpRequestWithAuthentication.call(
-			this,
-			CREDENTIAL_TYPE,
-			{
-				method: 'POST',
-				url,
-				body,
-				json: true,
-				returnFullResponse: true,
-				ignoreHttpStatusErrors: true,
-				// a redirect is an answer, never followed: what this n8n's address answers stays here
-				disableFollowRedirect: true,
-				timeout,
-			},
-			withoutTheKey(),
-		)) as { statusCode: number; body: unknown; headers?: Record<string, unknown> };
-		const html = String(response.headers?.['content-type'] ?? '').startsWith('text/html');
-		return { status: response.statusCode, body: response.body, html };
-	} catch (error) {
-		return { error: (error as Error).message };
-	}
-}
-
-export function normalizeCredentials(data: ICredentialDataDecryptedObject): TaskQueueCredentials {
-	return {
-		baseUrl: String(data.baseUrl ?? '').replace(/\/+$/, ''),
-		apiKey: String(data.apiKey ?? ''),
-		organizationId: Number(data.organizationId),
-		apiPaths: data.apiPaths === 'workflows' ? 'workflows' : 'queues',
-		ignoreSslIssues: data.ignoreSslIssues === true,
-	};
-}
-
-export async function getTaskQueueCredentials(
-	this: TaskQueueContext,
-): Promise<TaskQueueCredentials> {
-	return (await requestSetup.call(this)).credentials;
-}
 
 /** The one way this package talks to the service. Retries per `request.retry`; throws NodeApiError. */
 export async function taskQueueRequest(
@@ -198,7 +64,7 @@ export async function taskQueueRequest(
 		const busy = response.statusCode === 429 || response.statusCode === 503;
 		request.feedback?.answered(ticket, Date.now() - sentAt, busy);
 		if (response.statusCode === 401 || response.statusCode === 403)
-			webhookCredentials.delete(credentialsDecrypted.id);
+			forgetWebhookCredential(credentialsDecrypted.id);
 		const result: TaskQueueResponse = {
 			statusCode: response.statusCode,
 			headers: response.headers as TaskQueueResponse['headers'],

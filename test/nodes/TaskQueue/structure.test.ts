@@ -14,10 +14,7 @@ const MAX_FUNCTION_LINES = 60;
 const MAX_FILE_LINES = 250;
 
 /** Files over MAX_FILE_LINES today; may only shrink. */
-const FILES_ALLOWED = [
-	'nodes/TaskQueue/helpers/taskData.ts',
-	'nodes/TaskQueue/transport/index.ts',
-];
+const FILES_ALLOWED: string[] = [];
 /** Functions over MAX_FUNCTION_LINES today (file: name); may only shrink, never above 6. */
 const FUNCTIONS_ALLOWED: string[] = [];
 
