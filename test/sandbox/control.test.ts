@@ -161,7 +161,7 @@ describe('SandboxClient', () => {
 		);
 		await client.reset();
 		expect(((await call(sandbox.baseUrl, 'GET', '/orgs/1/queues')).json as unknown[]).length).toBe(
-			5,
+			6,
 		);
 	});
 });
