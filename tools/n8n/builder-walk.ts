@@ -280,8 +280,9 @@ async function setUpTwoApprovers(page: Page): Promise<void> {
 		'Options: Add option',
 		page
 			.locator(
-				'[data-test-id="collection-parameter-add-dropdown"] button, [data-test-id="collection-parameter-add"] input, [data-test-id="collection-parameter-add"]',
+				'[data-test-id="collection-parameter-add-dropdown"] button, [data-test-id="collection-parameter-add"]',
 			)
+			.or(page.getByPlaceholder('Add option'))
 			.last(),
 	);
 	await click(
