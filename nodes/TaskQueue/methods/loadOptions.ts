@@ -84,7 +84,6 @@ export async function getTextFields(this: ILoadOptionsFunctions): Promise<INodeP
 	return asOptions((await blocksOf(this)).filter((block) => block.type === 'text'));
 }
 
-/** The options of the chosen approval field. */
 /**
  * The Approval Field's options; before it is chosen, every selection field's, named with their field:
  * n8n loads this list when the field appears and skips the reload after the Approval Field is picked
