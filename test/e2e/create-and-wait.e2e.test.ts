@@ -720,6 +720,15 @@ describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool
 	let workflowId = '';
 	let mock: OpenAiMock | undefined;
 	let workflowModelCredential: Record<string, { id: string; name: string }> = {};
+	/** What the model was told the tools gave since the `from`-th request (unescaped). */
+	const toolMessagesSince = (from: number) =>
+		mock!.requests
+			.slice(from)
+			.flatMap((r) =>
+				r.messages.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content)),
+			)
+			.join('\n')
+			.replace(/\\/g, '');
 
 	beforeAll(async () => {
 		if (majorFromEnv() !== '2') return;
@@ -783,13 +792,7 @@ describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool
 		const done = await resumed(waiting.id, 'success', 60_000);
 		expect(done.id).toBe(waiting.id);
 		// what the model was told the tool gave (unescaped)
-		const toolMessages = mock!.requests
-			.slice(requestsBefore)
-			.flatMap((r) =>
-				r.messages.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content)),
-			)
-			.join('\n')
-			.replace(/\\/g, '');
+		const toolMessages = toolMessagesSince(requestsBefore);
 		expect(toolMessages).toMatch(toolResult);
 		// the gated tool ran only when approved
 		expect(toolMessages.includes('refunded order')).toBe(answer.decision === 'approve');
@@ -857,28 +860,14 @@ describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool
 				expect(third.data.request).toBe(first.data.request);
 				const meanwhile = await e.n8n.api.get(`/executions/${waiting.id}`);
 				expect(meanwhile.data.status).toBe('waiting');
-				expect(
-					mock!.requests
-						.slice(requestsBefore)
-						.some((r) =>
-							r.messages.some(
-								(m) => m.role === 'tool' && JSON.stringify(m.content).includes('refunded order'),
-							),
-						),
-				).toBe(false);
+				expect(toolMessagesSince(requestsBefore)).not.toContain('refunded order');
 				await e.client.complete(REVIEW_QUEUE, third.id, {
 					by: 'bob@example.com',
 					data: { decision: 'approve' },
 				});
 				const done = await resumed(waiting.id, 'success', 60_000);
 				expect(done.id).toBe(waiting.id);
-				const toolMessages = mock!.requests
-					.slice(requestsBefore)
-					.flatMap((r) =>
-						r.messages.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content)),
-					)
-					.join('\n')
-					.replace(/\\/g, '');
+				const toolMessages = toolMessagesSince(requestsBefore);
 				expect(toolMessages).toMatch(/refunded order 4411 \(89\.9\)/);
 			} finally {
 				await deleteWorkflow(e, id);

@@ -15,11 +15,8 @@ import { startSandbox, type Sandbox } from '../../sandbox/index';
 import { asDelivered } from '../../sandbox/time';
 import { runActionNode, TestCredentialsHelper } from '../helpers/n8n';
 import { callWaitingNode, queryOf } from '../helpers/waiting';
+import { TRIGGER_OF_THIS_N8N } from '../nodes/TaskQueue/env';
 import { ALICE, BOB, call, closeAgent, sleep, startListener, type Listener } from './helpers';
-
-/** A Task Queue Trigger of the n8n the run is in (localhost:5678): Create and Wait's route back. */
-const TRIGGER_OF_AN_N8N =
-	'http://localhost:5678/webhook/6f1c2b0e-4d7a-4e8b-9a51-0c3d2e1f4a5b/task-completed?secret=s3cret';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -298,7 +295,7 @@ test("a builder (an organization's admin) makes a queue with a read-only address
 	await page.getByTestId('completed-message').waitFor();
 
 	// Create and Wait on the new queue (Automatic takes its address field); the person answers on the page
-	await client.setWebhook(id, TRIGGER_OF_AN_N8N);
+	await client.setWebhook(id, TRIGGER_OF_THIS_N8N);
 	const waiting = await runActionNode({
 		types: { taskQueue: new TaskQueue() },
 		node: {

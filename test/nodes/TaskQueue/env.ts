@@ -29,6 +29,10 @@ export interface TestEnv {
 
 export const node = new TaskQueue();
 
+/** The production address of a Task Queue Trigger of the n8n the tests run in (localhost:5678): Create and Wait's route back. */
+export const TRIGGER_OF_THIS_N8N =
+	'http://localhost:5678/webhook/6f1c2b0e-4d7a-4e8b-9a51-0c3d2e1f4a5b/task-completed?secret=s3cret';
+
 export function locator(queueId: number | string, mode: 'list' | 'id' | 'url' = 'id') {
 	return { __rl: true, mode, value: String(queueId) };
 }

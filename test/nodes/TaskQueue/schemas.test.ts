@@ -8,7 +8,7 @@ import type { IDataObject, INodeExecutionData, INodeProperties } from 'n8n-workf
 
 import { callWaitingNode, queryOf } from '../../helpers/waiting';
 import { runActionNode } from '../../helpers/n8n';
-import { locator, node, startEnv, type TestEnv } from './env';
+import { locator, node, startEnv, TRIGGER_OF_THIS_N8N, type TestEnv } from './env';
 
 interface JsonSchema {
 	type: string | string[];
@@ -137,11 +137,7 @@ describe('each output matches its schema', () => {
 	});
 
 	test('Task > Create and Wait (Approval): the answer the run resumes with', async () => {
-		// a Task Queue Trigger of the n8n the run is in (localhost:5678) holds the queue
-		await env.client.setWebhook(
-			105,
-			'http://localhost:5678/webhook/6f1c2b0e-4d7a-4e8b-9a51-0c3d2e1f4a5b/task-completed?secret=s3cret',
-		);
+		await env.client.setWebhook(105, TRIGGER_OF_THIS_N8N);
 		const waiting = await runActionNode({
 			types: { taskQueue: node },
 			node: {
