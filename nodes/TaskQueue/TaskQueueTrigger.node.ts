@@ -17,6 +17,7 @@ import { joinHolderAgain } from './trigger/listener';
 import { takeTestEvent } from './trigger/testEvents';
 import { receiveDelivery } from './trigger/receive';
 import { checkLostCompletions } from './trigger/relay/checkLostCompletions';
+import { WAKE_BUDGET_MS, wakeRunsPastDeadline } from './trigger/relay/deadlines';
 import { targetWithSecret, WEBHOOK_PATH } from './helpers/webhookTarget';
 import {
 	createWebhook,
@@ -168,15 +169,13 @@ export class TaskQueueTrigger implements INodeType {
 		const state = this.getWorkflowStaticData('node');
 		const registration = readRegistration(state);
 		if (registration?.listening) await joinHolderAgain.call(this, registration);
-		return await checkLostCompletions.call(
-			this,
-			getTriggerQueueId.call(this),
-			options.dataOnly === true,
-			{
-				state,
-				triggerUrl: registration && targetWithSecret(registration.url, registration.secret),
-			},
-		);
+		const queueId = getTriggerQueueId.call(this);
+		const emitted = await checkLostCompletions.call(this, queueId, options.dataOnly === true, {
+			state,
+			triggerUrl: registration && targetWithSecret(registration.url, registration.secret),
+		});
+		await wakeRunsPastDeadline.call(this, queueId, WAKE_BUDGET_MS);
+		return emitted;
 	}
 
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {

@@ -1067,20 +1067,85 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 		if (workflowId) await deleteWorkflow(e, workflowId);
 	});
 
-	async function request(requester: string) {
+	async function request(requester: string, path = 'refund-two-approvers', workflow = workflowId) {
 		// n8n registers a just-activated workflow's webhook a moment after answering the activation
 		const status = await waitFor('the webhook registered', async () => {
 			const res = await axios.post(
-				`${e.n8n.webhookBase}/refund-two-approvers`,
+				`${e.n8n.webhookBase}/${path}`,
 				{ message: 'Refund 900 EUR', order_total: 900, requester_email: requester },
 				{ validateStatus: () => true },
 			);
 			return res.status === 404 ? undefined : res.status;
 		});
 		expect(status).toBe(200);
-		const waiting = await waitingExecution(workflowId);
+		const waiting = await waitingExecution(workflow);
 		return { waiting, tasks: await tasksOf(waiting.id, 2) };
 	}
+
+	test("the deadline comes after one approval of two: the trigger's check wakes the run, which goes on with Alice's approval, timed out, to the IF's false branch (n8n alone would pass the input on 5 minutes later)", async () => {
+		const example = loadExamples().find((x) => x.file === 'refund-needs-two-approvers.json');
+		const wf = prepareWorkflow(example!.text, e.credentialId);
+		wf.nodes = wf.nodes.filter(
+			(n) => n.type !== TYPES.trigger && n.type !== 'n8n-nodes-base.stickyNote',
+		);
+		const path = uniq('refund-deadline');
+		for (const n of wf.nodes) {
+			if (n.type === 'n8n-nodes-base.webhook') n.parameters = { ...n.parameters, path };
+			const options = n.parameters?.options as { limitWaitTime?: object } | undefined;
+			if (options?.limitWaitTime)
+				options.limitWaitTime = {
+					values: { limitType: 'afterTimeInterval', resumeAmount: 0.25, resumeUnit: 'minutes' },
+				};
+		}
+		const id = await createWorkflow(e, wf);
+		await activate(e, id);
+		const { waiting, tasks } = await request('requester@example.com', path, id);
+		const startedAt = Date.now();
+		await e.client.complete(QUEUE, tasks[0].id, { by: ALICE, data: { decision: 'approve' } });
+		// the delivery reached the run, which keeps waiting for a second person
+		await new Promise((resolve) => setTimeout(resolve, 2000));
+		expect((await byId(waiting.id)).status).toBe('waiting');
+		// the deadline is 15 s after the run started to wait; the check runs every minute
+		const done = await resumed(waiting.id, 'success', 150_000);
+		expect(Date.now() - startedAt).toBeLessThan(150_000);
+		const [item] = nodeOutput(done, 'Two approvers, not the requester');
+		expect(item).toMatchObject({
+			approved: false,
+			tasks: [tasks[0].id, tasks[1].id],
+			wait: { outcome: 'timedOut', node: 'Two approvers, not the requester', of: 1 },
+			people: {
+				decision: 'timedOut',
+				counted: 1,
+				needed: 2,
+				missing: 1,
+				answers: [expect.objectContaining({ taskId: tasks[0].id, by: ALICE, counted: true })],
+			},
+		});
+		expect(nodeOutput(done, 'Issue the refund')).toEqual([]);
+		expect(nodeOutput(done, 'Not approved: tell the requester')).toEqual([
+			expect.objectContaining({
+				reply:
+					'Not approved (timedOut): Not approved: the time ran out (1 of 2 needed answers counted)',
+			}),
+		]);
+		expect(e.n8n.logs.text()).toContain(
+			`execution ${waiting.id} reached its deadline; it goes on with the answers so far`,
+		);
+		// Bob's answer after the deadline resumes nothing and starts no trigger run
+		await e.client.complete(QUEUE, tasks[1].id, {
+			by: 'bob@example.com',
+			data: { decision: 'approve' },
+		});
+		const said = `completion of task ${tasks[1].id} not taken by execution ${waiting.id}`;
+		await waitFor(
+			'the trigger logged the late answer',
+			async () => e.n8n.logs.text().includes(said),
+			30_000,
+		);
+		expect((await executions(e, id)).map((x) => x.status)).toEqual(['success']);
+		expect(await triggerExecutions()).toBe(0);
+		await deleteWorkflow(e, id);
+	});
 
 	test('two people approve: the refund is issued, naming both approvers', async () => {
 		const { waiting, tasks } = await request('requester@example.com');

@@ -6,33 +6,9 @@
 // within a process), `owedCompletions` (a completion to emit if no run takes it) and
 // `seenDeliveryScopes` (the only deduplication without Catch Up).
 
-/** A Map that keeps at most `bound` entries: a write makes its key the newest, the oldest go first. */
-export class BoundedMap<K, V> extends Map<K, V> {
-	constructor(private readonly bound: number) {
-		super();
-	}
+import { BoundedMap, BoundedSet } from './bounded';
 
-	override set(key: K, value: V): this {
-		super.delete(key);
-		super.set(key, value);
-		while (this.size > this.bound) this.delete(this.keys().next().value as K);
-		return this;
-	}
-}
-
-/** A Set that keeps at most `bound` values: an add makes its value the newest, the oldest go first. */
-export class BoundedSet<T> extends Set<T> {
-	constructor(private readonly bound: number) {
-		super();
-	}
-
-	override add(value: T): this {
-		super.delete(value);
-		super.add(value);
-		while (this.size > this.bound) this.delete(this.values().next().value as T);
-		return this;
-	}
-}
+export { BoundedMap, BoundedSet };
 
 /**
  * Every store, with what it holds and what a restart costs. The bound is written here only; each
@@ -222,6 +198,16 @@ export const PROCESS_MEMORY = {
 			'further tasks this process created for an item of a waiting run (Several People per Item asking again), one per run, item and slot, so a repeated call does not ask twice (waiting/people/extraTasks.ts)',
 		restart:
 			'a call after the restart that finds the slot unanswered asks once more (one extra task per process at most)',
+	},
+	runDeadlines: {
+		process:
+			'where runs answer forward calls or announce themselves to a trigger, and main (its check)',
+		size: '10,000 addresses with a time',
+		bound: 10_000,
+		holds:
+			"waiting runs with a deadline (Several People per Item with Limit Wait Time), learnt from their answers and signed announcements: the trigger's check wakes each when its deadline has passed (trigger/relay/deadlines.ts)",
+		restart:
+			"a run is known again from its next answer to a forward call; one nothing wakes is ended by n8n 5 minutes after its deadline, with the node's input (waiting/waitLimit.ts)",
 	},
 } as const satisfies Record<
 	string,

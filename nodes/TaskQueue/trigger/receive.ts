@@ -13,6 +13,7 @@ import { readInbox } from './inbox';
 import { answerProof, isFromHolder, takeOverQueue } from './listener';
 import type { CheckRecordCall } from './relay/checkRecord';
 import { isSignedRecord, keepCheckRecord } from './relay/checkRecord';
+import { rememberDeadline } from './relay/deadlines';
 import { rememberRun } from './relay/knownRuns';
 import { answer, durableRecords, receiveTask, scopeOf } from './webhookDelivery';
 import type { Registration } from './state/staticData';
@@ -114,12 +115,16 @@ async function receiveAnnouncement(
 		return answer.call(this, 400, { message: 'Not a waiting run of this n8n on this queue' });
 	// signed with this trigger's credential's key: the run's own list; otherwise a claim
 	const { apiKey } = await getTaskQueueCredentials.call(this);
-	rememberRun(
-		address.url,
-		`${address.executionId}/${address.nodeId}`,
-		announced.tasks,
-		isSignedAnnouncement(announced, apiKey) ? 'answer' : 'announcement',
-	);
+	const signed = isSignedAnnouncement(announced, apiKey);
+	const execution = `${address.executionId}/${address.nodeId}`;
+	rememberRun(address.url, execution, announced.tasks, signed ? 'answer' : 'announcement');
+	// a deadline only from the run's own word: the check wakes the run then (relay/deadlines.ts)
+	if (signed && announced.deadline !== undefined)
+		rememberDeadline(execution, {
+			url: address.url,
+			queueId: address.queueId,
+			at: announced.deadline,
+		});
 	return answer.call(this, 200, { received: true, tasks: announced.tasks.length });
 }
 

@@ -13,16 +13,10 @@ export async function announceRun(
 	this: IExecuteFunctions,
 	triggerUrl: string,
 	queueId: number,
-	address: string,
-	tasks: number[],
+	run: { address: string; tasks: number[]; deadline?: number },
 ): Promise<void> {
 	const { apiKey } = await getTaskQueueCredentials.call(this);
-	const answer = await postToThisN8n.call(
-		this,
-		triggerUrl,
-		announcement(address, tasks, apiKey),
-		10_000,
-	);
+	const answer = await postToThisN8n.call(this, triggerUrl, announcement(run, apiKey), 10_000);
 	if ('status' in answer && answer.status < 300) return;
 	this.logger.info(
 		`Task Queue: the Task Queue Trigger of queue ${queueId} did not take the list of this run's tasks (${'status' in answer ? answer.status : 'no answer'}); their completions reach the run by the address each task carries`,

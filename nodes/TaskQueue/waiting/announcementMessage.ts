@@ -11,29 +11,34 @@ import { MAX_TASKS } from './forwardMessage';
 export interface Announcement {
 	address: string;
 	tasks: number[];
+	/** When the run goes on with the answers so far (ms; Several People per Item with a limit). */
+	deadline?: number;
 	signature?: string;
 }
 
-export function announcementSignature(key: string, address: string, tasks: number[]): string {
-	return createHmac('sha256', key)
-		.update(['task-queue:announcement', address, tasks.join(',')].join('\n'))
-		.digest('hex');
+type Signed = Omit<Announcement, 'signature'>;
+
+export function announcementSignature(key: string, { address, tasks, deadline }: Signed): string {
+	const parts = ['task-queue:announcement', address, tasks.join(',')];
+	if (deadline !== undefined) parts.push(`deadline:${deadline}`);
+	return createHmac('sha256', key).update(parts.join('\n')).digest('hex');
 }
 
-export function announcement(
-	address: string,
-	tasks: number[],
-	key: string,
-): { taskQueueWaitingRun: Announcement } {
-	return {
-		taskQueueWaitingRun: { address, tasks, signature: announcementSignature(key, address, tasks) },
-	};
+export function announcement(run: Signed, key: string): { taskQueueWaitingRun: Announcement } {
+	return { taskQueueWaitingRun: { ...run, signature: announcementSignature(key, run) } };
 }
 
 export function readAnnouncement(body: unknown): Announcement | undefined {
 	const run = (
 		body as
-			| { taskQueueWaitingRun?: { address?: unknown; tasks?: unknown; signature?: unknown } }
+			| {
+					taskQueueWaitingRun?: {
+						address?: unknown;
+						tasks?: unknown;
+						deadline?: unknown;
+						signature?: unknown;
+					};
+			  }
 			| undefined
 	)?.taskQueueWaitingRun;
 	if (!run || typeof run.address !== 'string' || !Array.isArray(run.tasks)) return undefined;
@@ -42,8 +47,17 @@ export function readAnnouncement(body: unknown): Announcement | undefined {
 		typeof run.signature === 'string' && /^[0-9a-f]{64}$/.test(run.signature)
 			? run.signature
 			: undefined;
+	const deadline =
+		Number.isSafeInteger(run.deadline) && (run.deadline as number) > 0
+			? (run.deadline as number)
+			: undefined;
 	return tasks.length === run.tasks.length && tasks.length <= MAX_TASKS
-		? { address: run.address, tasks, ...(signature ? { signature } : {}) }
+		? {
+				address: run.address,
+				tasks,
+				...(deadline !== undefined ? { deadline } : {}),
+				...(signature ? { signature } : {}),
+			}
 		: undefined;
 }
 
@@ -52,6 +66,6 @@ export function isSignedAnnouncement(run: Announcement, key: string): boolean {
 	if (!run.signature || key === '') return false;
 	return timingSafeEqual(
 		Buffer.from(run.signature, 'hex'),
-		Buffer.from(announcementSignature(key, run.address, run.tasks), 'hex'),
+		Buffer.from(announcementSignature(key, run), 'hex'),
 	);
 }

@@ -12,7 +12,7 @@ export const limitWaitTimeOption: INodeProperties = {
 	type: 'fixedCollection',
 	default: { values: { limitType: 'afterTimeInterval', resumeAmount: 1, resumeUnit: 'hours' } },
 	description:
-		'Stop waiting after a time, or at a date. On a timeout n8n passes the node\'s input on unchanged: only items resumed by a completion of this node have wait.outcome "completed" and wait.node equal to its name (test both; docs/waiting.md has the expression).',
+		'Stop waiting after a time, or at a date. On a timeout n8n passes the node\'s input on unchanged: only items resumed by a completion of this node have wait.outcome "completed" and wait.node equal to its name (test both; docs/waiting.md has the expression). With Several People per Item it is a deadline: the run goes on with the answers so far (wait.outcome "timedOut").',
 	options: [
 		{
 			displayName: 'Values',

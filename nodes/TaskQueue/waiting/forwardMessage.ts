@@ -59,10 +59,22 @@ export const forwardAnswer = {
 		status: 200,
 		body: { taken: [], others, ...(runTasks ? { tasks: runTasks } : {}) },
 	}),
-	/** The run took `taken`, and `completed` of the `of` tasks it waits for are done. */
-	stillWaiting: ({ runTasks, ...progress }: Progress & { runTasks?: number[] }): ForwardAnswer => ({
+	/**
+	 * The run took `taken`, and `completed` of the `of` tasks it waits for are done. `deadline`: when
+	 * the run goes on with the answers so far, for the trigger to wake it then (trigger/relay/deadlines.ts).
+	 */
+	stillWaiting: ({
+		runTasks,
+		deadline,
+		...progress
+	}: Progress & { runTasks?: number[]; deadline?: number }): ForwardAnswer => ({
 		status: 202,
-		body: { waiting: true, ...progress, ...(runTasks ? { tasks: runTasks } : {}) },
+		body: {
+			waiting: true,
+			...progress,
+			...(runTasks ? { tasks: runTasks } : {}),
+			...(deadline !== undefined ? { deadline } : {}),
+		},
 	}),
 	/** Another call of this process resumed the run a moment ago (n8n's own words for a running run). */
 	resumingAlready: (executionId: string): ForwardAnswer => ({
@@ -136,6 +148,17 @@ export function readForwardAnswer(answer: ReceivedAnswer, tasks: CompletedTask[]
 		why: 'not one of its tasks',
 		resumed: false,
 	};
+}
+
+/** When a run that still waits says it goes on with the answers so far (ms), if it has a deadline. */
+export function deadlineOf(answer: ReceivedAnswer): number | undefined {
+	if (!('status' in answer) || answer.status !== 202) return undefined;
+	const body = (
+		typeof answer.body === 'object' && answer.body !== null ? answer.body : {}
+	) as IDataObject;
+	return Number.isSafeInteger(body.deadline) && (body.deadline as number) > 0
+		? (body.deadline as number)
+		: undefined;
 }
 
 /** The run's own task ids an answer tells, if any. */

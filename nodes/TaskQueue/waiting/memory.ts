@@ -5,6 +5,7 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
+import { timeKey } from '../helpers/completions';
 import { waitingNodeContext } from '../runtime/n8nInternals';
 import type { PeopleSettings } from './people/settings';
 import { readStoredPeople } from './people/settings';
@@ -41,6 +42,8 @@ export interface RunMemory {
 	labels?: Record<string, Record<string, string>>;
 	/** Several People per Item, as the run was started with it. */
 	people?: PeopleSettings;
+	/** When the run goes on with the answers so far (ms, n8n's clock; waiting/waitLimit.ts). */
+	deadline?: number;
 }
 
 /** Every task id of the run: each item's task and its copies. */
@@ -49,6 +52,23 @@ export function runTaskIds(memory: RunMemory): number[] {
 		...(t.taskId === undefined ? [] : [t.taskId]),
 		...(t.copies ?? []).map((c) => c.taskId),
 	]);
+}
+
+/** A run whose tasks' creation times are unknown: completions looked for down to an hour before it waited. */
+const CLOCK_SKEW_SECONDS = 3600;
+
+/** How far back the run's completions can be: its tasks' creation, else an hour before it waited. */
+export function earliestCompletion(
+	wait: { createdAt: number },
+	memory: RunMemory | undefined,
+): string {
+	const created = memory?.tasks
+		.map((t) => (t.createdAt ? timeKey(t.createdAt) : ''))
+		.filter(Boolean)
+		.sort()[0];
+	return (
+		created ?? new Date((wait.createdAt - CLOCK_SKEW_SECONDS) * 1000).toISOString().slice(0, 23)
+	);
 }
 
 /** Which wait the memory is of: a node can wait again in a later run of the same execution. */
@@ -98,7 +118,11 @@ export function keepRunMemory(
 	context: IExecuteFunctions,
 	run: string,
 	items: INodeExecutionData[],
-	fields: { resumeField: string; labels: Record<string, Record<string, string>> },
+	fields: {
+		resumeField: string;
+		labels: Record<string, Record<string, string>>;
+		deadline?: number;
+	},
 	people?: {
 		settings: PeopleSettings;
 		copies: WaitingTask['copies'][];
@@ -123,7 +147,14 @@ export function keepRunMemory(
 			: {};
 		return { item, taskId: entry.json.id as number, createdAt, ...extra };
 	});
-	const stored: Stored = { run, tasks, ...fields, ...(people ? { people: people.settings } : {}) };
+	const { deadline, ...kept } = fields;
+	const stored: Stored = {
+		run,
+		tasks,
+		...kept,
+		...(deadline !== undefined ? { deadline } : {}),
+		...(people ? { people: people.settings } : {}),
+	};
 	context.getContext('node')[KEY] = stored;
 }
 
@@ -166,6 +197,7 @@ export function readRunMemory(
 		resumeField: typeof stored.resumeField === 'string' ? stored.resumeField : undefined,
 		labels: readLabels(stored.labels),
 		...(people ? { people } : {}),
+		...(Number.isSafeInteger(stored.deadline) ? { deadline: stored.deadline } : {}),
 	};
 }
 

@@ -5,7 +5,6 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
-import { timeKey } from '../helpers/completions';
 import { refusesSecondResume } from '../runtime/n8nInternals';
 import { rememberedMap } from '../runtime/processMemory';
 import type { CompletedTask } from '../transport/schemas';
@@ -19,7 +18,7 @@ import {
 } from './messages';
 import { confirmCompletions, type RunToConfirm } from './confirmation';
 import { asksAgain, settlePeople } from './people/settle';
-import { readRunMemory, runTaskIds, runToken, type RunMemory } from './memory';
+import { earliestCompletion, readRunMemory, runTaskIds, runToken, type RunMemory } from './memory';
 import { resumedItems } from './output';
 import { readWaitSettings, type WaitSettings } from './settings';
 
@@ -38,9 +37,6 @@ export const resumeWebhooks: IWebhookDescription[] = [
 		isFullPath: true,
 	},
 ];
-
-/** A run whose tasks' creation times are unknown: completions looked for down to an hour before it waited. */
-const CLOCK_SKEW_SECONDS = 3600;
 
 /** The waiting run a call names: its address without the URL. */
 type Wait = Omit<ResumeAddress, 'url'>;
@@ -98,16 +94,6 @@ function itemMatcher(
 	};
 }
 
-function since(wait: Wait, memory: RunMemory | undefined): string {
-	const created = memory?.tasks
-		.map((t) => (t.createdAt ? timeKey(t.createdAt) : ''))
-		.filter(Boolean)
-		.sort()[0];
-	return (
-		created ?? new Date((wait.createdAt - CLOCK_SKEW_SECONDS) * 1000).toISOString().slice(0, 23)
-	);
-}
-
 /** Who the call is for and what it names, or the answer when it is not one for this run. */
 function readCall(this: IWebhookFunctions) {
 	// --- routing: which run, and which wait of it, the address names ---
@@ -161,13 +147,15 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 		queueId: wait.queueId,
 		itemOf: itemMatcher(wait, memory, settings),
 		count: runTasks?.length ?? wait.count,
-		since: since(wait, memory),
+		since: earliestCompletion(wait, memory),
 		taskIds: runTasks,
 		claimed: readForwardClaims(this.getBodyData()).filter((claim) => taken.includes(claim.id)),
 	};
+	// the run's own deadline (its memory, n8n's clock), whoever calls: it goes on with the answers so far
+	const pastDeadline = memory?.deadline !== undefined && Date.now() >= memory.deadline;
 	let result: Awaited<ReturnType<typeof settle>>;
 	try {
-		result = await settle.call(this, toConfirm, { wait, settings, memory });
+		result = await settle.call(this, toConfirm, { wait, settings, memory, pastDeadline });
 	} catch (error) {
 		// keeps waiting: the trigger calls again after a pause, and its check for lost completions later still
 		this.logger.warn(
@@ -177,6 +165,17 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 	}
 
 	// --- response: keep waiting, or resume with one item per input item, once ---
+	return respond.call(this, call, result, pastDeadline);
+}
+
+/** Keeps the run waiting (answering how far it is), or resumes it once. */
+function respond(
+	this: IWebhookFunctions,
+	call: Exclude<ReturnType<typeof readCall>, { answer: ForwardAnswer }>,
+	result: Awaited<ReturnType<typeof settle>>,
+	pastDeadline: boolean,
+): IWebhookResponseData {
+	const { wait, memory, runTasks, taken, others } = call;
 	const { enough, completed, of, items, progress, extraIds } = result;
 	if (extraIds.size > 0 || asksAgain(memory)) {
 		// the further tasks the read found are the run's too
@@ -187,21 +186,29 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 		if (call.named.length > 0 && taken.length === 0)
 			return answer.call(this, forwardAnswer.notTheRuns(others, runTasks));
 	}
+	const timedOut = !enough && pastDeadline;
+	const resumes = enough || timedOut;
 	if (
-		enough &&
+		resumes &&
 		!refusesSecondResume(this) &&
 		!claimResume(`${wait.executionId}/${wait.nodeId}/${runToken(wait)}`)
 	) {
 		return answer.call(this, forwardAnswer.resumingAlready(wait.executionId));
 	}
-	if (!enough && progress)
+	if (!resumes && progress)
 		this.logger.info(`Task Queue: execution ${wait.executionId} still waits: ${progress}`);
-	if (!enough)
+	const deadline = memory?.deadline;
+	if (!resumes)
 		return answer.call(
 			this,
-			forwardAnswer.stillWaiting({ completed, of, taken, others, runTasks }),
+			forwardAnswer.stillWaiting({ completed, of, taken, others, runTasks, deadline }),
 		);
-	const meta = { outcome: 'completed', node: this.getNode().name, completed, of };
+	if (timedOut)
+		this.logger.info(
+			`Task Queue: execution ${wait.executionId} reached its deadline; it goes on with the answers so far${progress ? ` (${progress})` : ''}`,
+		);
+	const outcome = timedOut ? 'timedOut' : 'completed';
+	const meta = { outcome, node: this.getNode().name, completed, of };
 	// n8n answers the caller ("Workflow was started", 200) once the resumed run has started
 	return { workflowData: [items(meta)] };
 }
@@ -210,9 +217,9 @@ export async function resumeOnCompletion(this: IWebhookFunctions): Promise<IWebh
 async function settle(
 	this: IWebhookFunctions,
 	toConfirm: RunToConfirm,
-	run: { wait: Wait; settings: WaitSettings; memory?: RunMemory },
+	run: { wait: Wait; settings: WaitSettings; memory?: RunMemory; pastDeadline: boolean },
 ) {
-	const { wait, settings, memory } = run;
+	const { wait, settings, memory, pastDeadline } = run;
 	if (memory?.people && toConfirm.taskIds) {
 		const people = memory as RunMemory & { people: NonNullable<RunMemory['people']> };
 		return await settlePeople.call(
@@ -222,6 +229,7 @@ async function settle(
 				wait,
 				settings,
 				memory: people,
+				pastDeadline,
 			},
 		);
 	}

@@ -1,10 +1,8 @@
-import { DateTime } from 'luxon';
-import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
-import { NodeOperationError, WAIT_INDEFINITELY } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import type { CompiledQueue } from '../helpers/blockModel';
 import { optionsOf } from '../helpers/blockModel';
-import { parseDateParameter } from '../helpers/dates';
 import { getWebhookTarget } from '../transport/endpoints';
 import { canSignResumeUrls, workflowSettings } from '../runtime/n8nInternals';
 import { isTriggerOfThisN8n, maskSecret, WEBHOOK_PATH } from '../helpers/webhookTarget';
@@ -25,47 +23,6 @@ export function assertCanSign(context: IExecuteFunctions): void {
 				'Create and Wait needs n8n 1.100 or later (it uses signed resume addresses). Update n8n, or use Create and a Task Queue Trigger workflow.',
 		},
 	);
-}
-
-const LIMIT_UNITS = { minutes: 60_000, hours: 3_600_000, days: 86_400_000 } as const;
-
-/** When the wait ends without every completion; checked before any task is created. */
-export function waitTill(this: IExecuteFunctions): Date {
-	const limit = this.getNodeParameter(
-		'options.limitWaitTime.values',
-		0,
-		null,
-	) as IDataObject | null;
-	if (!limit) return WAIT_INDEFINITELY;
-	if (limit.limitType === 'atSpecifiedTime') {
-		const at = parseDateParameter.call(this, limit.maxDateAndTime, 'Max Date and Time', 0);
-		if (!at || at.toMillis() <= Date.now()) {
-			throw new NodeOperationError(
-				this.getNode(),
-				'Limit Wait Time is set to a date that has passed',
-				{
-					description:
-						'Set Max Date and Time to a date in the future, or remove the Limit Wait Time option.',
-				},
-			);
-		}
-		return at.toJSDate();
-	}
-	const amount = Number(limit.resumeAmount);
-	const unit = LIMIT_UNITS[limit.resumeUnit as keyof typeof LIMIT_UNITS];
-	if (!Number.isFinite(amount) || amount <= 0 || unit === undefined) {
-		throw new NodeOperationError(
-			this.getNode(),
-			`Limit Wait Time must be a positive amount of time, not ${JSON.stringify(limit.resumeAmount)} ${String(limit.resumeUnit)}`,
-			{
-				description:
-					'Set Amount to more than 0 (minutes, hours or days), or remove the Limit Wait Time option.',
-			},
-		);
-	}
-	return DateTime.now()
-		.plus({ milliseconds: amount * unit })
-		.toJSDate();
 }
 
 /** Checks the fields of the set-up; returns the Resume Address Field the run writes its address into. */

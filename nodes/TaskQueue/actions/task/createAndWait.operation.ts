@@ -22,8 +22,8 @@ import {
 	checkResumeFieldTakesAddress,
 	checkTriggerRoutesBack,
 	reviewMessage,
-	waitTill,
 } from '../../waiting/setup';
+import { waitLimits, waitTill } from '../../waiting/waitLimit';
 import type { CreateState } from './create.operation';
 import * as create from './create.operation';
 import { createAndWaitProperties } from './createAndWait.description';
@@ -38,7 +38,10 @@ interface WaitState {
 	queueId: number;
 	/** Input items whose task is sent (items refused under "Continue" are not waited for). */
 	waitedFor: number;
+	/** When n8n ends the wait on its own (with Several People per Item and a limit: after the deadline). */
 	waitTill: Date;
+	/** Several People per Item with Limit Wait Time: when the run goes on with the answers so far. */
+	deadline?: number;
 	queueName: string;
 	/** The Task Queue Trigger's address (with its secret) when it is the route back. */
 	triggerUrl?: string;
@@ -70,7 +73,7 @@ export async function prepare(
 	assertCanSign(this);
 	checkEngineCanResume.call(this);
 	const settings = readWaitSettings(this);
-	const until = waitTill.call(this);
+	const limit = waitTill.call(this);
 	const queueId = oneQueueOfRun.call(this, itemCount);
 	const queue = await state.queues.get(this, queueId, 0);
 	// Automatic resolves to the queue's field for the address; the run remembers which
@@ -102,7 +105,7 @@ export async function prepare(
 		queueName: queue.name,
 		triggerUrl,
 		waitedFor,
-		waitTill: until,
+		...waitLimits(limit, people !== undefined),
 		createdAt: Math.floor(Date.now() / 1000),
 		labels: choiceLabels([...queue.blocks.values()].map((compiled) => compiled.block)),
 		addressKey: (await getTaskQueueCredentials.call(this)).apiKey,
@@ -170,7 +173,7 @@ function remember(
 		this,
 		runToken({ createdAt: wait.createdAt, count: wait.waitedFor, inputs: items.length }),
 		items,
-		{ resumeField: wait.settings.resumeField, labels: wait.labels },
+		{ resumeField: wait.settings.resumeField, labels: wait.labels, deadline: wait.deadline },
 		wait.people && copies
 			? {
 					settings: wait.people,
@@ -219,13 +222,13 @@ export async function finish(
 	);
 	if (wait.triggerUrl && sent >= 0) {
 		const address = resumeAddress.call(this, wait, sent, items.length);
-		await announceRun.call(
-			this,
-			wait.triggerUrl,
-			wait.queueId,
+		await announceRun.call(this, wait.triggerUrl, wait.queueId, {
 			address,
-			results.flat().flatMap((item) => (typeof item.json.id === 'number' ? [item.json.id] : [])),
-		);
+			tasks: results
+				.flat()
+				.flatMap((item) => (typeof item.json.id === 'number' ? [item.json.id] : [])),
+			...(wait.deadline !== undefined ? { deadline: wait.deadline } : {}),
+		});
 	}
 	return [items];
 }

@@ -5,7 +5,8 @@ import { completionKey } from '../../helpers/completions';
 import { postToThisN8n } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';
 import type { AnswerReading, Outcome, ReceivedAnswer } from '../../waiting/messages';
-import { forwardCall, readForwardAnswer, runTasksOf } from '../../waiting/messages';
+import { deadlineOf, forwardCall, readForwardAnswer, runTasksOf } from '../../waiting/messages';
+import { forgetDeadline, rememberDeadline } from './deadlines';
 import { afterTheRun, rememberRun } from './knownRuns';
 
 // The lanes of the forwarding (forward.ts): one per execution of this n8n process, which calls the
@@ -169,6 +170,10 @@ export async function drain(this: TriggerContext, key: string, lane: Lane): Prom
 			// what the run's answer teaches this process: its tasks
 			const runTasks = runTasksOf(answer);
 			if (runTasks) rememberRun(url, key, runTasks, 'answer');
+			// and its deadline, to wake it then (deadlines.ts)
+			const deadline = deadlineOf(answer);
+			if (deadline === undefined) forgetDeadline(key);
+			else rememberDeadline(key, { url, queueId: tasks[0].queue_id, at: deadline });
 			settleAll.call(this, lane, waiters, outcomesOf(key, reading, waiters), reading.why);
 		}
 	} finally {

@@ -41,7 +41,9 @@ export type Decision =
 	| 'collected'
 	| 'undecided'
 	| 'notEnoughPeople'
-	| 'waiting';
+	| 'waiting'
+	/** Output only: the run's deadline came before the item was decided. */
+	| 'timedOut';
 
 export interface ItemDecision {
 	decision: Decision;

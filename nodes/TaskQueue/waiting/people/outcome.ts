@@ -179,7 +179,12 @@ export function peopleItems(
 				},
 				pairedItem: { item },
 			};
-		const meta = { ...context.meta, outcome: decision.final ? 'completed' : 'pending' };
+		// at the deadline an item not yet decided goes on with its answers so far
+		const timedOut = context.meta.outcome === 'timedOut' && !decision.final;
+		const meta = {
+			...context.meta,
+			outcome: decision.final ? 'completed' : timedOut ? 'timedOut' : 'pending',
+		};
 		const deciding = decision.decidedBy !== undefined ? byId.get(decision.decidedBy) : undefined;
 		const base = deciding
 			? outputItem(deciding, item, settings, meta, context.wait, run.labels).json
@@ -191,9 +196,15 @@ export function peopleItems(
 		if (settings.responseType === 'approval') {
 			json.approved = decision.decision === 'approved';
 			if (!deciding)
-				json.chatInput = `Not approved: ${decision.decision} (${decision.counted} of ${decision.needed} needed answers counted)`;
+				json.chatInput = `Not approved: ${timedOut ? 'the time ran out' : decision.decision} (${decision.counted} of ${decision.needed} needed answers counted)`;
 		}
-		json.people = peopleReport(decision, run, byId, settings, context.wait);
+		json.people = peopleReport(
+			timedOut ? { ...decision, decision: 'timedOut' } : decision,
+			run,
+			byId,
+			settings,
+			context.wait,
+		);
 		return { json, pairedItem: { item } };
 	});
 }

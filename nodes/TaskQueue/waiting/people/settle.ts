@@ -25,9 +25,9 @@ export const asksAgain = (memory: RunMemory | undefined): boolean =>
 export async function settlePeople(
 	this: IWebhookFunctions,
 	toConfirm: RunToConfirm & { taskIds: number[] },
-	run: { wait: Wait; settings: WaitSettings; memory: PeopleRun },
+	run: { wait: Wait; settings: WaitSettings; memory: PeopleRun; pastDeadline?: boolean },
 ) {
-	const { wait, settings, memory } = run;
+	const { wait, settings, memory, pastDeadline } = run;
 	const key = asksAgain(memory) ? (await getTaskQueueCredentials.call(this)).apiKey : '';
 	const extraItem = key ? extraReader(wait, settings.resumeField, key) : undefined;
 	const completions = await confirmEveryCompletion.call(this, {
@@ -44,7 +44,8 @@ export async function settlePeople(
 	const outcome = peopleOutcome(completions, memory, settings, extraItems);
 	for (const [item, decision] of outcome.decisions) {
 		const values = memory.tasks[item]?.values;
-		if (!decision.askAgain || !values) continue;
+		// past the deadline the run goes on with what it has: a task asked for now would answer nothing
+		if (!decision.askAgain || !values || pastDeadline) continue;
 		try {
 			const id = await askAgain.call(this, wait, {
 				item,

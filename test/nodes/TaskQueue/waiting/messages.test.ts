@@ -248,7 +248,7 @@ describe('the forward call and its answer', () => {
 describe('the announcement', () => {
 	it('round-trips, and refuses anything but an address and a list of at most 1,000 task ids', () => {
 		const address = signedByN8n(resumeAddressQuery(parts));
-		const signed = readAnnouncement(announcement(address, [3, 4], 'key'));
+		const signed = readAnnouncement(announcement({ address, tasks: [3, 4] }, 'key'));
 		expect(signed).toEqual({ address, tasks: [3, 4], signature: expect.any(String) });
 		expect(isSignedAnnouncement(signed as Announcement, 'key')).toBe(true);
 		expect(isSignedAnnouncement(signed as Announcement, 'other key')).toBe(false);
@@ -261,13 +261,31 @@ describe('the announcement', () => {
 		expect(readAnnouncement({ taskQueueWaitingRun: { address: 5, tasks: [] } })).toBeUndefined();
 		expect(
 			readAnnouncement(
-				announcement(
-					address,
-					Array.from({ length: 1001 }, (_, i) => i),
-					'key',
-				),
+				announcement({ address, tasks: Array.from({ length: 1001 }, (_, i) => i) }, 'key'),
 			),
 		).toBeUndefined();
 		expect(readAnnouncement({ tasks: [1] })).toBeUndefined();
+	});
+
+	it("carries a run's deadline under its signature: a deadline changed or added by a holder of the trigger's secret is no longer the run's word", () => {
+		const address = signedByN8n(resumeAddressQuery(parts));
+		const run = readAnnouncement(
+			announcement({ address, tasks: [3], deadline: 1_800_000_000_000 }, 'key'),
+		) as Announcement;
+		expect(run).toEqual({
+			address,
+			tasks: [3],
+			deadline: 1_800_000_000_000,
+			signature: expect.any(String),
+		});
+		expect(isSignedAnnouncement(run, 'key')).toBe(true);
+		expect(isSignedAnnouncement({ ...run, deadline: 1_700_000_000_000 }, 'key')).toBe(false);
+		const withoutDeadline = readAnnouncement(announcement({ address, tasks: [3] }, 'key'));
+		expect(isSignedAnnouncement({ ...withoutDeadline!, deadline: 1 }, 'key')).toBe(false);
+		for (const deadline of [-5, 1.5, '1800000000000', null])
+			expect(readAnnouncement({ taskQueueWaitingRun: { address, tasks: [3], deadline } })).toEqual({
+				address,
+				tasks: [3],
+			});
 	});
 });

@@ -61,7 +61,12 @@ async function activateTrigger(options: IDataObject = {}) {
 	await trigger.activate();
 }
 
-async function createAndWait(executionId: string, input: IDataObject[], options: IDataObject = {}) {
+async function createAndWait(
+	executionId: string,
+	input: IDataObject[],
+	options: IDataObject = {},
+	parameters: IDataObject = {},
+) {
 	const run = await runActionNode({
 		types: { taskQueue: node },
 		node: {
@@ -78,6 +83,7 @@ async function createAndWait(executionId: string, input: IDataObject[], options:
 				},
 				resumeField: 'resume_url',
 				options: options as INodeParameters,
+				...(parameters as INodeParameters),
 			},
 		},
 		input,
@@ -547,4 +553,171 @@ test('a burst of completions of one run: calls to the waiting execution one at a
 	).toBe(waiting.calls.filter((c) => c.status !== 200 || c.body !== NO_ACTION_REQUIRED).length);
 	expect((await env.client.webhookCalls()).every((c) => c.status === 200)).toBe(true);
 	expect(trigger.executions).toBe(0);
+});
+
+describe('Several People per Item with Limit Wait Time: at the deadline the run goes on with the answers so far (trigger/relay/deadlines.ts)', () => {
+	const BOB = 'bob@example.com';
+	/** Two people must approve; the deadline `seconds` after the run starts to wait. */
+	const twoPeople = (seconds: number, maxTasks = 2) => ({
+		severalPeople: { values: { people: 2, decideWhen: 'allApprove', maxTasks } },
+		limitWaitTime: {
+			values: { limitType: 'afterTimeInterval', resumeAmount: seconds / 60, resumeUnit: 'minutes' },
+		},
+	});
+	const approval = {
+		responseType: 'approval',
+		approvalField: 'decision',
+		approveOption: 'approve',
+	};
+	const deadlineOf = (executionId: string) =>
+		(waiting.runs.get(executionId)?.run.waitTill as Date).getTime() - 5 * 60_000;
+	const pastDeadline = async (executionId: string) => {
+		const wait = deadlineOf(executionId) - Date.now() + 50;
+		if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+	};
+	test("one approval of two, then the deadline: the trigger's check wakes the run, which resumes once with Alice's answer, wait.outcome timedOut and people.decision timedOut", async () => {
+		await activateTrigger();
+		const started = Date.now();
+		const tasks = await createAndWait('70', [{ message: 'refund 900' }], twoPeople(3), approval);
+		// n8n's own limit is 5 minutes after the deadline: the fallback when nothing wakes the run
+		const waitTill = (waiting.runs.get('70')?.run.waitTill as Date).getTime();
+		expect(waitTill - started).toBeGreaterThanOrEqual(3_000 + 5 * 60_000 - 50);
+		expect(waitTill - started).toBeLessThan(3_000 + 5 * 60_000 + 2_000);
+		await complete(tasks[0].id);
+		await until('the run answered the delivery', () =>
+			waiting.calls.some((c) => c.executionId === '70' && c.status === 202),
+		);
+		const stillWaiting = waiting.calls.find((c) => c.executionId === '70' && c.status === 202);
+		expect(stillWaiting?.body).toMatchObject({ waiting: true, deadline: deadlineOf('70') });
+		// before the deadline, a check wakes nothing
+		const callsBefore = waiting.calls.length;
+		await trigger.reconcile();
+		expect(waiting.calls.slice(callsBefore).filter((c) => c.executionId === '70')).toEqual([]);
+		await pastDeadline('70');
+		expect(await trigger.reconcile()).toBeNull();
+		expect(waiting.resumes.get('70')).toBe(1);
+		const [items] = waiting.resumed.get('70') as INodeExecutionData[][];
+		expect(items).toHaveLength(1);
+		expect(items[0].pairedItem).toEqual({ item: 0 });
+		expect(items[0].json).toMatchObject({
+			approved: false,
+			chatInput: 'Not approved: the time ran out (1 of 2 needed answers counted)',
+			tasks: [tasks[0].id, tasks[1].id],
+			wait: { outcome: 'timedOut', completed: 0, of: 1 },
+		});
+		expect(items[0].json.people).toMatchObject({
+			rule: 'allApprove',
+			decision: 'timedOut',
+			needed: 2,
+			counted: 1,
+			approvals: 1,
+			missing: 1,
+			answers: [{ taskId: tasks[0].id, by: 'alice@example.com', vote: 'approve', counted: true }],
+		});
+		expect(infoLines()).toContain(
+			'Task Queue Trigger: execution 70 reached its deadline; the check woke it and it went on with the answers so far',
+		);
+		// the wake-up named no task: it only woke the run
+		const wake = waiting.calls.filter((c) => c.executionId === '70').at(-1);
+		expect(wake?.status).toBe(200);
+		// Bob's answer after the deadline resumes nothing and is not emitted
+		await env.client.complete(QUEUE, tasks[1].id, { by: BOB, data: { decision: 'approve' } });
+		await until('the log line', () =>
+			infoLines().some((line) => line.includes(`task ${tasks[1].id} `)),
+		);
+		await trigger.reconcile();
+		expect(waiting.resumes.get('70')).toBe(1);
+		expect(trigger.executions).toBe(0);
+	});
+
+	test('nobody answered: the run is known from its signed announcement and goes on at its deadline with no answer, timed out', async () => {
+		await activateTrigger();
+		const tasks = await createAndWait(
+			'71',
+			[{ message: 'a' }, { message: 'b' }],
+			twoPeople(1),
+			approval,
+		);
+		await pastDeadline('71');
+		await trigger.reconcile();
+		expect(waiting.resumes.get('71')).toBe(1);
+		const [items] = waiting.resumed.get('71') as INodeExecutionData[][];
+		expect(items.map((i) => [i.pairedItem, (i.json.wait as IDataObject).outcome])).toEqual([
+			[{ item: 0 }, 'timedOut'],
+			[{ item: 1 }, 'timedOut'],
+		]);
+		expect(items.map((i) => (i.json.people as IDataObject).answers)).toEqual([[], []]);
+		expect(items.map((i) => i.json.tasks)).toEqual([
+			[tasks[0].id, tasks[1].id],
+			[tasks[2].id, tasks[3].id],
+		]);
+		// nothing left to wake: the next check calls nothing
+		const calls = waiting.calls.length;
+		await trigger.reconcile();
+		expect(waiting.calls.length).toBe(calls);
+	});
+
+	test("a call before the deadline changes nothing, and a deadline announced by a holder of the trigger's secret moves nothing", async () => {
+		await activateTrigger();
+		const tasks = await createAndWait('72', [{ message: 'not yet' }], twoPeople(60), approval);
+		const address = String(tasks[0].data.resume_url);
+		// anybody who reads the task can call its address: before the deadline the run keeps waiting
+		const early = await waiting.handle(address, undefined, { tasks: [] });
+		expect(early.status).toBe(202);
+		expect(early.body).toMatchObject({ waiting: true, completed: 0, of: 1 });
+		// an unsigned announcement saying the deadline has passed: not the run's word, nothing is woken
+		const forged = {
+			taskQueueWaitingRun: { address, tasks: [tasks[0].id], deadline: Date.now() - 60_000 },
+		};
+		const { response } = await trigger.deliver({
+			body: forged,
+			query: { secret: trigger.secret() as string },
+		});
+		expect(response.statusCode).toBe(200);
+		const calls = waiting.calls.length;
+		await trigger.reconcile();
+		expect(waiting.calls.length).toBe(calls);
+		expect(waiting.resumed.has('72')).toBe(false);
+	});
+
+	test('both answers lost on their way, by the same person, and n8n restarted: the first check after the deadline passes them on, the run goes on timed out with both kept and asks for no further task', async () => {
+		await activateTrigger();
+		const tasks = await createAndWait('73', [{ message: 'restart' }], twoPeople(1, 3), approval);
+		await env.client.setFaults([{ webhook: 'drop', count: 2 }]);
+		await complete(tasks[0].id);
+		await complete(tasks[1].id);
+		await env.client.clearFaults();
+		await pastDeadline('73');
+		forgetAsAfterRestart();
+		forgetRuns();
+		await trigger.reconcile();
+		expect(waiting.resumes.get('73')).toBe(1);
+		const [items] = waiting.resumed.get('73') as INodeExecutionData[][];
+		expect(items[0].json.wait).toMatchObject({ outcome: 'timedOut' });
+		expect(items[0].json.people).toMatchObject({
+			decision: 'timedOut',
+			counted: 1,
+			answers: [
+				{ taskId: tasks[0].id, by: 'alice@example.com', counted: true },
+				{ taskId: tasks[1].id, by: 'alice@example.com', counted: false, reason: 'samePerson' },
+			],
+		});
+		// past its deadline the run does not ask again: the queue has the run's two tasks only
+		const all = (await env.client.tasks(QUEUE)).filter((t) =>
+			String(t.data.resume_url).includes('/73/'),
+		);
+		expect(all.map((t) => t.id)).toEqual([tasks[0].id, tasks[1].id]);
+		expect(trigger.executions).toBe(0);
+	});
+
+	test("one person per item keeps n8n's own limit: no deadline of its own, the input goes on at the limit", async () => {
+		await activateTrigger();
+		const started = Date.now();
+		await createAndWait('74', [{ message: 'one person' }], {
+			limitWaitTime: twoPeople(60).limitWaitTime,
+		});
+		const waitTill = (waiting.runs.get('74')?.run.waitTill as Date).getTime();
+		expect(waitTill - started).toBeGreaterThanOrEqual(60_000 - 50);
+		expect(waitTill - started).toBeLessThan(62_000);
+	});
 });

@@ -1,0 +1,72 @@
+import type { IPollFunctions } from 'n8n-workflow';
+
+import { rememberedMap } from '../../runtime/processMemory';
+import { postToThisN8n } from '../../transport';
+import { deadlineOf, forwardCall, readForwardAnswer } from '../../waiting/messages';
+
+// Waking runs at their deadline (Several People per Item with Limit Wait Time). At a wait's limit
+// n8n resumes the run without running any node code and passes the node's input on: the answers so
+// far would be lost. So such a run asks n8n for its limit 5 minutes after its own deadline
+// (waiting/waitLimit.ts) and says its deadline in each answer to a forward call and in its signed
+// announcement; the queue's Task Queue Trigger remembers it and, on each Check for Lost Completions
+// after it has passed, calls the run's address naming no task. The call only wakes the run: the run
+// decides by its own deadline (its memory, n8n's clock) whether to go on with the answers so far, so
+// no caller can make a run time out early, and a deadline heard from anyone moves nothing.
+
+interface DueRun {
+	/** An address of the run that n8n signed (the trigger calls only addresses of this n8n). */
+	url: string;
+	queueId: number;
+	/** The run's deadline as it said it (ms). */
+	at: number;
+}
+
+const runDeadlines = rememberedMap<string, DueRun>('runDeadlines');
+
+/** Runs woken per round at most, and for how long: the rest wait for the next round. */
+const WAKES_PER_ROUND = 50;
+export const WAKE_BUDGET_MS = 10_000;
+
+export function rememberDeadline(execution: string, run: DueRun): void {
+	runDeadlines.set(execution, run);
+}
+
+export function forgetDeadline(execution: string): void {
+	runDeadlines.delete(execution);
+}
+
+/**
+ * Calls each run of the queue whose deadline has passed. A run still waiting (its clock says it is
+ * not time yet) is called again next round; one that resumed, finished or is gone is forgotten.
+ * Returns how many runs resumed.
+ */
+export async function wakeRunsPastDeadline(
+	this: IPollFunctions,
+	queueId: number,
+	budgetMs: number,
+): Promise<number> {
+	const started = Date.now();
+	const due = [...runDeadlines.entries()]
+		.filter(([, run]) => run.queueId === queueId && run.at <= started)
+		.slice(0, WAKES_PER_ROUND);
+	let resumed = 0;
+	for (const [execution, run] of due) {
+		if (Date.now() - started > budgetMs) break;
+		const answer = await postToThisN8n.call(this, run.url, forwardCall([]), 60_000);
+		const reading = readForwardAnswer(answer, []);
+		// n8n or the service could not answer: next round
+		if (reading === 'retry') continue;
+		const later = deadlineOf(answer);
+		if (later !== undefined) {
+			rememberDeadline(execution, { ...run, at: Math.max(later, run.at) });
+			continue;
+		}
+		forgetDeadline(execution);
+		if (reading === 'refusedAddress' || !reading.resumed) continue;
+		resumed++;
+		this.logger.info(
+			`Task Queue Trigger: execution ${execution.split('/')[0]} reached its deadline; the check woke it and it went on with the answers so far`,
+		);
+	}
+	return resumed;
+}
