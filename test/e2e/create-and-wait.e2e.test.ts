@@ -1082,7 +1082,8 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 		return { waiting, tasks: await tasksOf(waiting.id, 2) };
 	}
 
-	test("the deadline comes after one approval of two: the trigger's check wakes the run, which goes on with Alice's approval, timed out, to the IF's false branch (n8n alone would pass the input on 5 minutes later)", async () => {
+	/** The example with its Limit Wait Time (the deadline) set to `minutes`, on its own path. */
+	async function withDeadline(minutes: number) {
 		const example = loadExamples().find((x) => x.file === 'refund-needs-two-approvers.json');
 		const wf = prepareWorkflow(example!.text, e.credentialId);
 		wf.nodes = wf.nodes.filter(
@@ -1094,11 +1095,16 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 			const options = n.parameters?.options as { limitWaitTime?: object } | undefined;
 			if (options?.limitWaitTime)
 				options.limitWaitTime = {
-					values: { limitType: 'afterTimeInterval', resumeAmount: 0.25, resumeUnit: 'minutes' },
+					values: { limitType: 'afterTimeInterval', resumeAmount: minutes, resumeUnit: 'minutes' },
 				};
 		}
 		const id = await createWorkflow(e, wf);
 		await activate(e, id);
+		return { id, path };
+	}
+
+	test("the deadline comes after one approval of two: the trigger's check wakes the run, which goes on with Alice's approval, timed out, to the IF's false branch (n8n alone would pass the input on 5 minutes later)", async () => {
+		const { id, path } = await withDeadline(0.25);
 		const { waiting, tasks } = await request('requester@example.com', path, id);
 		const startedAt = Date.now();
 		await e.client.complete(QUEUE, tasks[0].id, { by: ALICE, data: { decision: 'approve' } });
@@ -1143,6 +1149,36 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 			30_000,
 		);
 		expect((await executions(e, id)).map((x) => x.status)).toEqual(['success']);
+		expect(await triggerExecutions()).toBe(0);
+		await deleteWorkflow(e, id);
+	});
+
+	test("n8n restarts while a two-person run waits with one approval: the check's record keeps the run's deadline, and after the restart the run goes on with Alice's approval at its deadline", async () => {
+		const { id, path } = await withDeadline(2);
+		const { waiting, tasks } = await request('requester@example.com', path, id);
+		await e.client.complete(QUEUE, tasks[0].id, { by: ALICE, data: { decision: 'approve' } });
+		// a check round (every minute) keeps the run to wake with where it stands, in the trigger's static data
+		await waitFor(
+			"the run to wake in the trigger's record",
+			async () => {
+				const state = (await e.n8n.api.get(`/workflows/${triggerId}`)).data.staticData;
+				return JSON.stringify(state ?? {}).includes(`/webhook-waiting/${waiting.id}/`) || undefined;
+			},
+			100_000,
+		);
+		expect((await byId(waiting.id)).status).toBe('waiting');
+		await e.n8n.restart();
+		// nothing else happens in the queue: only the record can tell the restarted n8n of the run
+		const done = await resumed(waiting.id, 'success', 180_000);
+		expect(nodeOutput(done, 'Two approvers, not the requester')[0]).toMatchObject({
+			approved: false,
+			wait: { outcome: 'timedOut' },
+			people: {
+				decision: 'timedOut',
+				counted: 1,
+				answers: [expect.objectContaining({ taskId: tasks[0].id, by: ALICE, counted: true })],
+			},
+		});
 		expect(await triggerExecutions()).toBe(0);
 		await deleteWorkflow(e, id);
 	});

@@ -207,7 +207,7 @@ export const PROCESS_MEMORY = {
 		holds:
 			"waiting runs with a deadline (Several People per Item with Limit Wait Time), learnt from their answers and signed announcements: the trigger's check wakes each when its deadline has passed (trigger/relay/deadlines.ts)",
 		restart:
-			"a run is known again from its next answer to a forward call; one nothing wakes is ended by n8n 5 minutes after its deadline, with the node's input (waiting/waitLimit.ts)",
+			"none: the check's record keeps them (trigger/relay/checkRecord.ts) and its first round after the restart reads them back; a run nothing wakes is ended by n8n 5 minutes after its deadline, with the node's input (waiting/waitLimit.ts)",
 	},
 } as const satisfies Record<
 	string,

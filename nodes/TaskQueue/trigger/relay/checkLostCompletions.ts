@@ -15,6 +15,7 @@ import { rememberedMap, rememberedSet } from '../../runtime/processMemory';
 import type { CompletedTask } from '../../transport/schemas';
 import type { Outcome } from '../../waiting/messages';
 import { restartPoint, sendCheckRecord, storedCheckRecord } from './checkRecord';
+import { restoreRunsToWake, runsToWake } from './deadlines';
 import { forwardToWaiting, isOrdinary } from './forward';
 
 // Check for Lost Completions (the Task Queue Trigger's poll()): the service delivers each completion once and never again, so a delivery lost on
@@ -67,6 +68,8 @@ export async function checkLostCompletions(
 	const scope = `${this.getWorkflow().id}:${this.getNode().id}:${queueId}`;
 	const lookback = new Date(Date.now() - FIRST_ROUND_LOOKBACK_MS).toISOString().slice(0, 23);
 	const stored = storedCheckRecord(home.state, queueId);
+	// the first round of this process: the runs to wake at their deadline, as the record kept them
+	if (!cursors.has(scope)) restoreRunsToWake.call(this, queueId, stored?.wake);
 	const cursor =
 		cursors.get(scope) ??
 		// a record later than now (it comes with the trigger's secret, but not from this check) would
@@ -201,7 +204,8 @@ async function record(
 	const unsettled = [...owedHere.values(), ...retryHere.values()].filter(
 		(task) => task.queue_id === queueId,
 	);
-	const point = restartPoint(queueId, cursor, unsettled);
+	const wake = runsToWake(queueId);
+	const point = { ...restartPoint(queueId, cursor, unsettled), ...(wake.length ? { wake } : {}) };
 	const key = JSON.stringify(point);
 	const stored = storedCheckRecord(home.state, queueId);
 	if ((recorded.get(scope) ?? JSON.stringify(stored)) === key) return;

@@ -21,19 +21,29 @@ export interface CheckRecord {
 	/** Every completion after this point (`isAfter`) may still have to reach a waiting run. */
 	at: string;
 	ids: number[];
+	/** Runs the check wakes at their deadline (relay/deadlines.ts): known again after a restart. */
+	wake?: RunToWake[];
+}
+
+export interface RunToWake {
+	/** The run's address, as n8n signed it. */
+	url: string;
+	/** Its deadline (ms). */
+	at: number;
 }
 
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?$/;
 const MAX_IDS = 1000;
+export const MAX_WAKES = 100;
 
 /**
  * The record signed with the trigger's credential's key: the trigger's secret is readable by others
  * (the queue's target), and a record made up with it could hide a lost completion after a restart.
  */
 function recordSignature(key: string, record: CheckRecord): string {
-	return createHmac('sha256', key)
-		.update(['task-queue:check-record', record.queueId, record.at, record.ids.join(',')].join('\n'))
-		.digest('hex');
+	const parts = ['task-queue:check-record', record.queueId, record.at, record.ids.join(',')];
+	if (record.wake?.length) parts.push(JSON.stringify(record.wake.map(({ url, at }) => [url, at])));
+	return createHmac('sha256', key).update(parts.join('\n')).digest('hex');
 }
 
 /** The call the check sends to its trigger. */
@@ -41,7 +51,13 @@ export function checkRecordCall(
 	record: CheckRecord,
 	key: string,
 ): { taskQueueCheckedThrough: CheckRecord & { signature: string } } {
-	const sent = { ...record, ids: record.ids.slice(0, MAX_IDS) };
+	const { wake, ...point } = record;
+	const kept = wake?.slice(0, MAX_WAKES) ?? [];
+	const sent: CheckRecord = {
+		...point,
+		ids: point.ids.slice(0, MAX_IDS),
+		...(kept.length > 0 ? { wake: kept } : {}),
+	};
 	return { taskQueueCheckedThrough: { ...sent, signature: recordSignature(key, sent) } };
 }
 
@@ -77,7 +93,22 @@ function readRecord(value: unknown): CheckRecord | undefined {
 	if (!Number.isSafeInteger(queueId) || typeof at !== 'string' || !TIME.test(at)) return undefined;
 	if (!Array.isArray(ids) || ids.length > MAX_IDS || !ids.every((id) => Number.isSafeInteger(id)))
 		return undefined;
-	return { queueId: queueId as number, at, ids: ids as number[] };
+	const wake = readWakes((value as IDataObject).wake);
+	if (wake === null) return undefined;
+	return { queueId: queueId as number, at, ids: ids as number[], ...(wake ? { wake } : {}) };
+}
+
+/** The runs to wake a record lists; null when the list is malformed (the record is not ours). */
+function readWakes(value: unknown): RunToWake[] | undefined | null {
+	if (value === undefined) return undefined;
+	if (!Array.isArray(value) || value.length === 0 || value.length > MAX_WAKES) return null;
+	const wake = value.map((entry) => {
+		const { url, at } = (entry ?? {}) as IDataObject;
+		return typeof url === 'string' && url.length <= 2000 && Number.isSafeInteger(at)
+			? { url, at: at as number }
+			: undefined;
+	});
+	return wake.every((run) => run !== undefined) ? (wake as RunToWake[]) : null;
 }
 
 /** The record in the trigger's static data, if it is this queue's. */
@@ -89,7 +120,13 @@ export function storedCheckRecord(state: IDataObject, queueId: number): CheckRec
 /** Writes the record to static data; false when it is the stored one already (nothing to save). */
 export function storeCheckRecord(state: IDataObject, record: CheckRecord): boolean {
 	const stored = storedCheckRecord(state, record.queueId);
-	if (stored && stored.at === record.at && stored.ids.join() === record.ids.join()) return false;
+	if (
+		stored &&
+		stored.at === record.at &&
+		stored.ids.join() === record.ids.join() &&
+		JSON.stringify(stored.wake ?? []) === JSON.stringify(record.wake ?? [])
+	)
+		return false;
 	writeCheckRecordValue(state, record);
 	return true;
 }

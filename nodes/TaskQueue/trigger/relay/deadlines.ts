@@ -1,8 +1,15 @@
 import type { IPollFunctions } from 'n8n-workflow';
 
+import { waitingBaseUrl } from '../../runtime/n8nInternals';
 import { rememberedMap } from '../../runtime/processMemory';
 import { postToThisN8n } from '../../transport';
-import { deadlineOf, forwardCall, readForwardAnswer } from '../../waiting/messages';
+import {
+	deadlineOf,
+	forwardCall,
+	parseResumeAddress,
+	readForwardAnswer,
+} from '../../waiting/messages';
+import { MAX_WAKES, type RunToWake } from './checkRecord';
 
 // Waking runs at their deadline (Several People per Item with Limit Wait Time). At a wait's limit
 // n8n resumes the run without running any node code and passes the node's input on: the answers so
@@ -12,6 +19,7 @@ import { deadlineOf, forwardCall, readForwardAnswer } from '../../waiting/messag
 // after it has passed, calls the run's address naming no task. The call only wakes the run: the run
 // decides by its own deadline (its memory, n8n's clock) whether to go on with the answers so far, so
 // no caller can make a run time out early, and a deadline heard from anyone moves nothing.
+// The check's record keeps the runs to wake (checkRecord.ts), so they are known again after a restart.
 
 interface DueRun {
 	/** An address of the run that n8n signed (the trigger calls only addresses of this n8n). */
@@ -33,6 +41,31 @@ export function rememberDeadline(execution: string, run: DueRun): void {
 
 export function forgetDeadline(execution: string): void {
 	runDeadlines.delete(execution);
+}
+
+/** The queue's runs to wake, earliest first, for the check's record. */
+export function runsToWake(queueId: number): RunToWake[] {
+	return [...runDeadlines.values()]
+		.filter((run) => run.queueId === queueId)
+		.sort((a, b) => a.at - b.at)
+		.slice(0, MAX_WAKES)
+		.map(({ url, at }) => ({ url, at }));
+}
+
+/** After a restart: the runs the check's record lists, each an address of this n8n on this queue. */
+export function restoreRunsToWake(
+	this: IPollFunctions,
+	queueId: number,
+	wake: RunToWake[] | undefined,
+): void {
+	const base = waitingBaseUrl(this);
+	for (const { url, at } of wake ?? []) {
+		const address = parseResumeAddress(url, base);
+		if (!address || address.queueId !== queueId) continue;
+		const execution = `${address.executionId}/${address.nodeId}`;
+		if (!runDeadlines.has(execution))
+			rememberDeadline(execution, { url: address.url, queueId, at });
+	}
 }
 
 /**

@@ -26,7 +26,7 @@ import { isCompletedTask } from '../../transport/schemas';
 // | seen | the last 1,000 completion keys accepted (Catch Up on, or re-completions dropped) | deliveries (deliveryChecks.ts) | webhook processes |
 // | lastDelivery | which process handled the last such delivery, and when | deliveries (deliveryChecks.ts) | webhook processes |
 // | listeners | a holder's listeners: each address and the hash of its leave token, never a secret | joins and leaves (holder.ts via receive.ts) | webhook processes |
-// | lostCompletionCheck | where Check for Lost Completions restarts | its signed record (relay/checkRecord.ts via receive.ts) | webhook processes |
+// | lostCompletionCheck | where Check for Lost Completions restarts, and the deadlines of the runs it wakes (relay/deadlines.ts) | its signed record (relay/checkRecord.ts via receive.ts) | webhook processes |
 // | queueId, cursor, unsettled | the Poll Trigger's queue, cursor, and completions to pass on again | its poll (pollTrigger.ts) | main |
 
 /** What a Task Queue Trigger registered (`registration`). */
@@ -140,9 +140,10 @@ export function readCheckRecordValue(state: IDataObject): unknown {
 
 export function writeCheckRecordValue(
 	state: IDataObject,
-	record: { queueId: number; at: string; ids: number[] },
+	record: { queueId: number; at: string; ids: number[]; wake?: Array<{ url: string; at: number }> },
 ): void {
-	state.lostCompletionCheck = { queueId: record.queueId, at: record.at, ids: record.ids };
+	const { queueId, at, ids, wake } = record;
+	state.lostCompletionCheck = { queueId, at, ids, ...(wake?.length ? { wake } : {}) };
 }
 
 /** The Poll Trigger's state: its queue, cursor, and completions to pass on again. */

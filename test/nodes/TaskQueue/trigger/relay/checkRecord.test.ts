@@ -43,6 +43,39 @@ describe('where Check for Lost Completions stands, kept across restarts', () => 
 			expect(readCheckRecordCall(body)).toBeUndefined();
 	});
 
+	test('the runs to wake at their deadline travel signed with the record, are stored with it, and a malformed list is no record', () => {
+		const wake = [
+			{ url: 'http://localhost:5678/webhook-waiting/81/node?tq=0-1-1', at: 1_800_000_000_000 },
+		];
+		const record = { queueId: 7, at: '2026-11-26T10:00:00.123', ids: [3], wake };
+		const call = readCheckRecordCall(checkRecordCall(record, 'key')) as CheckRecordCall;
+		expect(call.record).toEqual(record);
+		expect(isSignedRecord(call, 'key')).toBe(true);
+		// a deadline moved, or a run added, by anyone holding the trigger's secret: not the check's record
+		const moved = { ...call, record: { ...record, wake: [{ ...wake[0], at: 1 }] } };
+		expect(isSignedRecord(moved, 'key')).toBe(false);
+		const without = { queueId: record.queueId, at: record.at, ids: record.ids };
+		expect(isSignedRecord({ ...call, record: without }, 'key')).toBe(false);
+		// an empty list is sent as none (records of earlier versions keep their signatures)
+		expect(checkRecordCall({ ...without, wake: [] }, 'key')).toEqual(
+			checkRecordCall(without, 'key'),
+		);
+		const state: IDataObject = {};
+		expect(storeCheckRecord(state, without)).toBe(true);
+		expect(storeCheckRecord(state, record)).toBe(true);
+		expect(storeCheckRecord(state, { ...record })).toBe(false);
+		expect(storedCheckRecord(state, 7)).toEqual(record);
+		for (const bad of [
+			[],
+			[{ url: 5, at: 1 }],
+			[{ url: 'x', at: 'soon' }],
+			Array.from({ length: 101 }, () => wake[0]),
+		])
+			expect(
+				readCheckRecordCall({ taskQueueCheckedThrough: { ...record, wake: bad } }),
+			).toBeUndefined();
+	});
+
 	test("static data holds one queue's record; another queue's is not used", () => {
 		const state: IDataObject = {};
 		const record = { queueId: 7, at: '2026-11-26T10:00:00.123', ids: [3] };

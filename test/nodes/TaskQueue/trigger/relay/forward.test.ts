@@ -657,6 +657,25 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		expect(waiting.calls.length).toBe(calls);
 	});
 
+	test("n8n restarts while a run nobody answered waits: the check's record kept its deadline, and the first check after it wakes the run", async () => {
+		await activateTrigger();
+		await createAndWait('75', [{ message: 'restart' }], twoPeople(2), approval);
+		// a round records the run to wake with where the check stands (the trigger's static data)
+		await trigger.reconcile();
+		const stored = trigger.state().lostCompletionCheck as IDataObject;
+		expect(stored.wake).toEqual([{ url: expect.stringContaining('/75/'), at: deadlineOf('75') }]);
+		forgetAsAfterRestart();
+		forgetRuns();
+		await pastDeadline('75');
+		await trigger.reconcile();
+		expect(waiting.resumes.get('75')).toBe(1);
+		const [items] = waiting.resumed.get('75') as INodeExecutionData[][];
+		expect(items[0].json.wait).toMatchObject({ outcome: 'timedOut' });
+		// woken, it is no longer listed
+		await trigger.reconcile();
+		expect((trigger.state().lostCompletionCheck as IDataObject).wake).toBeUndefined();
+	});
+
 	test("a call before the deadline changes nothing, and a deadline announced by a holder of the trigger's secret moves nothing", async () => {
 		await activateTrigger();
 		const tasks = await createAndWait('72', [{ message: 'not yet' }], twoPeople(60), approval);
