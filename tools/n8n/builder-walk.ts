@@ -3,7 +3,9 @@
 //   TQ_N8N_VERSION=1 npx tsx tools/n8n/builder-walk.ts  n8n 1.123.81
 //   ... --people   the four-eyes path: Approval, Several People per Item (two people, All Must
 //                  Approve, Max Tasks 3); Alice approves both tasks (she counts once, the node asks
-//                  again), Bob approves the third; the IF tests the people's decision
+//                  again), Bob approves the third; the IF tests the people's decision; with a
+//                  deadline (Limit Wait Time, 2 minutes): a second request only Bob approves goes
+//                  on at its deadline with his approval, timed out, to the IF's false branch
 // First the builder makes their queue on the sandbox's page (New queue (admin): a customer message,
 // a note, a decision, and the read-only address field). Then what docs/waiting.md sets up, through
 // the editor only: a Task Queue Trigger on that queue, a Webhook, Create and Wait (first on Refund
@@ -297,6 +299,79 @@ async function setUpTwoApprovers(page: Page): Promise<void> {
 	await maxTasks.fill('3');
 	await blur(page);
 	await page.waitForTimeout(500);
+	// the deadline: Limit Wait Time, 2 minutes
+	await click(
+		page,
+		'Options: Add option',
+		page
+			.locator(
+				'[data-test-id="collection-parameter-add-dropdown"] button, [data-test-id="collection-parameter-add"]',
+			)
+			.or(page.getByPlaceholder('Add option'))
+			.last(),
+	);
+	await click(
+		page,
+		'pick "Limit Wait Time"',
+		page.getByText('Limit Wait Time', { exact: true }).last(),
+	);
+	await pickOption(page, 'resumeUnit', 'Minutes');
+	step('Amount: 2');
+	const amount = page.locator('[data-test-id="parameter-input-resumeAmount"] input').first();
+	await amount.fill('2');
+	await blur(page);
+	await page.waitForTimeout(500);
+}
+
+/** A second request only Bob approves: at its deadline the run goes on with his answer, timed out. */
+async function oneApprovalThenTheDeadline(
+	page: Page,
+	n8n: N8nHandle,
+	sandbox: Awaited<ReturnType<typeof startEditorSession>>['sandbox'],
+	workflowId: string,
+): Promise<void> {
+	const message = 'The lid does not close';
+	step('a second request; only Bob answers it');
+	const sentAt = Date.now();
+	await axios.post(`${n8n.url}/webhook/my-refund`, { message, order_total: 7 });
+	await answerOnPeoplesPage(page, `${sandbox.baseUrl}/app/`, message, 'Approve', 'bob@example.com');
+	type Run = {
+		status: string;
+		stoppedAt?: string;
+		data?: {
+			resultData?: {
+				runData?: Record<string, Array<{ data?: { main?: Array<Array<{ json: IDataObject }>> } }>>;
+			};
+		};
+	};
+	const outputOf = (run: Run) =>
+		run.data?.resultData?.runData?.['Create and wait for people to answer']?.at(-1)?.data
+			?.main?.[0]?.[0]?.json;
+	step('wait for the deadline (2 minutes; the trigger checks every minute)');
+	const until = Date.now() + 5 * 60_000;
+	let run: Run | undefined;
+	while (!run) {
+		if (Date.now() > until) throw new Error('timed out: the run did not go on at its deadline');
+		await page.waitForTimeout(2000);
+		const list = await n8n.api.get('/executions', { params: { workflowId, includeData: true } });
+		run = (list.data.data as Run[]).find(
+			(r) => r.status === 'success' && (outputOf(r)?.wait as IDataObject)?.outcome === 'timedOut',
+		);
+	}
+	const output = outputOf(run) as IDataObject;
+	const people = output.people as IDataObject;
+	const answers = (people.answers as IDataObject[]).map((a) => [a.by, a.counted]);
+	const ran = Object.keys(run.data?.resultData?.runData ?? {});
+	const tookSeconds = ((Date.parse(run.stoppedAt ?? '') - sentAt) / 1000).toFixed(0);
+	check(
+		`at its deadline the run went on with Bob's approval, timed out (${tookSeconds} s after the request), to the false branch`,
+		(output.wait as IDataObject).outcome === 'timedOut' &&
+			people.decision === 'timedOut' &&
+			JSON.stringify(answers) === JSON.stringify([['bob@example.com', true]]) &&
+			ran.includes('No Operation, do nothing1') &&
+			!ran.includes('No Operation, do nothing'),
+		{ wait: output.wait, people, ran },
+	);
 }
 
 /** Alice approves the item's second task too (she counts once), the node asks again, Bob approves. */
@@ -574,6 +649,7 @@ async function main() {
 			(nodes) => nodes.length === 1 && nodes[0] === 'Task Queue Trigger',
 		);
 		check("the workflow's own Task Queue Trigger receives the queue's completions", true, '');
+		if (PEOPLE) await oneApprovalThenTheDeadline(page, n8n, sandbox, workflowId);
 	} catch (error) {
 		failed = true;
 		console.error(error);
