@@ -170,10 +170,11 @@ export async function drain(this: TriggerContext, key: string, lane: Lane): Prom
 			// what the run's answer teaches this process: its tasks
 			const runTasks = runTasksOf(answer);
 			if (runTasks) rememberRun(url, key, runTasks, 'answer');
-			// and its deadline, to wake it then (deadlines.ts)
+			// and its deadline, to wake it then (deadlines.ts); a run that resumed has none left
 			const deadline = deadlineOf(answer);
-			if (deadline === undefined) forgetDeadline(key);
-			else rememberDeadline(key, { url, queueId: tasks[0].queue_id, at: deadline });
+			if (deadline !== undefined)
+				rememberDeadline(key, { url, queueId: tasks[0].queue_id, at: deadline });
+			else if (reading.resumed) forgetDeadline(key);
 			settleAll.call(this, lane, waiters, outcomesOf(key, reading, waiters), reading.why);
 		}
 	} finally {

@@ -676,6 +676,22 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		expect((trigger.state().lostCompletionCheck as IDataObject).wake).toBeUndefined();
 	});
 
+	test("a person pastes the run's address into another task: its completion, not the run's, leaves the run's deadline known, and the run is woken at it", async () => {
+		await activateTrigger();
+		const tasks = await createAndWait('76', [{ message: 'pasted' }], twoPeople(1), approval);
+		const { ids } = await env.client.createTasks(QUEUE, [
+			{ customer_message: 'another request', resume_url: String(tasks[0].data.resume_url) },
+		]);
+		await complete(ids[0]);
+		await until('the trigger emitted it', () => trigger.executions === 1);
+		await pastDeadline('76');
+		await trigger.reconcile();
+		expect(waiting.resumes.get('76')).toBe(1);
+		const [items] = waiting.resumed.get('76') as INodeExecutionData[][];
+		expect(items[0].json.wait).toMatchObject({ outcome: 'timedOut' });
+		expect((items[0].json.people as IDataObject).answers).toEqual([]);
+	});
+
 	test("a call before the deadline changes nothing, and a deadline announced by a holder of the trigger's secret moves nothing", async () => {
 		await activateTrigger();
 		const tasks = await createAndWait('72', [{ message: 'not yet' }], twoPeople(60), approval);
