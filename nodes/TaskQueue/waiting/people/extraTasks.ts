@@ -57,9 +57,12 @@ export function extraReader(
 	resumeField: string,
 	key: string,
 ): (task: CompletedTask) => number | undefined {
+	// a string test per listed task (a read lists up to 20,000): only this run's marked addresses are parsed
+	const ofThisRun = `/${wait.executionId}/`;
 	return (task) => {
 		const value = ((task.data ?? {}) as IDataObject)[resumeField];
-		if (typeof value !== 'string' || !value.includes('#x=')) return undefined;
+		if (typeof value !== 'string' || !value.includes('#x=') || !value.includes(ofThisRun))
+			return undefined;
 		const item = itemOfThisWait(value.replace(/#.*$/, ''), wait);
 		const extra = readExtraMark(value.slice(value.indexOf('#')));
 		if (item === undefined || !extra) return undefined;
