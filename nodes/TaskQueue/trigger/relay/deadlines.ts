@@ -34,6 +34,8 @@ const runDeadlines = rememberedMap<string, DueRun>('runDeadlines');
 /** Runs woken per round at most, and for how long: the rest wait for the next round. */
 const WAKES_PER_ROUND = 50;
 export const WAKE_BUDGET_MS = 10_000;
+/** A wake-up that gets no answer in this time is tried again next round (the run keeps waiting). */
+const WAKE_CALL_TIMEOUT_MS = 20_000;
 
 export function rememberDeadline(execution: string, run: DueRun): void {
 	runDeadlines.set(execution, run);
@@ -85,7 +87,7 @@ export async function wakeRunsPastDeadline(
 	let resumed = 0;
 	for (const [execution, run] of due) {
 		if (Date.now() - started > budgetMs) break;
-		const answer = await postToThisN8n.call(this, run.url, forwardCall([]), 60_000);
+		const answer = await postToThisN8n.call(this, run.url, forwardCall([]), WAKE_CALL_TIMEOUT_MS);
 		const reading = readForwardAnswer(answer, []);
 		// n8n or the service could not answer: next round
 		if (reading === 'retry') continue;
