@@ -578,11 +578,11 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 	test("one approval of two, then the deadline: the trigger's check wakes the run, which resumes once with Alice's answer, wait.outcome timedOut and people.decision timedOut", async () => {
 		await activateTrigger();
 		const started = Date.now();
-		const tasks = await createAndWait('70', [{ message: 'refund 900' }], twoPeople(3), approval);
+		const tasks = await createAndWait('70', [{ message: 'refund 900' }], twoPeople(8), approval);
 		// n8n's own limit is 5 minutes after the deadline: the fallback when nothing wakes the run
 		const waitTill = (waiting.runs.get('70')?.run.waitTill as Date).getTime();
-		expect(waitTill - started).toBeGreaterThanOrEqual(3_000 + 5 * 60_000 - 50);
-		expect(waitTill - started).toBeLessThan(3_000 + 5 * 60_000 + 2_000);
+		expect(waitTill - started).toBeGreaterThanOrEqual(8_000 + 5 * 60_000 - 50);
+		expect(waitTill - started).toBeLessThan(8_000 + 5 * 60_000 + 2_000);
 		await complete(tasks[0].id);
 		await until('the run answered the delivery', () =>
 			waiting.calls.some((c) => c.executionId === '70' && c.status === 202),
@@ -659,7 +659,7 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 
 	test("n8n restarts while a run nobody answered waits: the check's record kept its deadline, and the first check after it wakes the run", async () => {
 		await activateTrigger();
-		await createAndWait('75', [{ message: 'restart' }], twoPeople(2), approval);
+		await createAndWait('75', [{ message: 'restart' }], twoPeople(6), approval);
 		// a round records the run to wake with where the check stands (the trigger's static data)
 		await trigger.reconcile();
 		const stored = trigger.state().lostCompletionCheck as IDataObject;
