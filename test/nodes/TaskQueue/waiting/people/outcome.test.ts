@@ -383,6 +383,75 @@ describe('Several People per Item', () => {
 		});
 	});
 
+	test('the deadline with two items: the item two people approved keeps its decision, the other goes on with its one approval, timed out; Collect All agrees over the answers so far', async () => {
+		const limitWaitTime = {
+			values: { limitType: 'afterTimeInterval', resumeAmount: 1 / 60, resumeUnit: 'minutes' },
+		};
+		const waiting = await run(
+			approval(
+				{ people: 2, decideWhen: 'allApprove' },
+				{
+					options: {
+						severalPeople: { values: { people: 2, decideWhen: 'allApprove' } },
+						limitWaitTime,
+					},
+				},
+			),
+		);
+		const [first, second] = await tasksByItem();
+		await answer(first[0], ANN, 'approve');
+		await answer(first[1], CAROL, 'approve');
+		await answer(second[0], ANN, 'approve');
+		await new Promise((resolve) => setTimeout(resolve, 1100));
+		const [items] = (await call(waiting, second[0])).result.workflowData ?? [[]];
+		expect(
+			items.map((i) => [i.pairedItem, (i.json.wait as IDataObject).outcome, i.json.approved]),
+		).toEqual([
+			[{ item: 0 }, 'completed', true],
+			[{ item: 1 }, 'timedOut', false],
+		]);
+		expect(items.map((i) => (i.json.people as IDataObject).decision)).toEqual([
+			'approved',
+			'timedOut',
+		]);
+		expect(items[1].json.people).toMatchObject({
+			counted: 1,
+			missing: 1,
+			answers: [{ by: ANN, counted: true }],
+		});
+
+		// Collect All: at the deadline, how far the answers so far agree
+		const collect = await run(
+			approval(
+				{ people: 3, decideWhen: 'collectAll' },
+				{
+					responseType: 'values',
+					options: {
+						severalPeople: { values: { people: 3, decideWhen: 'collectAll' } },
+						limitWaitTime,
+					},
+				},
+			),
+			[INPUT[1]],
+		);
+		const ids = (await env.client.tasks(104))
+			.filter((t) => String(t.data.resume_url).includes(`/${executionIdOf(collect)}/`))
+			.map((t) => t.id)
+			.sort((a, b) => a - b);
+		expect(ids).toHaveLength(3);
+		await answer(ids[0], ANN, 'reject', 'late');
+		await answer(ids[1], BOB, 'reject', 'no');
+		await new Promise((resolve) => setTimeout(resolve, 1100));
+		const [collected] = (await call(collect, ids[1])).result.workflowData ?? [[]];
+		expect(collected[0].json.wait).toMatchObject({ outcome: 'timedOut' });
+		expect(collected[0].json.people).toMatchObject({
+			decision: 'timedOut',
+			counted: 2,
+			missing: 1,
+			agreement: { decision: { value: 'reject', count: 2, of: 2, share: 1 } },
+		});
+	});
+
 	test("a task that is not the run's, carrying a copy of its address, never counts", async () => {
 		const waiting = await run(approval({ people: 2, decideWhen: 'allApprove' }), [INPUT[0]]);
 		const [ids] = await tasksByItem();
