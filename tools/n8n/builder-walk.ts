@@ -271,12 +271,8 @@ async function finishedRun(
 	}
 }
 
-/** Response Type Approval on the Decision field, and Several People per Item: two people, asked again up to 3 tasks. */
-async function setUpTwoApprovers(page: Page): Promise<void> {
-	await pickOption(page, 'responseType', 'Approval');
-	await pickOption(page, 'approvalField', 'Decision');
-	await pickOption(page, 'approveOption', 'Approve');
-	// the Options collection's add: a select (1.x) or a dropdown button (2.x)
+/** Options > Add option > `name`: the collection's add is a select (1.x) or a dropdown button (2.x). */
+async function addOption(page: Page, name: string): Promise<void> {
 	await click(
 		page,
 		'Options: Add option',
@@ -287,11 +283,31 @@ async function setUpTwoApprovers(page: Page): Promise<void> {
 			.or(page.getByPlaceholder('Add option'))
 			.last(),
 	);
-	await click(
-		page,
-		'pick "Several People per Item"',
-		page.getByText('Several People per Item', { exact: true }).last(),
-	);
+	await click(page, `pick "${name}"`, page.getByText(name, { exact: true }).last());
+}
+
+/** An execution as n8n's API lists it with its data. */
+type WalkRun = {
+	status: string;
+	stoppedAt?: string;
+	data?: {
+		resultData?: {
+			runData?: Record<string, Array<{ data?: { main?: Array<Array<{ json: IDataObject }>> } }>>;
+		};
+	};
+};
+
+/** Create and Wait's first output item in a run. */
+const createAndWaitOutput = (run: WalkRun | undefined) =>
+	run?.data?.resultData?.runData?.['Create and wait for people to answer']?.at(-1)?.data
+		?.main?.[0]?.[0]?.json;
+
+/** Response Type Approval on the Decision field, and Several People per Item: two people, asked again up to 3 tasks. */
+async function setUpTwoApprovers(page: Page): Promise<void> {
+	await pickOption(page, 'responseType', 'Approval');
+	await pickOption(page, 'approvalField', 'Decision');
+	await pickOption(page, 'approveOption', 'Approve');
+	await addOption(page, 'Several People per Item');
 	const rule = await selectValue(page, 'decideWhen');
 	check('Several People per Item starts as All Must Approve', rule === 'All Must Approve', rule);
 	step('Max Tasks per Item: 3');
@@ -300,21 +316,7 @@ async function setUpTwoApprovers(page: Page): Promise<void> {
 	await blur(page);
 	await page.waitForTimeout(500);
 	// the deadline: Limit Wait Time, 2 minutes
-	await click(
-		page,
-		'Options: Add option',
-		page
-			.locator(
-				'[data-test-id="collection-parameter-add-dropdown"] button, [data-test-id="collection-parameter-add"]',
-			)
-			.or(page.getByPlaceholder('Add option'))
-			.last(),
-	);
-	await click(
-		page,
-		'pick "Limit Wait Time"',
-		page.getByText('Limit Wait Time', { exact: true }).last(),
-	);
+	await addOption(page, 'Limit Wait Time');
 	await pickOption(page, 'resumeUnit', 'Minutes');
 	step('Amount: 2');
 	const amount = page.locator('[data-test-id="parameter-input-resumeAmount"] input').first();
@@ -335,30 +337,20 @@ async function oneApprovalThenTheDeadline(
 	const sentAt = Date.now();
 	await axios.post(`${n8n.url}/webhook/my-refund`, { message, order_total: 7 });
 	await answerOnPeoplesPage(page, `${sandbox.baseUrl}/app/`, message, 'Approve', 'bob@example.com');
-	type Run = {
-		status: string;
-		stoppedAt?: string;
-		data?: {
-			resultData?: {
-				runData?: Record<string, Array<{ data?: { main?: Array<Array<{ json: IDataObject }>> } }>>;
-			};
-		};
-	};
-	const outputOf = (run: Run) =>
-		run.data?.resultData?.runData?.['Create and wait for people to answer']?.at(-1)?.data
-			?.main?.[0]?.[0]?.json;
 	step('wait for the deadline (2 minutes; the trigger checks every minute)');
 	const until = Date.now() + 5 * 60_000;
-	let run: Run | undefined;
+	let run: WalkRun | undefined;
 	while (!run) {
 		if (Date.now() > until) throw new Error('timed out: the run did not go on at its deadline');
 		await page.waitForTimeout(2000);
 		const list = await n8n.api.get('/executions', { params: { workflowId, includeData: true } });
-		run = (list.data.data as Run[]).find(
-			(r) => r.status === 'success' && (outputOf(r)?.wait as IDataObject)?.outcome === 'timedOut',
+		run = (list.data.data as WalkRun[]).find(
+			(r) =>
+				r.status === 'success' &&
+				(createAndWaitOutput(r)?.wait as IDataObject)?.outcome === 'timedOut',
 		);
 	}
-	const output = outputOf(run) as IDataObject;
+	const output = createAndWaitOutput(run) as IDataObject;
 	const people = output.people as IDataObject;
 	const answers = (people.answers as IDataObject[]).map((a) => [a.by, a.counted]);
 	const ran = Object.keys(run.data?.resultData?.runData ?? {});
@@ -399,19 +391,10 @@ async function answerTwiceThenBob(
 /** The run's output: two people counted, Alice's second approval kept as the same person. */
 async function checkTwoPeopleCounted(n8n: N8nHandle, workflowId: string): Promise<void> {
 	const list = await n8n.api.get('/executions', { params: { workflowId, includeData: true } });
-	type Run = {
-		status: string;
-		data?: {
-			resultData?: {
-				runData?: Record<string, Array<{ data?: { main?: Array<Array<{ json: IDataObject }>> } }>>;
-			};
-		};
-	};
-	const run = (list.data.data as Run[]).find(
+	const run = (list.data.data as WalkRun[]).find(
 		(r) => r.status === 'success' && r.data?.resultData?.runData?.Webhook,
 	);
-	const runs = run?.data?.resultData?.runData?.['Create and wait for people to answer'] ?? [];
-	const people = runs.at(-1)?.data?.main?.[0]?.[0]?.json.people as IDataObject | undefined;
+	const people = createAndWaitOutput(run)?.people as IDataObject | undefined;
 	const answers = (people?.answers as IDataObject[] | undefined)?.map((a) => [
 		a.by,
 		a.counted,

@@ -8,8 +8,6 @@
 
 import { BoundedMap, BoundedSet } from './bounded';
 
-export { BoundedMap, BoundedSet };
-
 /**
  * Every store, with what it holds and what a restart costs. The bound is written here only; each
  * store is made with `remembered(name)`. Stores that only live while a call runs (the forwarding

@@ -4,7 +4,8 @@ import type { IDataObject } from 'n8n-workflow';
 import type { CompletedTask } from '../transport/schemas';
 import { completedTaskSchema, isCompletedTask } from '../transport/schemas';
 import { completionKey } from '../helpers/completions';
-import { BoundedSet, rememberedMap, rememberedSet } from '../runtime/processMemory';
+import { BoundedSet } from '../runtime/bounded';
+import { rememberedMap, rememberedSet } from '../runtime/processMemory';
 import { readLastDelivery, readSeen, writeLastDelivery, writeSeen } from './state/staticData';
 
 /**

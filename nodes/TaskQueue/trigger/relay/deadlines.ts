@@ -21,12 +21,9 @@ import { MAX_WAKES, type RunToWake } from './checkRecord';
 // no caller can make a run time out early, and a deadline heard from anyone moves nothing.
 // The check's record keeps the runs to wake (checkRecord.ts), so they are known again after a restart.
 
-interface DueRun {
-	/** An address of the run that n8n signed (the trigger calls only addresses of this n8n). */
-	url: string;
+/** A run to wake (its address as n8n signed it, its deadline in ms), and its queue. */
+interface DueRun extends RunToWake {
 	queueId: number;
-	/** The run's deadline as it said it (ms). */
-	at: number;
 }
 
 const runDeadlines = rememberedMap<string, DueRun>('runDeadlines');

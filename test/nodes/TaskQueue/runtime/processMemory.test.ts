@@ -1,11 +1,8 @@
 import { readdirSync, readFileSync } from 'fs';
 import { join, relative } from 'path';
 
-import {
-	BoundedMap,
-	BoundedSet,
-	PROCESS_MEMORY,
-} from '../../../../nodes/TaskQueue/runtime/processMemory';
+import { BoundedMap, BoundedSet } from '../../../../nodes/TaskQueue/runtime/bounded';
+import { PROCESS_MEMORY } from '../../../../nodes/TaskQueue/runtime/processMemory';
 
 const NODES = join(__dirname, '../../../../nodes');
 const sources = (dir: string): string[] =>
