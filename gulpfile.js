@@ -72,13 +72,24 @@ function prepare() {
 prepare.description = 'Install what the tests need (Chromium, the pinned n8n), or say what to do';
 exports.prepare = prepare;
 
+/**
+ * Each end-to-end file starts its own n8n on ports of its own, so files can run side by side:
+ * TQ_E2E_WORKERS=2 runs two at once (CI does; most of a file's time is waiting on n8n's timers).
+ */
+function e2eWorkers() {
+	const workers = Number(process.env.TQ_E2E_WORKERS ?? 1);
+	if (!Number.isInteger(workers) || workers < 1)
+		throw new Error(`TQ_E2E_WORKERS is "${process.env.TQ_E2E_WORKERS}": use a whole number, 1 or more`);
+	return workers === 1 ? ['--runInBand'] : [`--maxWorkers=${workers}`];
+}
+
 function jestE2e(extra) {
 	return run(process.execPath, [
 		require.resolve('jest/bin/jest'),
 		'-c',
 		'jest.e2e.config.js',
 		'--ci',
-		'--runInBand',
+		...e2eWorkers(),
 		...extra,
 	]);
 }
@@ -133,7 +144,7 @@ function e2eQueueMode() {
 			'-c',
 			'jest.e2e.config.js',
 			'--ci',
-			'--runInBand',
+			...e2eWorkers(),
 			...extra,
 			...(choosesFiles ? [] : QUEUE_MODE_FILES),
 		],

@@ -1,9 +1,25 @@
+// Two tiers of one suite (CONTRIBUTING.md, "Tests"). `npm run test:quick` (TQ_JEST_TIER=quick) runs
+// every file but the ones below; `npm test` runs every file, or, with TQ_JEST_TIER=rest (CI, right
+// after the fast tier), only the files below: each file runs once per CI.
+const LEFT_OUT_OF_QUICK = [
+	'/test/sandbox/page[^/]*\\.test\\.ts$', // headless Chromium
+	// thousands of completions or requests each: 10-30 s of a core per file
+	'/test/reliability/(waiting-reads|waiting-chaos|create-faults|properties)\\.test\\.ts$',
+];
+const tier = process.env.TQ_JEST_TIER;
+if (tier && tier !== 'quick' && tier !== 'rest')
+	throw new Error(`TQ_JEST_TIER is "${tier}": use quick, rest, or leave it unset (every file)`);
+
 /** @type {import('jest').Config} */
 module.exports = {
 	testEnvironment: 'node',
 	roots: ['<rootDir>/test'],
-	testMatch: ['**/*.test.ts'],
-	testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
+	...(tier === 'rest' ? { testRegex: LEFT_OUT_OF_QUICK } : { testMatch: ['**/*.test.ts'] }),
+	testPathIgnorePatterns: [
+		'/node_modules/',
+		'<rootDir>/test/e2e/',
+		...(tier === 'quick' ? LEFT_OUT_OF_QUICK : []),
+	],
 	transform: {
 		'^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.dev.json' }],
 	},

@@ -68,8 +68,8 @@ export function blocksFromFields(
 	const blocks = (fields as FieldSpec[]).map(block);
 	const ids = new Set<string>();
 	for (const b of blocks) {
-		if (ids.has(b.id)) throw new SandboxError(400, `Two fields have the ID "${b.id}".`);
-		ids.add(b.id);
+		if (ids.has(String(b.id))) throw new SandboxError(400, `Two fields have the ID "${b.id}".`);
+		ids.add(String(b.id));
 	}
 	return { name: queueName, blocks };
 }

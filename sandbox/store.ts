@@ -636,9 +636,12 @@ function checkBlocks(blocks: unknown): asserts blocks is Block[] {
 	if (!Array.isArray(blocks)) throw new SandboxError(400, 'blocks must be a list');
 	const ids = new Set<string>();
 	for (const b of blocks as Block[]) {
-		if (!b || typeof b.id !== 'string' || typeof b.type !== 'string' || ids.has(b.id)) {
-			throw new SandboxError(400, 'each block needs a unique string id and a type');
+		// the real server's schema takes `Or(str, int)` for an id, keeps a number as a number and
+		// keys task data by its text
+		const idOk = b && (typeof b.id === 'string' || Number.isInteger(b.id));
+		if (!idOk || typeof b.type !== 'string' || ids.has(String(b.id))) {
+			throw new SandboxError(400, 'each block needs a unique id (text or a whole number) and a type');
 		}
-		ids.add(b.id);
+		ids.add(String(b.id));
 	}
 }

@@ -41,7 +41,8 @@ export interface BlockSettings {
 
 /** `{id, name, type, <type>: settings}`: the settings object is keyed by the block's type. */
 export interface Block {
-	id: string;
+	/** Text, or a whole number as the real server stores it when a queue is made through its API. */
+	id: string | number;
 	name: string;
 	type: BlockType | string;
 	[settingsKey: string]: unknown;

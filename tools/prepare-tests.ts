@@ -4,13 +4,16 @@
 //   - Chromium for the tests in a real browser (Debian's package, `tools/install-chromium.sh`):
 //     installed when this user is root or has sudo without a password and apt-get is there;
 //   - the pinned n8n for the end-to-end suite, in a cache outside the clone (minutes, once).
-// Set TQ_SKIP_PREPARE=1 to skip it (a machine set up by hand).
+// Set TQ_SKIP_PREPARE=1 to skip it (a machine set up by hand). `--everything` (CI, before its suites
+// run side by side) also installs the other n8n major and the queue-mode services (PostgreSQL, Redis,
+// nginx), so that no two suites install the same thing at once.
 import { execFileSync, spawnSync } from 'child_process';
 import { existsSync } from 'fs';
 import { arch, platform } from 'os';
 import { join } from 'path';
 
-import { ensureN8n, isInstalled, majorFromEnv } from './n8n/install';
+import { ensureN8n, isInstalled, majorFromEnv, type N8nMajor } from './n8n/install';
+import { ensureQueueModeServices } from './n8n/queue-mode';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -56,10 +59,15 @@ function ensureChromium(): void {
 	execFileSync('bash', [join(__dirname, 'install-chromium.sh')], { stdio: 'inherit' });
 }
 
+const EVERYTHING = process.argv.includes('--everything');
+
 async function ensureN8nInstalled(): Promise<void> {
-	const major = majorFromEnv();
-	if (isInstalled(major)) return;
-	await ensureN8n(major, (line) => console.log(`[prepare] ${line}`));
+	const majors: N8nMajor[] = EVERYTHING ? ['2', '1'] : [majorFromEnv()];
+	for (const major of majors) {
+		if (isInstalled(major)) continue;
+		await ensureN8n(major, (line) => console.log(`[prepare] ${line}`));
+	}
+	if (EVERYTHING) ensureQueueModeServices((line) => console.log(`[prepare] ${line}`));
 }
 
 async function main(): Promise<void> {

@@ -24,7 +24,10 @@ export async function startEditorSession(options: {
 }): Promise<EditorSession> {
 	const sandbox = await startSandbox({ port: 0 });
 	const userFolder = mkdtempSync(join(tmpdir(), 'tq-editor-'));
-	await extractInto(await buildAndPack({ skipBuild: !!process.env.TQ_SKIP_BUILD }), userFolder);
+	// CI packs once for every suite (TQ_E2E_TARBALL); alone, the tool builds and packs the tree
+	const tarball =
+		process.env.TQ_E2E_TARBALL ?? (await buildAndPack({ skipBuild: !!process.env.TQ_SKIP_BUILD }));
+	await extractInto(tarball, userFolder);
 	const n8n = await startN8n({ port: 0, brokerPort: 0, userFolder });
 	const browser = await chromium.launch({
 		executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',

@@ -1,7 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { ConcurrencyFeedback, TaskQueueContext, TaskQueueResponse } from './types';
-import { parseBody, taskQueueRequest } from './index';
+import { parseBody, problemOf, taskQueueRequest } from './index';
 import type { CompletedPage, Queue } from './schemas';
 import {
 	completedPageSchema,
@@ -19,7 +19,10 @@ export const MAX_TARGET_LENGTH = 255;
 
 const queuePath = (queueId: number, tail = '') => `/${queueId}${tail}`;
 
-/** GET the organization's queues (not paginated). */
+/**
+ * GET the organization's queues (not paginated). A queue of the list the node cannot read (its API
+ * lets anyone store odd shapes) is left out with a warning naming it, so that the others stay usable.
+ */
 export async function listQueues(this: TaskQueueContext, itemIndex?: number): Promise<Queue[]> {
 	const request = {
 		method: 'GET' as const,
@@ -28,12 +31,36 @@ export async function listQueues(this: TaskQueueContext, itemIndex?: number): Pr
 		action: 'list the queues',
 		itemIndex,
 	};
-	return parseBody(
+	const entries = parseBody(
 		this.getNode(),
 		queueListSchema,
 		await taskQueueRequest.call(this, request),
 		request,
 	);
+	const queues: Queue[] = [];
+	for (const entry of entries) {
+		const parsed = queueSchema.safeParse(entry);
+		if (parsed.success) queues.push(parsed.data);
+		else
+			this.logger.warn(
+				`Left out of the queue list: ${describeEntry(entry)}: ${problemOf(parsed.error)}`,
+			);
+	}
+	return queues;
+}
+
+function describeEntry(entry: unknown): string {
+	const { id, name } = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<
+		string,
+		unknown
+	>;
+	const shown = [
+		id === undefined ? '' : `queue ${String(id)}`,
+		typeof name === 'string' ? `"${name}"` : '',
+	]
+		.filter(Boolean)
+		.join(' ');
+	return shown || 'an entry that is not a queue';
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { IHttpRequestOptions, IN8nHttpFullResponse, INode, JsonObject } from 'n8n-workflow';
 import { NodeApiError, sleep } from 'n8n-workflow';
-import type { ZodType } from 'zod';
+import type { ZodError, ZodType, ZodTypeDef } from 'zod';
 
 import { forgetWebhookCredential, requestSetup, type RequestSetup } from './credentials';
 import { httpError, networkError, redirectError, tooLargeError } from './errors';
@@ -145,9 +145,17 @@ async function sendOnce(
  * Checks an answer's shape; a service that answers something else gets a clear NodeApiError.
  * `accepts`, a hand-written check equal to the schema, returns a body that passes it as it is.
  */
+/** The first problems zod found, each with where it is in the answer. */
+export function problemOf(error: ZodError): string {
+	return error.issues
+		.slice(0, 3)
+		.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
+		.join('; ');
+}
+
 export function parseBody<T>(
 	node: INode,
-	schema: ZodType<T>,
+	schema: ZodType<T, ZodTypeDef, unknown>,
 	response: TaskQueueResponse,
 	request: Pick<TaskQueueRequest, 'action' | 'itemIndex'>,
 	accepts?: (body: unknown) => body is T,
@@ -155,13 +163,14 @@ export function parseBody<T>(
 	if (accepts?.(response.body)) return response.body;
 	const parsed = schema.safeParse(response.body);
 	if (parsed.success) return parsed.data;
-	const problem = parsed.error.issues
-		.slice(0, 3)
-		.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`)
-		.join('; ');
+	const problem = problemOf(parsed.error);
+	// JSON came back: the address answers, and what is wrong is the answer, not the Base URL
+	const json = typeof response.body === 'object' && response.body !== null;
 	throw new NodeApiError(node, { statusCode: response.statusCode, problem } as JsonObject, {
 		message: `The service's answer to "${request.action}" has an unexpected shape`,
-		description: `${problem}. Check that the Base URL points at a Task Queue Service and that the API Paths setting matches the server.`,
+		description: json
+			? `${problem}. The service answered in JSON, but not in a shape this node can read: check the value it names on the server (a queue's blocks, a task's fields), or report the answer to the node's maintainers.`
+			: `${problem}. Check that the Base URL points at a Task Queue Service and that the API Paths setting matches the server.`,
 		httpCode: String(response.statusCode),
 		itemIndex: request.itemIndex,
 	});

@@ -44,9 +44,12 @@ export const blockSettingsSchema = z
 	.passthrough();
 export type BlockSettings = z.infer<typeof blockSettingsSchema>;
 
+/** The server accepts a number as a block's id (`Or(str, int)`) and keys task data by its text. */
+const blockIdSchema = z.union([z.string(), z.number().transform(String)]);
+
 export const blockSchema = z
 	.object({
-		id: z.string(),
+		id: blockIdSchema,
 		name: z.string(),
 		type: z.string(),
 	})
@@ -66,7 +69,8 @@ export const queueSchema = z
 	.passthrough();
 export type Queue = z.infer<typeof queueSchema>;
 
-export const queueListSchema = z.array(queueSchema);
+/** The list is read queue by queue (endpoints.ts): one queue the node cannot read never hides the others. */
+export const queueListSchema = z.array(z.unknown());
 
 export const webhookSchema = z.object({ target: z.string().nullable().optional() }).passthrough();
 export type Webhook = z.infer<typeof webhookSchema>;

@@ -6,7 +6,14 @@ import { join } from 'path';
 
 import { report, scan, SCAN_ROOT, suiteDir, type ScanSuite } from './scan';
 
-const lastDir = (suite: ScanSuite) => join(SCAN_ROOT, `${suite}-last`);
+/** One folder per kind of run: CI runs the e2e suites of n8n 2.x, 1.x and queue mode side by side. */
+function lastDir(suite: ScanSuite): string {
+	const variant =
+		suite === 'e2e'
+			? `${process.env.TQ_N8N_VERSION === '1' ? '-n8n1' : ''}${process.env.TQ_QUEUE_MODE ? '-queue-mode' : ''}`
+			: '';
+	return join(SCAN_ROOT, `${suite}${variant}-last`);
+}
 
 /**
  * A full jest run records thousands of items. An e2e run of `npm test` (its three files, without

@@ -1,3 +1,6 @@
+import { createServer } from 'http';
+import type { AddressInfo } from 'net';
+
 import { locator, startEnv, type TestEnv } from '../../env';
 
 let env: TestEnv;
@@ -228,5 +231,124 @@ describe('the Legacy API Paths setting against a self-hosted 1.0.x server', () =
 		const requests = await env.requests();
 		expect(requests.every((r) => r.path.startsWith('/orgs/1/workflows'))).toBe(true);
 		expect(requests.every((r) => r.status !== null && r.status < 300)).toBe(true);
+	});
+});
+
+describe('what a real server returns: one odd queue never breaks an organization', () => {
+	/** n8n's Logger, which `this.logger` of every node context is. */
+	const { Logger } = require(
+		require.resolve('@n8n/backend-common', { paths: [require.resolve('n8n-core')] }),
+	) as typeof import('@n8n/backend-common');
+	const warn = jest.spyOn(Logger.prototype, 'warn');
+	beforeEach(() => warn.mockClear());
+
+	/** As the real server stores a queue made through its API with `"id": 1` (`Or(str, int)`). */
+	async function numericIdQueue() {
+		return await env.client.createQueue({
+			name: 'Numbered fields',
+			blocks: [
+				{ id: 1, name: 'Claim', type: 'text', text: {} },
+				{ id: 2, name: 'Amount', type: 'number', number: {} },
+			],
+		});
+	}
+
+	test('block ids that are numbers: Get Many lists every queue, Get reads the ids as text, Create fills them', async () => {
+		const queue = await numericIdQueue();
+		const many = await env.run({ resource: 'queue', operation: 'getMany', returnAll: true });
+		expect(many.error).toBeUndefined();
+		expect(many.items.map((i) => i.json.id)).toContain(queue.id);
+		expect(many.items.length).toBe(
+			(await env.client.state()).queues.filter(
+				(q) => q.organizationId === env.sandbox.organizationId,
+			).length,
+		);
+
+		const one = await env.run({ resource: 'queue', operation: 'get', queue: locator(queue.id) });
+		expect(one.error).toBeUndefined();
+		expect((one.items[0].json.data as Array<{ id: unknown }>).map((b) => b.id)).toEqual(['1', '2']);
+
+		const created = await env.run({
+			resource: 'task',
+			operation: 'create',
+			queue: locator(queue.id),
+			taskData: {
+				mappingMode: 'defineBelow',
+				value: { 1: 'Broken kettle', 2: '12.5' },
+				matchingColumns: [],
+				schema: [],
+			},
+			options: {},
+		});
+		expect(created.error).toBeUndefined();
+		const sent = (await env.requests()).filter((r) => r.path.endsWith('/tasks/create'));
+		expect(sent.map((r) => r.body)).toEqual([{ data: { 1: 'Broken kettle', 2: 12.5 } }]);
+		expect((await env.client.tasks(queue.id)).map((t) => t.data)).toEqual([
+			{ 1: 'Broken kettle', 2: 12.5 },
+		]);
+	});
+
+	test('a queue the node cannot read is left out of Get Many with a warning naming it; the others are listed', async () => {
+		// a real server lists each queue with its blocks (real-deployments.md); one of them odd
+		const list = [
+			{
+				id: 7,
+				name: 'Claims',
+				is_running: true,
+				task_description: '',
+				data: [{ id: 1, name: 'Claim', type: 'text', text: {} }],
+			},
+			{
+				id: 8,
+				name: 'Odd',
+				is_running: true,
+				task_description: '',
+				data: [{ id: 'x', name: 7, type: 'text' }],
+			},
+			{ id: 9, name: 'Refunds', is_running: false, task_description: 'Refunds', data: [] },
+		];
+		const server = createServer((_req, res) => {
+			res.writeHead(200, { 'Content-Type': 'application/json' });
+			res.end(JSON.stringify(list));
+		});
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		const { port } = server.address() as AddressInfo;
+		try {
+			const { items, error } = await env.run(
+				{ resource: 'queue', operation: 'getMany', returnAll: true },
+				[{}],
+				{ credentials: env.credentials({ baseUrl: `http://127.0.0.1:${port}` }) },
+			);
+			expect(error).toBeUndefined();
+			expect(
+				items.map((i) => [i.json.id, (i.json.data as Array<{ id: string }>).map((b) => b.id)]),
+			).toEqual([
+				[7, ['1']],
+				[9, []],
+			]);
+			expect(warn.mock.calls.map(([message]) => String(message))).toEqual([
+				'Left out of the queue list: queue 8 "Odd": data.0.name: Expected string, received number',
+			]);
+		} finally {
+			await new Promise((resolve) => server.close(resolve));
+		}
+	});
+
+	test('an answer in JSON of a shape the node cannot read says what is wrong with it, not to check the Base URL', async () => {
+		const odd = await env.client.createQueue({
+			name: 'Odd',
+			blocks: [{ id: 'x', name: 7, type: 'text' } as never],
+		});
+		const { error } = await env.run({
+			resource: 'queue',
+			operation: 'get',
+			queue: locator(odd.id),
+		});
+		expect(error).toMatchObject({
+			name: 'NodeApiError',
+			message: `The service's answer to "get queue ${odd.id}" has an unexpected shape`,
+			description:
+				"data.0.name: Expected string, received number. The service answered in JSON, but not in a shape this node can read: check the value it names on the server (a queue's blocks, a task's fields), or report the answer to the node's maintainers.",
+		});
 	});
 });
