@@ -1252,6 +1252,40 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 		]);
 	});
 
+	test("planted tasks carrying a copy of the further task's marked address decide nothing: the trigger emits each as an ordinary completion, and the run's own task decides", async () => {
+		const { waiting, tasks } = await request('requester@example.com');
+		await e.client.complete(QUEUE, tasks[0].id, { by: ALICE, data: { decision: 'approve' } });
+		await e.client.complete(QUEUE, tasks[1].id, { by: ALICE, data: { decision: 'approve' } });
+		const third = await waitFor('the further task', async () =>
+			(await e.client.tasks(QUEUE)).find(
+				(t) =>
+					String(t.data.resume_url).includes(`/webhook-waiting/${waiting.id}/`) &&
+					String(t.data.resume_url).includes('#x=3.'),
+			),
+		);
+		// someone who saw the further task copies its address, mark included, into a task of their own
+		const before = await triggerExecutions();
+		const { ids: planted } = await e.client.createTasks(QUEUE, [
+			{ customer_message: 'Taxi', order_total: 20, resume_url: String(third.data.resume_url) },
+		]);
+		await e.client.complete(QUEUE, planted[0], { by: BOB, data: { decision: 'approve' } });
+		await waitFor(
+			'the trigger ran for the planted task',
+			async () => (await triggerExecutions()) === before + 1,
+			30_000,
+		);
+		expect((await byId(waiting.id)).status).toBe('waiting');
+		await e.client.complete(QUEUE, third.id, { by: BOB, data: { decision: 'approve' } });
+		const done = await resumed(waiting.id);
+		expect(nodeOutput(done, 'Two approvers, not the requester')[0]).toMatchObject({
+			approved: true,
+			id: third.id,
+			tasks: [tasks[0].id, tasks[1].id, third.id],
+			people: { decision: 'approved', decidedBy: third.id },
+		});
+		expect(await triggerExecutions()).toBe(before + 1);
+	});
+
 	test('the requester approves their own request: kept, never counted; a rejection by another person rejects', async () => {
 		const { waiting, tasks } = await request(BOB);
 		await e.client.complete(QUEUE, tasks[0].id, { by: BOB, data: { decision: 'approve' } });

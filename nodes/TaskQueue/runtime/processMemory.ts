@@ -193,9 +193,17 @@ export const PROCESS_MEMORY = {
 		size: '10,000 short strings',
 		bound: 10_000,
 		holds:
-			'further tasks this process created for an item of a waiting run (Several People per Item asking again), one per run, item and slot, so a repeated call does not ask twice (waiting/people/extraTasks.ts)',
+			'further tasks this process created for an item of a waiting run (Several People per Item asking again), one per run, item and slot: claimed before the create, so calls at once do not ask twice, and the id created, the one task of the slot that counts (waiting/people/extraTasks.ts)',
 		restart:
 			'a call after the restart that finds the slot unanswered asks once more (one extra task per process at most)',
+	},
+	progressLogged: {
+		process: 'where waiting addresses are answered',
+		size: '10,000 short strings',
+		bound: 10_000,
+		holds:
+			'the last progress line logged for each waiting run with Several People per Item, so the log says each change once, not each call (waiting/resume.ts)',
+		restart: "the first call after a restart logs the run's progress once more",
 	},
 	runDeadlines: {
 		process:

@@ -165,7 +165,7 @@ export const severalPeopleOption: INodeProperties = {
 					name: 'neverCount',
 					type: 'string',
 					default: '',
-					placeholder: 'e.g. {{ $json.requester_email }}',
+					placeholder: 'e.g. {{ $json.body.requester_email }}',
 					description:
 						'Emails of people whose answers are kept and shown but never counted for the item (maker is not checker), separated by commas',
 				},

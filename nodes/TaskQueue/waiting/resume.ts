@@ -49,6 +49,8 @@ type Wait = Omit<ResumeAddress, 'url'>;
  * answers for the run itself). On 2.x nothing is claimed: n8n's own refusal is the answer.
  */
 const resuming = rememberedMap<string, number>('resumingRuns');
+/** The last progress line logged per run: the log says each change once. */
+const progressLogged = rememberedMap<string, string>('progressLogged');
 const RESUME_CLAIM_MS = 60_000;
 
 function claimResume(run: string): boolean {
@@ -195,8 +197,10 @@ function respond(
 	) {
 		return answer.call(this, forwardAnswer.resumingAlready(wait.executionId));
 	}
-	if (!resumes && progress)
+	if (!resumes && progress && progressLogged.get(wait.executionId) !== progress) {
+		progressLogged.set(wait.executionId, progress);
 		this.logger.info(`Task Queue: execution ${wait.executionId} still waits: ${progress}`);
+	}
 	const deadline = memory?.deadline;
 	if (!resumes)
 		return answer.call(

@@ -57,7 +57,7 @@ export interface ItemDecision {
 	counted: number;
 	approvals: number;
 	rejections: number;
-	/** Counted answers still needed before the rule can be met (0 once final). */
+	/** Counted answers still needed before the rule can be met (0 once decided). */
 	missing: number;
 	/** Every task answered, undecided, and the item may have another: the run asks again. */
 	askAgain?: boolean;
@@ -84,8 +84,16 @@ interface Tally {
 	votes: Map<string, number>;
 }
 
-/** What the counted answers so far decide, if anything. */
-function decided(rule: PeopleRule, tally: Tally, usesVotes: boolean): Decision | undefined {
+/**
+ * What the counted answers so far decide, if anything. `optionVotes`: the votes are options of Task
+ * Values' Vote Field, each a choice whatever it is named (an option named "approve" is not Approval's).
+ */
+function decided(
+	rule: PeopleRule,
+	tally: Tally,
+	usesVotes: boolean,
+	optionVotes: boolean,
+): Decision | undefined {
 	const approvals = tally.votes.get('approve') ?? 0;
 	const rejections = tally.votes.get('reject') ?? 0;
 	const counted = tally.counted.length;
@@ -99,12 +107,13 @@ function decided(rule: PeopleRule, tally: Tally, usesVotes: boolean): Decision |
 		case 'majority': {
 			const [top, votes] = [...tally.votes.entries()].sort((a, b) => b[1] - a[1])[0] ?? [];
 			if (top === undefined || votes < neededFor(rule)) return undefined;
+			if (optionVotes) return 'chosen';
 			return top === 'approve' ? 'approved' : top === 'reject' ? 'rejected' : 'chosen';
 		}
 		case 'firstAnswer': {
 			if (counted === 0) return undefined;
 			const vote = tally.counted[0].vote;
-			if (!usesVotes) return 'chosen';
+			if (!usesVotes || optionVotes) return 'chosen';
 			return vote === 'approve' ? 'approved' : vote === 'reject' ? 'rejected' : 'chosen';
 		}
 		case 'collectAll':
@@ -134,7 +143,7 @@ function notCounted(
 export function decide(
 	rule: PeopleRule,
 	answers: Answer[],
-	options: { tasks: number; neverCount: string[]; usesVotes: boolean },
+	options: { tasks: number; neverCount: string[]; usesVotes: boolean; optionVotes?: boolean },
 ): ItemDecision {
 	const neverCount = new Set(options.neverCount.map(person).filter(Boolean));
 	const tally: Tally = { counted: [], votes: new Map() };
@@ -158,7 +167,7 @@ export function decide(
 		tally.counted.push(counted);
 		if (answer.vote !== undefined)
 			tally.votes.set(answer.vote, (tally.votes.get(answer.vote) ?? 0) + 1);
-		decision = decided(rule, tally, options.usesVotes);
+		decision = decided(rule, tally, options.usesVotes, options.optionVotes === true);
 		if (decision) decidedBy = answer;
 	}
 	return summary(rule, tally, judged, {
@@ -166,6 +175,7 @@ export function decide(
 		decidedBy,
 		tasks: options.tasks,
 		answers: answers.length,
+		optionVotes: options.optionVotes === true,
 	});
 }
 
@@ -173,11 +183,18 @@ function summary(
 	rule: PeopleRule,
 	tally: Tally,
 	answers: JudgedAnswer[],
-	state: { decision?: Decision; decidedBy?: Answer; tasks: number; answers: number },
+	state: {
+		decision?: Decision;
+		decidedBy?: Answer;
+		tasks: number;
+		answers: number;
+		optionVotes: boolean;
+	},
 ): ItemDecision {
 	const needed = neededFor(rule);
-	const approvals = tally.votes.get('approve') ?? 0;
-	const rejections = tally.votes.get('reject') ?? 0;
+	// options of a Vote Field are choices, not approvals, whatever they are named
+	const approvals = state.optionVotes ? 0 : (tally.votes.get('approve') ?? 0);
+	const rejections = state.optionVotes ? 0 : (tally.votes.get('reject') ?? 0);
 	const counted = tally.counted.length;
 	const allAnswered = state.answers >= state.tasks;
 	const askAgain = !state.decision && allAnswered && state.tasks < rule.maxTasks;
@@ -206,7 +223,8 @@ function summary(
 		counted,
 		approvals,
 		rejections,
-		missing: decision === 'waiting' ? Math.max(0, needed - progress) : 0,
+		// an item that ends undecided (not enough people, a tie) still lacks what it lacks
+		missing: state.decision ? 0 : Math.max(0, needed - progress),
 		...(askAgain ? { askAgain } : {}),
 		answers,
 	};

@@ -12,8 +12,9 @@ import { itemOfThisWait, readExtraMark } from '../messages';
 // waits, when it can no longer sign addresses or keep the task's id. The task carries the item's
 // address with a mark after `#` (the trigger calls the address without it): the slot (the item's
 // nth task) and an HMAC of the run, the item and the slot under the credential's key. A person
-// cannot make a mark; one copied into another task makes that task's answer one more answer to the
-// item, counted as anyone's (once per person, never for a Never Count person).
+// cannot make a mark, but anyone who sees the task can copy it: so a marked task counts only when
+// it shows the content the run sent for the item (furtherTasks), and only the first such task of its
+// slot (a copy is made after the task it copies). Any other is an ordinary completion.
 
 function extraMarkOf(key: string, parts: TaggedParts, slot: number): string {
 	const { executionId, nodeId, item, count, inputs, queueId, createdAt } = parts;
@@ -48,15 +49,18 @@ export function isMarkedByRun(address: ResumeAddress, key: string): boolean {
 
 type Wait = Omit<ResumeAddress, 'url' | 'item'>;
 
-/**
- * The item a listed task answers when it is one of the run's further tasks: its address field holds
- * an address of this wait with a mark this run made for that item.
- */
+/** A listed task carrying a mark this run made: the item and the slot it was made for. */
+export interface MarkedTask {
+	item: number;
+	slot: number;
+}
+
+/** Reads a listed task's mark: the item and slot when this run made it, undefined otherwise. */
 export function extraReader(
 	wait: Wait,
 	resumeField: string,
 	key: string,
-): (task: CompletedTask) => number | undefined {
+): (task: CompletedTask) => MarkedTask | undefined {
 	// a string test per listed task (a read lists up to 20,000): only this run's marked addresses are parsed
 	const ofThisRun = `/${wait.executionId}/`;
 	return (task) => {
@@ -66,31 +70,99 @@ export function extraReader(
 		const item = itemOfThisWait(value.replace(/#.*$/, ''), wait);
 		const extra = readExtraMark(value.slice(value.indexOf('#')));
 		if (item === undefined || !extra) return undefined;
-		return isMarkedByRun({ ...wait, item, extra, url: '' }, key) ? item : undefined;
+		return isMarkedByRun({ ...wait, item, extra, url: '' }, key)
+			? { item, slot: extra.slot }
+			: undefined;
 	};
 }
 
-/** Further tasks this process has created, by run, item and slot: one each, whatever calls repeat. */
+/** Whether two JSON values are the same (key order aside). */
+function sameJson(a: unknown, b: unknown): boolean {
+	if (a === b) return true;
+	if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+	if (Array.isArray(a) !== Array.isArray(b)) return false;
+	const keys = Object.keys(a);
+	if (keys.length !== Object.keys(b).length) return false;
+	return keys.every((k) => sameJson((a as IDataObject)[k], (b as IDataObject)[k]));
+}
+
+/**
+ * Whether a task shows what the run sent for its item: every value the run sent, but the address
+ * (whose mark is checked apart) and the fields people answer in, stored unchanged.
+ */
+function showsSentContent(task: CompletedTask, sent: IDataObject, answerFields: string[]): boolean {
+	const data = (task.data ?? {}) as IDataObject;
+	return Object.entries(sent).every(
+		([field, value]) =>
+			answerFields.includes(field) ||
+			value === null ||
+			value === undefined ||
+			sameJson(data[field], value),
+	);
+}
+
+/**
+ * The run's further tasks among listed completions it did not create by id: by task id, the item
+ * each answers. A marked task counts when it shows the content sent for the item and is the task
+ * this process created for its slot or, where no process memory says, the first of its slot.
+ */
+export function furtherTasks(
+	completions: CompletedTask[],
+	markOf: (task: CompletedTask) => MarkedTask | undefined,
+	wait: Wait,
+	sentValues: (item: number) => IDataObject | undefined,
+	answerFields: string[],
+): Map<number, number> {
+	const firstOfSlot = new Map<string, { id: number; item: number }>();
+	for (const task of completions) {
+		const marked = markOf(task);
+		const sent = marked && sentValues(marked.item);
+		if (!marked || !sent || !showsSentContent(task, sent, answerFields)) continue;
+		const slotKey = slotKeyOf(wait, marked.item, marked.slot);
+		const created = asked.get(slotKey);
+		if (typeof created === 'number' && created > 0 && created !== task.id) continue;
+		const first = firstOfSlot.get(slotKey);
+		if (!first || task.id < first.id) firstOfSlot.set(slotKey, { id: task.id, item: marked.item });
+	}
+	return new Map([...firstOfSlot.values()].map(({ id, item }) => [id, item]));
+}
+
+/**
+ * Further tasks by run, item and slot: the id this process created, or CLAIMED while the create is
+ * on its way, so that calls at once create one task per slot, whatever calls repeat.
+ */
 const asked = rememberedMap<string, number>('askedAgain');
+const CLAIMED = 0;
+
+const slotKeyOf = (wait: Wait, item: number, slot: number) =>
+	`${wait.executionId}/${wait.nodeId}/${wait.createdAt}/${item}/${slot}`;
 
 /**
  * Asks another person about an item: one more task with the item's values and its marked address.
- * Returns the task's id, or undefined when this process asked for that slot already.
+ * Returns the task's id, or undefined when this process asked for that slot already. The slot is
+ * claimed before the create and freed if the create fails.
  */
 export async function askAgain(
 	this: IWebhookFunctions,
 	wait: Wait,
 	ask: { item: number; slot: number; values: IDataObject; resumeField: string; key: string },
 ): Promise<number | undefined> {
-	const slotKey = `${wait.executionId}/${wait.nodeId}/${wait.createdAt}/${ask.item}/${ask.slot}`;
+	const slotKey = slotKeyOf(wait, ask.item, ask.slot);
 	if (asked.has(slotKey)) return undefined;
+	asked.set(slotKey, CLAIMED);
 	const address = String(ask.values[ask.resumeField] ?? '');
 	const data = {
 		...ask.values,
 		[ask.resumeField]: markedAddress(address, ask.key, { ...wait, item: ask.item }, ask.slot),
 	};
-	const { response } = await createTask.call(this, wait.queueId, data);
+	let response;
+	try {
+		({ response } = await createTask.call(this, wait.queueId, data));
+	} catch (error) {
+		asked.delete(slotKey);
+		throw error;
+	}
 	const id = Number((response.body as IDataObject | undefined)?.id);
-	asked.set(slotKey, Date.now());
+	if (Number.isSafeInteger(id)) asked.set(slotKey, id);
 	return Number.isSafeInteger(id) ? id : undefined;
 }

@@ -64,6 +64,7 @@ export function peopleOutcome(
 				tasks: ids.length,
 				neverCount: task.neverCount ?? [],
 				usesVotes: usesVotes(memory.people, settings),
+				optionVotes: settings.responseType !== 'approval' && memory.people.voteField !== undefined,
 			}),
 		);
 	}
@@ -78,10 +79,19 @@ export function peopleOutcome(
 	};
 }
 
-/** Each item's progress, for the log while the run waits: "item 0: 1 of 2 counted (waiting)". */
-export function progressOf(outcome: PeopleOutcome): string {
+/** Where an item stands by its rule: approvals for the approval rules, not answers that reject. */
+function standing(d: ItemDecision, rule: PeopleSettings['rule']): string {
+	if (rule === 'allApprove' || rule === 'atLeast')
+		return `${d.approvals} of ${d.needed} approvals${d.rejections > 0 ? `, ${d.rejections} rejected` : ''}`;
+	if (rule === 'majority')
+		return `${d.needed - d.missing} of ${d.needed} alike, ${d.counted} counted`;
+	return `${d.counted} of ${d.needed} counted`;
+}
+
+/** Each item's progress, for the log while the run waits: "item 0: 1 of 2 approvals (waiting)". */
+export function progressOf(outcome: PeopleOutcome, rule: PeopleSettings['rule']): string {
 	return [...outcome.decisions.entries()]
-		.map(([item, d]) => `item ${item}: ${d.counted} of ${d.needed} counted (${d.decision})`)
+		.map(([item, d]) => `item ${item}: ${standing(d, rule)} (${d.decision})`)
 		.join('; ');
 }
 

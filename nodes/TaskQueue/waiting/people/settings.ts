@@ -111,11 +111,35 @@ function checkVoteField(
 		);
 }
 
-/** The people that may not count for an item (Never Count, evaluated for the item): emails, lower case. */
+const EMAIL = /^[^\s@<>",;]+@[^\s@<>",;]+$/;
+
+/** The addresses of a Never Count entry: `a@x.com`, `Dave Example <dave@x.com>` (a mail trigger's `from`). */
+function addressesIn(entry: string): string[] {
+	const named = /^[^<>]*<([^<>]*)>$/.exec(entry.trim());
+	return named ? [named[1].trim()] : entry.split(/\s+/).filter(Boolean);
+}
+
+/**
+ * The people that may not count for an item (Never Count, evaluated for the item): emails, lower
+ * case. Anything that is not an e-mail address is refused before any task: a name or a typo would
+ * otherwise match nobody, and the requester would count.
+ */
 export function neverCountFor(this: IExecuteFunctions, itemIndex: number): string[] {
 	const value = this.getNodeParameter(`${PATH}.neverCount`, itemIndex, '') as unknown;
-	const list = Array.isArray(value) ? value.map(String) : String(value ?? '').split(/[,;\s]+/);
-	return [...new Set(list.map((email) => email.trim().toLowerCase()).filter(Boolean))];
+	const entries = Array.isArray(value) ? value.map(String) : String(value ?? '').split(/[,;\n]+/);
+	const emails = entries.flatMap(addressesIn);
+	const wrong = emails.find((email) => !EMAIL.test(email));
+	if (wrong !== undefined)
+		throw new NodeOperationError(
+			this.getNode(),
+			`Never Count holds "${wrong}", which is not an e-mail address (item ${itemIndex})`,
+			{
+				itemIndex,
+				description:
+					'Give e-mail addresses separated by commas, each plain (dave@example.com) or with a name (Dave Example <dave@example.com>); from a Webhook, the body is under $json.body: {{ $json.body.requester_email }}.',
+			},
+		);
+	return [...new Set(emails.map((email) => email.toLowerCase()))];
 }
 
 /** Whether the rule reads each answer's vote. */

@@ -7,7 +7,7 @@ import { confirmEveryCompletion } from '../confirmation';
 import type { RunMemory } from '../memory';
 import type { ResumeAddress } from '../messages';
 import type { WaitSettings } from '../settings';
-import { askAgain, extraReader } from './extraTasks';
+import { askAgain, extraReader, furtherTasks } from './extraTasks';
 import { peopleItems, peopleOutcome, progressOf } from './outcome';
 import type { PeopleSettings } from './settings';
 
@@ -22,6 +22,15 @@ type PeopleRun = RunMemory & { people: PeopleSettings };
 export const asksAgain = (memory: RunMemory | undefined): boolean =>
 	memory?.people !== undefined && memory.people.maxTasks > memory.people.people;
 
+/** The fields people answer in: a further task may differ from what was sent there alone. */
+const answerFieldsOf = (settings: WaitSettings, people: PeopleSettings): string[] =>
+	[
+		settings.resumeField,
+		settings.approvalField,
+		settings.feedbackField,
+		people.voteField ?? '',
+	].filter(Boolean);
+
 export async function settlePeople(
 	this: IWebhookFunctions,
 	toConfirm: RunToConfirm & { taskIds: number[] },
@@ -29,18 +38,21 @@ export async function settlePeople(
 ) {
 	const { wait, settings, memory, pastDeadline } = run;
 	const key = asksAgain(memory) ? (await getTaskQueueCredentials.call(this)).apiKey : '';
-	const extraItem = key ? extraReader(wait, settings.resumeField, key) : undefined;
+	const markOf = key ? extraReader(wait, settings.resumeField, key) : undefined;
 	const completions = await confirmEveryCompletion.call(this, {
 		...toConfirm,
-		...(extraItem ? { also: (task) => extraItem(task) !== undefined } : {}),
+		...(markOf ? { also: (task) => markOf(task) !== undefined } : {}),
 	});
 	const known = new Set(toConfirm.taskIds);
-	const extraItems = new Map<number, number>();
-	if (extraItem)
-		for (const task of completions) {
-			const item = known.has(task.id) ? undefined : extraItem(task);
-			if (item !== undefined) extraItems.set(task.id, item);
-		}
+	const extraItems = markOf
+		? furtherTasks(
+				completions.filter((task) => !known.has(task.id)),
+				markOf,
+				wait,
+				(item) => memory.tasks[item]?.values,
+				answerFieldsOf(settings, memory.people),
+			)
+		: new Map<number, number>();
 	const outcome = peopleOutcome(completions, memory, settings, extraItems);
 	for (const [item, decision] of outcome.decisions) {
 		const values = memory.tasks[item]?.values;
@@ -67,7 +79,7 @@ export async function settlePeople(
 	return {
 		...outcome,
 		extraIds: new Set(extraItems.keys()),
-		progress: progressOf(outcome),
+		progress: progressOf(outcome, memory.people.rule),
 		items: (meta: IDataObject) =>
 			peopleItems(outcome, memory, completions, settings, { wait, meta }),
 	};

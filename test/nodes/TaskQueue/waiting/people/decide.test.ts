@@ -67,7 +67,7 @@ describe('All Must Approve', () => {
 			answer('Ann@X.com', 'approve'),
 			answer(' ann@x.com ', 'approve'),
 		]);
-		expect(d).toMatchObject({ decision: 'notEnoughPeople', final: true, counted: 1, missing: 0 });
+		expect(d).toMatchObject({ decision: 'notEnoughPeople', final: true, counted: 1, missing: 1 });
 		expect(reasons(d)).toEqual([
 			['Ann@X.com', 'counted'],
 			[' ann@x.com ', 'samePerson'],

@@ -150,7 +150,7 @@ describe('Several People per Item', () => {
 				counted: 1,
 				approvals: 1,
 				rejections: 0,
-				missing: 0,
+				missing: 1, // one more approval by another person would have met the rule
 			},
 		});
 		const people = item.json.people as IDataObject;
@@ -200,7 +200,7 @@ describe('Several People per Item', () => {
 		});
 		// how far each item is, where n8n's log shows it while the run waits
 		expect(info.mock.calls.map(([line]) => String(line))).toContain(
-			`Task Queue: execution ${executionIdOf(waiting)} still waits: item 0: 2 of 2 counted (approved); item 1: 0 of 2 counted (waiting)`,
+			`Task Queue: execution ${executionIdOf(waiting)} still waits: item 0: 2 of 2 approvals (approved); item 1: 0 of 2 approvals (waiting)`,
 		);
 		// a rejection decides item 1 at once, its other task still open
 		await answer(second[1], BOB, 'reject', 'no receipt');
@@ -226,6 +226,24 @@ describe('Several People per Item', () => {
 		});
 		// the copy still open when item 1 was decided: answered later, it resumes nothing
 		await answer(second[0], ANN, 'approve');
+	});
+
+	test('the progress line says the rule truthfully, once per change: At Least 2 of 3 after an approval and a rejection is 1 of 2 approvals', async () => {
+		const waiting = await run(approval({ people: 3, decideWhen: 'atLeast', approvalsNeeded: 2 }), [
+			INPUT[0],
+		]);
+		const [ids] = await tasksByItem();
+		await answer(ids[0], ANN, 'approve');
+		await answer(ids[1], BOB, 'reject');
+		info.mockClear();
+		await call(waiting, ids[1]);
+		await call(waiting, ids[1]); // the same state again: no new line
+		const lines = info.mock.calls
+			.map(([line]) => String(line))
+			.filter((l) => l.includes('still waits'));
+		expect(lines).toEqual([
+			`Task Queue: execution ${executionIdOf(waiting)} still waits: item 0: 1 of 2 approvals, 1 rejected (waiting)`,
+		]);
 	});
 
 	test('one busy person answers both tasks of an item: counted once, the second kept with its reason', async () => {
@@ -364,6 +382,36 @@ describe('Several People per Item', () => {
 		expect(items[0].json).not.toHaveProperty('approved');
 	});
 
+	test.each([
+		['majority', 3, ['approve', 'reject', 'approve']],
+		['firstAnswer', 2, ['approve']],
+	])(
+		'%s on Task Values whose vote options are named approve and reject: chosen, with the choice and its label',
+		async (decideWhen, people, votes) => {
+			const waiting = await run(
+				approval({ people, decideWhen, voteField: 'decision' }, { responseType: 'values' }),
+				[INPUT[0]],
+			);
+			const [ids] = await tasksByItem();
+			const by = [ANN, BOB, CAROL];
+			let last;
+			for (const [i, vote] of votes.entries()) {
+				await answer(ids[i], by[i], vote);
+				last = await call(waiting, ids[i]);
+			}
+			const [items] = last?.result.workflowData ?? [[]];
+			expect(items[0].json.people).toMatchObject({
+				rule: decideWhen,
+				decision: 'chosen',
+				choice: 'approve',
+				choiceLabel: 'Approve',
+				approvals: 0,
+				rejections: 0,
+			});
+			expect(items[0].json).not.toHaveProperty('approved');
+		},
+	);
+
 	test('Collect All: every answer, and how far they agree per field', async () => {
 		const waiting = await run(
 			approval({ people: 2, decideWhen: 'collectAll' }, { responseType: 'values' }),
@@ -470,6 +518,130 @@ describe('Several People per Item', () => {
 			statusCode: 202,
 			body: { completed: 0, of: 1 },
 		});
+	});
+});
+
+describe('an answer counts only for the content its person saw (issue 47)', () => {
+	/** The requester answers both tasks of her own refund (neither counts): the run asks again. */
+	async function askedAgain() {
+		const waiting = await run(
+			approval({
+				people: 2,
+				decideWhen: 'allApprove',
+				maxTasks: 4,
+				neverCount: '={{ $json.requester }}',
+			}),
+			[{ message: 'Refund 5,000 EUR', total: 5000, requester: CAROL }],
+		);
+		const [ids] = await tasksByItem();
+		await answer(ids[0], CAROL, 'approve');
+		await answer(ids[1], CAROL, 'approve');
+		await call(waiting, ids[1]);
+		const [, , further] = (await tasksByItem())[0];
+		expect(further).toBeGreaterThan(ids[1]);
+		const marked = String(
+			(await env.client.tasks(104)).find((t) => t.id === further)!.data.resume_url,
+		);
+		expect(marked).toMatch(/#x=3\.[a-f0-9]{32}$/);
+		return { waiting, ids, further, marked };
+	}
+
+	test("planted tasks carrying a copy of the further task's marked address decide nothing: each is another completion, and the item still waits", async () => {
+		const { waiting, further, marked } = await askedAgain();
+		// the requester copies the further task's address (mark included) into tasks of her own
+		const { ids: planted } = await env.client.createTasks(104, [
+			{ customer_message: 'Team lunch', order_total: 12, resume_url: marked },
+			{ customer_message: 'Taxi', order_total: 20, resume_url: marked },
+		]);
+		await answer(planted[0], ANN, 'approve');
+		await answer(planted[1], BOB, 'approve');
+		for (const id of planted) {
+			const heard = await call(waiting, id);
+			expect(heard.result.workflowData).toBeUndefined();
+			expect(heard.response).toMatchObject({ statusCode: 200, body: { taken: [], others: [id] } });
+		}
+		// the run's own further task still counts
+		await answer(further, ANN, 'approve');
+		const own = await call(waiting, further);
+		expect(own.result.workflowData).toBeUndefined();
+		expect(own.response).toMatchObject({ statusCode: 202, body: { completed: 0, of: 1 } });
+	});
+
+	test('an exact copy of the further task (same values, same mark) made after it: only the first task of the slot counts', async () => {
+		const { waiting, further, marked } = await askedAgain();
+		const { ids: copy } = await env.client.createTasks(104, [
+			{ customer_message: 'Refund 5,000 EUR', order_total: 5000, resume_url: marked },
+		]);
+		expect(copy[0]).toBeGreaterThan(further);
+		await answer(further, ANN, 'approve');
+		await answer(copy[0], BOB, 'approve');
+		const heard = await call(waiting, copy[0]);
+		expect(heard.result.workflowData).toBeUndefined();
+		expect(heard.response).toMatchObject({
+			statusCode: 200,
+			body: { taken: [], others: [copy[0]] },
+		});
+	});
+
+	test('30 parallel calls while the item asks again, with creates taking 1 s: one further task for the slot', async () => {
+		const waiting = await run(approval({ people: 2, decideWhen: 'allApprove', maxTasks: 3 }), [
+			INPUT[1],
+		]);
+		const [ids] = await tasksByItem();
+		await answer(ids[0], ANN, 'approve');
+		await answer(ids[1], ANN, 'approve');
+		await env.client.setFaults([{ route: 'createTask', kind: 'slow', delayMs: 1_000, count: 30 }]);
+		await env.client.clearRequests();
+		try {
+			await Promise.all(Array.from({ length: 30 }, async () => await call(waiting, ids[1])));
+		} finally {
+			await env.client.clearFaults();
+		}
+		expect((await env.requests()).filter((r) => r.path.endsWith('/tasks/create'))).toHaveLength(1);
+		expect((await tasksByItem())[0]).toHaveLength(3);
+	});
+});
+
+describe('Never Count reads what mail triggers give (issue 47)', () => {
+	test('"Dave Example <Dave@Example.com>" (the from of a mail trigger): his approval is kept, never counted', async () => {
+		const waiting = await run(
+			approval({
+				people: 2,
+				decideWhen: 'allApprove',
+				neverCount: 'Dave Example <Dave@Example.com>',
+			}),
+			[INPUT[1]],
+		);
+		expect(waiting.error).toBeUndefined();
+		const [ids] = await tasksByItem();
+		await answer(ids[0], CAROL, 'approve');
+		await answer(ids[1], ANN, 'approve');
+		const [done] = (await call(waiting, ids[1])).result.workflowData ?? [[]];
+		expect(done[0].json).toMatchObject({
+			approved: false,
+			people: {
+				decision: 'notEnoughPeople',
+				answers: [
+					expect.objectContaining({ by: CAROL, counted: false, reason: 'neverCount' }),
+					expect.objectContaining({ by: ANN, counted: true }),
+				],
+			},
+		});
+	});
+
+	test('a name that is not an e-mail address is refused before any task, naming it and the fix', async () => {
+		const refused = await run(
+			approval({ people: 2, decideWhen: 'allApprove', neverCount: 'Dave' }),
+			[INPUT[1]],
+		);
+		expect(refused.error).toMatchObject({
+			name: 'NodeOperationError',
+			message: 'Never Count holds "Dave", which is not an e-mail address (item 0)',
+		});
+		expect((refused.error as unknown as { description: string }).description).toContain(
+			'Dave Example <dave@example.com>',
+		);
+		expect((await env.requests()).filter((r) => r.path.endsWith('/tasks/create'))).toEqual([]);
 	});
 });
 
