@@ -155,13 +155,13 @@ export async function askAgain(
 		...ask.values,
 		[ask.resumeField]: markedAddress(address, ask.key, { ...wait, item: ask.item }, ask.slot),
 	};
-	let response;
+	let created: Awaited<ReturnType<typeof createTask>> | undefined;
 	try {
-		({ response } = await createTask.call(this, wait.queueId, data));
-	} catch (error) {
-		asked.delete(slotKey);
-		throw error;
+		created = await createTask.call(this, wait.queueId, data);
+	} finally {
+		if (!created) asked.delete(slotKey); // the create failed: a later call may ask for the slot
 	}
+	const { response } = created;
 	const id = Number((response.body as IDataObject | undefined)?.id);
 	if (Number.isSafeInteger(id)) asked.set(slotKey, id);
 	return Number.isSafeInteger(id) ? id : undefined;
