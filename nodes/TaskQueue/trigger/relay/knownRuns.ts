@@ -30,8 +30,16 @@ export function rememberRun(
 ): void {
 	const tasks = taskIds.slice(0, 1000);
 	for (const id of tasks) runOfTask.set(id, { url, execution });
-	runs.set(execution, new Set(tasks));
-	if (source === 'answer') answeredRuns.set(execution, new Set(tasks));
+	// a run's tasks only grow (a further task asked for while it waits): a later answer that does
+	// not name one (its read did not find it answered yet) does not make it another completion
+	runs.set(execution, union(runs.get(execution), tasks));
+	if (source === 'answer') answeredRuns.set(execution, union(answeredRuns.get(execution), tasks));
+}
+
+/** At most 1,000 ids per run, the newest kept. */
+function union(known: Set<number> | undefined, tasks: number[]): Set<number> {
+	const all = [...(known ?? []), ...tasks];
+	return new Set(all.length > 1000 ? all.slice(-1000) : all);
 }
 
 /** Whether the run itself answered that the task is one of its own. */
@@ -46,6 +54,8 @@ export function runOf(taskId: number): { url: string; execution: string } | unde
 /** The run a task was said to belong to denied it: the task is no longer routed there. */
 export function forgetTask(taskId: number, execution: string): void {
 	if (runOfTask.get(taskId)?.execution === execution) runOfTask.delete(taskId);
+	runs.get(execution)?.delete(taskId);
+	answeredRuns.get(execution)?.delete(taskId);
 }
 
 /**

@@ -426,6 +426,45 @@ test("Several People per Item asking again: the further task's marked address re
 	expect(trigger.executions).toBe(0);
 });
 
+test("a further task's answer the run used is not emitted, also after a later call of the run that did not name it (real server F4)", async () => {
+	await activateTrigger();
+	const tasks = await createAndWait('66', [{ message: 'two people' }], {
+		severalPeople: { values: { people: 2, decideWhen: 'collectAll', maxTasks: 3 } },
+	});
+	await complete(tasks[0].id);
+	await complete(tasks[1].id); // the same person: the run asks again
+	let third: Awaited<ReturnType<typeof env.client.tasks>>[number] | undefined;
+	await until('the further task', async () => {
+		third = (await env.client.tasks(QUEUE)).find(
+			(t) =>
+				String(t.data.resume_url).includes('/66/') && String(t.data.resume_url).includes('#x=3.'),
+		);
+		return third !== undefined;
+	});
+	// a later call of the run before the further task is answered (the second delivery again): the
+	// run answers with the tasks its read found, the further one not among them
+	const second = (await env.client.tasks(QUEUE)).find(
+		(t) => t.id === tasks[1].id,
+	) as unknown as IDataObject;
+	const callsBefore = waiting.calls.length;
+	await trigger.deliver({ body: second, query: { secret: trigger.secret() as string } });
+	await until('the later call', () => waiting.calls.length > callsBefore);
+	await env.client.complete(QUEUE, third!.id, {
+		by: 'bob@example.com',
+		data: { decision: 'approve' },
+	});
+	await until('the resume', () => waiting.resumed.has('66'));
+	await until(
+		'the trigger settled the further task',
+		() => infoLines().some((line) => line.includes(`task ${third!.id} `)) || trigger.executions > 0,
+	);
+	await new Promise((resolve) => setTimeout(resolve, 200));
+	const [items] = waiting.resumed.get('66') ?? [[]];
+	expect(items[0].json).toMatchObject({ people: { decision: 'collected', counted: 2 } });
+	expect(waiting.resumes.get('66')).toBe(1);
+	expect(trigger.executions).toBe(0);
+});
+
 test('a completion that reaches a finished execution (its wait timed out) is logged as such, not emitted', async () => {
 	await activateTrigger();
 	const [waited] = await createAndWait('52', [{ message: 'late' }]);
