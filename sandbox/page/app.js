@@ -167,7 +167,18 @@
 										userSelect.dispatchEvent(new Event('change'));
 									},
 								},
-								u.name,
+								el('span', { text: u.name }),
+								// who is a member of which organization: only members answer its queues
+								el('span', {
+									class: 'muted',
+									text:
+										' · ' +
+										u.organizations
+											.map(function (o) {
+												return o.name + (o.admin ? ' (admin)' : '');
+											})
+											.join(', '),
+								}),
 							);
 						}),
 					),

@@ -165,15 +165,6 @@ test('Several People per Item: 1 run of 100 items x 3 people (Collect All), 3,00
 	forgetRuns();
 	forgetIndexes();
 	await env.client.reset();
-	// a third person of the organization (the seed has two)
-	const seed = await env.client.state();
-	seed.users.push({
-		id: 40,
-		email: 'dave@example.com',
-		name: 'Dave Example',
-		memberships: [{ organizationId: 1, admin: false }],
-	} as (typeof seed.users)[number]);
-	await env.client.reset(seed);
 	await env.client.setRealism({ deliveryThreads: null });
 	const waiting = new WaitingEndpoint();
 	const trigger = new WebhookTriggerUnderTest({

@@ -62,6 +62,19 @@ afterAll(async () => {
 	await sandbox?.close();
 });
 
+test('before anyone is picked, the page lists each person with the organizations they answer for', async () => {
+	await page.goto(sandbox.pageUrl);
+	await page.getByTestId('pick-user').waitFor();
+	const people = await page.locator('[data-testid^="pick-user-"]').allTextContents();
+	expect(people).toEqual([
+		'Alice Example · Sandbox Org (admin)',
+		'Bob Example · Sandbox Org',
+		'Dave Example · Sandbox Org',
+		'Erin Example · Sandbox Org',
+		'Carol Example · Other Org (admin)',
+	]);
+});
+
 test('a person completes a task on the page; the webhook receives it exactly once', async () => {
 	await client.setWebhook(101, `${listener.url}/hooks/refunds?src=page`);
 	const pageErrors: string[] = [];

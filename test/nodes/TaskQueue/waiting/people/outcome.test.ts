@@ -10,7 +10,7 @@ const TRIGGER_OF_THIS_N8N =
 	'http://localhost:5678/webhook/6f1c2b0e-4d7a-4e8b-9a51-0c3d2e1f4a5b/task-completed?secret=s3cret';
 const ANN = 'alice@example.com';
 const BOB = 'bob@example.com';
-// a third person of the organization (the sandbox's seed has two)
+// a third person of the sandbox's organization
 const CAROL = 'dave@example.com';
 
 /** n8n's Logger, which `this.logger` of every node context is. */
@@ -24,14 +24,6 @@ beforeAll(async () => (env = await startEnv()));
 afterAll(async () => await env.close());
 beforeEach(async () => {
 	await env.client.reset();
-	const seed = await env.client.state();
-	seed.users.push({
-		id: 40,
-		email: CAROL,
-		name: 'Dave Example',
-		memberships: [{ organizationId: 1, admin: false }],
-	} as (typeof seed.users)[number]);
-	await env.client.reset(seed);
 	await env.client.setWebhook(104, TRIGGER_OF_THIS_N8N);
 	await env.client.clearRequests();
 });
