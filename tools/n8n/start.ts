@@ -116,6 +116,22 @@ async function portFree(port: number): Promise<boolean> {
 
 const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
 
+/**
+ * A step of the start-up retried while n8n drops the connection (no HTTP answer at all): on a busy
+ * machine n8n 1.x hung up on a login just after its readiness turned green. Any answer ends it.
+ */
+async function untilConnected<T>(step: () => Promise<T>, tries = 5): Promise<T> {
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await step();
+		} catch (error) {
+			const answered = (error as { response?: unknown }).response !== undefined;
+			if (answered || !axios.isAxiosError(error) || attempt >= tries) throw error;
+			await sleep(1000 * attempt);
+		}
+	}
+}
+
 function hashPassword(inst: N8nInstallation, password: string): string {
 	// n8n's own bcryptjs, so the hash is exactly what n8n compares against.
 	const bcryptPath = require.resolve('bcryptjs', {
@@ -354,7 +370,7 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 		await spawnN8n();
 		try {
 			await waitReady();
-			if (command === 'start') await login();
+			if (command === 'start') await untilConnected(login);
 		} catch (error) {
 			await stop();
 			throw error;
@@ -363,7 +379,7 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 
 	await boot();
 	try {
-		if (command === 'start') await mintApiKey();
+		if (command === 'start') await untilConnected(mintApiKey);
 	} catch (error) {
 		await stop();
 		throw error;

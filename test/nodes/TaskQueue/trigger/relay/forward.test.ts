@@ -394,6 +394,20 @@ test('Several People per Item: the copy still open when the run was decided is a
 	expect(trigger.executions).toBe(0);
 });
 
+/** The further task a run asked for (its third, address marked), once the service has it. */
+async function furtherTask(executionId: string) {
+	let found: Awaited<ReturnType<typeof env.client.tasks>>[number] | undefined;
+	await until('the further task', async () => {
+		found = (await env.client.tasks(QUEUE)).find(
+			(t) =>
+				String(t.data.resume_url).includes(`/${executionId}/`) &&
+				String(t.data.resume_url).includes('#x=3.'),
+		);
+		return found !== undefined;
+	});
+	return found!;
+}
+
 test("Several People per Item asking again: the further task's marked address reaches the run through the trigger, which emits nothing", async () => {
 	await activateTrigger();
 	const tasks = await createAndWait('65', [{ message: 'two people' }], {
@@ -401,18 +415,7 @@ test("Several People per Item asking again: the further task's marked address re
 	});
 	await complete(tasks[0].id);
 	await complete(tasks[1].id); // the same person: the run asks again
-	const third = await (async () => {
-		const deadline = Date.now() + 5000;
-		while (Date.now() < deadline) {
-			const found = (await env.client.tasks(QUEUE)).find(
-				(t) =>
-					String(t.data.resume_url).includes('/65/') && String(t.data.resume_url).includes('#x=3.'),
-			);
-			if (found) return found;
-			await new Promise((resolve) => setTimeout(resolve, 20));
-		}
-		throw new Error('no further task');
-	})();
+	const third = await furtherTask('65');
 	await env.client.complete(QUEUE, third.id, {
 		by: 'bob@example.com',
 		data: { decision: 'approve' },
@@ -433,14 +436,7 @@ test("a further task's answer the run used is not emitted, also after a later ca
 	});
 	await complete(tasks[0].id);
 	await complete(tasks[1].id); // the same person: the run asks again
-	let third: Awaited<ReturnType<typeof env.client.tasks>>[number] | undefined;
-	await until('the further task', async () => {
-		third = (await env.client.tasks(QUEUE)).find(
-			(t) =>
-				String(t.data.resume_url).includes('/66/') && String(t.data.resume_url).includes('#x=3.'),
-		);
-		return third !== undefined;
-	});
+	const third = await furtherTask('66');
 	// a later call of the run before the further task is answered (the second delivery again): the
 	// run answers with the tasks its read found, the further one not among them
 	const second = (await env.client.tasks(QUEUE)).find(
@@ -449,14 +445,14 @@ test("a further task's answer the run used is not emitted, also after a later ca
 	const callsBefore = waiting.calls.length;
 	await trigger.deliver({ body: second, query: { secret: trigger.secret() as string } });
 	await until('the later call', () => waiting.calls.length > callsBefore);
-	await env.client.complete(QUEUE, third!.id, {
+	await env.client.complete(QUEUE, third.id, {
 		by: 'bob@example.com',
 		data: { decision: 'approve' },
 	});
 	await until('the resume', () => waiting.resumed.has('66'));
 	await until(
 		'the trigger settled the further task',
-		() => infoLines().some((line) => line.includes(`task ${third!.id} `)) || trigger.executions > 0,
+		() => infoLines().some((line) => line.includes(`task ${third.id} `)) || trigger.executions > 0,
 	);
 	await new Promise((resolve) => setTimeout(resolve, 200));
 	const [items] = waiting.resumed.get('66') ?? [[]];
