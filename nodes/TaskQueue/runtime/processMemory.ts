@@ -193,7 +193,7 @@ export const PROCESS_MEMORY = {
 		size: '10,000 short strings',
 		bound: 10_000,
 		holds:
-			'further tasks this process created for an item of a waiting run (Several People per Item asking again), one per run, item and slot: claimed before the create, so calls at once do not ask twice, and the id created, the one task of the slot that counts (waiting/people/extraTasks.ts)',
+			'further tasks this process created for an item of a waiting run (Several People per Item asking again), one per run, item and slot, claimed before the create so that calls at once do not ask twice (waiting/people/extraTasks.ts)',
 		restart:
 			'a call after the restart that finds the slot unanswered asks once more (one extra task per process at most)',
 	},

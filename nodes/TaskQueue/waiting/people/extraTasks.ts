@@ -103,8 +103,8 @@ function showsSentContent(task: CompletedTask, sent: IDataObject, answerFields: 
 
 /**
  * The run's further tasks among listed completions it did not create by id: by task id, the item
- * each answers. A marked task counts when it shows the content sent for the item and is the task
- * this process created for its slot or, where no process memory says, the first of its slot.
+ * each answers. A marked task counts when it shows the content sent for the item and is the first
+ * answered task of its slot (a copy is made after the task it copies).
  */
 export function furtherTasks(
 	completions: CompletedTask[],
@@ -118,9 +118,9 @@ export function furtherTasks(
 		const marked = markOf(task);
 		const sent = marked && sentValues(marked.item);
 		if (!marked || !sent || !showsSentContent(task, sent, answerFields)) continue;
+		// in queue mode each process that handled a call may have created a task for the slot: the
+		// first answered one counts, whichever process created it
 		const slotKey = slotKeyOf(wait, marked.item, marked.slot);
-		const created = asked.get(slotKey);
-		if (typeof created === 'number' && created > 0 && created !== task.id) continue;
 		const first = firstOfSlot.get(slotKey);
 		if (!first || task.id < first.id) firstOfSlot.set(slotKey, { id: task.id, item: marked.item });
 	}

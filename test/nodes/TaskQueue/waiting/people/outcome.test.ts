@@ -4,6 +4,7 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { runActionNode } from '../../../../helpers/n8n';
 import { callWaitingNode, queryOf } from '../../../../helpers/waiting';
+import { forgetAsAfterRestart } from '../../../../../nodes/TaskQueue/runtime/processMemory';
 import { locator, node, startEnv, type TestEnv } from '../../env';
 
 const TRIGGER_OF_THIS_N8N =
@@ -572,6 +573,26 @@ describe('an answer counts only for the content its person saw (issue 47)', () =
 		expect(heard.response).toMatchObject({
 			statusCode: 200,
 			body: { taken: [], others: [copy[0]] },
+		});
+	});
+
+	test('queue mode: two processes each created a task for the slot; the one answered first counts, whichever process created it', async () => {
+		const waiting = await run(approval({ people: 2, decideWhen: 'allApprove', maxTasks: 3 }), [
+			INPUT[1],
+		]);
+		const [ids] = await tasksByItem();
+		await answer(ids[0], ANN, 'approve');
+		await answer(ids[1], ANN, 'approve');
+		await call(waiting, ids[1]); // process 1 asks again
+		forgetAsAfterRestart(); // the next call reaches process 2, which knows nothing of it
+		await call(waiting, ids[1]); // process 2 asks again for the same slot
+		const [, , first, second] = (await tasksByItem())[0];
+		expect(second).toBeGreaterThan(first);
+		await answer(first, BOB, 'approve'); // the task process 1 created, answered in process 2
+		const [items] = (await call(waiting, first)).result.workflowData ?? [[]];
+		expect(items[0].json).toMatchObject({
+			approved: true,
+			people: { decision: 'approved', decidedBy: first },
 		});
 	});
 
