@@ -12,6 +12,21 @@ function run(command, args) {
 }
 
 /**
+ * A test tool's end as its task's end. Gulp takes a child process stopped by a signal (killed, out
+ * of memory) for a success: here that, like a non-zero code, fails the task.
+ */
+function finished(child) {
+	return new Promise((resolve, reject) => {
+		child.on('error', reject);
+		child.on('exit', (code, signal) =>
+			code === 0
+				? resolve()
+				: reject(new Error(signal ? `stopped by ${signal}` : `exited with code ${code}`)),
+		);
+	});
+}
+
+/**
  * A stop signal to gulp alone (an IDE's stop button, a process manager, `kill` of npm's process,
  * which npm forwards) reaches the child too; the child stops what it started and gulp ends with it.
  * Ctrl-C in a terminal signals the whole group: the child then gets it twice, which it ignores.
@@ -46,7 +61,9 @@ exports.sandbox = sandbox;
 
 /** Jest: unit and integration tests against the sandbox, page tests in headless Chromium. */
 function unit() {
-	return run(process.execPath, [require.resolve('jest/bin/jest'), '--ci', ...argsAfter('unit')]);
+	return finished(
+		run(process.execPath, [require.resolve('jest/bin/jest'), '--ci', ...argsAfter('unit')]),
+	);
 }
 unit.description = 'Run the jest suites (everything but the end-to-end suite)';
 exports.unit = unit;
@@ -67,7 +84,7 @@ exports.dev = dev;
 
 /** Before any test: Chromium and the pinned n8n installed, or what to do said once (tools/prepare-tests.ts). */
 function prepare() {
-	return run(process.execPath, [require.resolve('tsx/cli'), 'tools/prepare-tests.ts']);
+	return finished(run(process.execPath, [require.resolve('tsx/cli'), 'tools/prepare-tests.ts']));
 }
 prepare.description = 'Install what the tests need (Chromium, the pinned n8n), or say what to do';
 exports.prepare = prepare;
@@ -79,19 +96,23 @@ exports.prepare = prepare;
 function e2eWorkers() {
 	const workers = Number(process.env.TQ_E2E_WORKERS ?? 1);
 	if (!Number.isInteger(workers) || workers < 1)
-		throw new Error(`TQ_E2E_WORKERS is "${process.env.TQ_E2E_WORKERS}": use a whole number, 1 or more`);
+		throw new Error(
+			`TQ_E2E_WORKERS is "${process.env.TQ_E2E_WORKERS}": use a whole number, 1 or more`,
+		);
 	return workers === 1 ? ['--runInBand'] : [`--maxWorkers=${workers}`];
 }
 
 function jestE2e(extra) {
-	return run(process.execPath, [
-		require.resolve('jest/bin/jest'),
-		'-c',
-		'jest.e2e.config.js',
-		'--ci',
-		...e2eWorkers(),
-		...extra,
-	]);
+	return finished(
+		run(process.execPath, [
+			require.resolve('jest/bin/jest'),
+			'-c',
+			'jest.e2e.config.js',
+			'--ci',
+			...e2eWorkers(),
+			...extra,
+		]),
+	);
 }
 
 /** The end-to-end suite: real n8n (tools/n8n) + the sandbox, the package installed from npm pack. */
@@ -137,18 +158,20 @@ const QUEUE_MODE_FILES = [
 function e2eQueueMode() {
 	const extra = argsAfter('queueMode');
 	const choosesFiles = extra.some((arg) => arg.startsWith('--testPathPattern'));
-	return spawn(
-		process.execPath,
-		[
-			require.resolve('jest/bin/jest'),
-			'-c',
-			'jest.e2e.config.js',
-			'--ci',
-			...e2eWorkers(),
-			...extra,
-			...(choosesFiles ? [] : QUEUE_MODE_FILES),
-		],
-		{ stdio: 'inherit', cwd: __dirname, env: { ...process.env, TQ_QUEUE_MODE: '1' } },
+	return finished(
+		spawn(
+			process.execPath,
+			[
+				require.resolve('jest/bin/jest'),
+				'-c',
+				'jest.e2e.config.js',
+				'--ci',
+				...e2eWorkers(),
+				...extra,
+				...(choosesFiles ? [] : QUEUE_MODE_FILES),
+			],
+			{ stdio: 'inherit', cwd: __dirname, env: { ...process.env, TQ_QUEUE_MODE: '1' } },
+		),
 	);
 }
 
