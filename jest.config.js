@@ -4,7 +4,8 @@
 const LEFT_OUT_OF_QUICK = [
 	'/test/sandbox/page[^/]*\\.test\\.ts$', // headless Chromium
 	// thousands of completions or requests each: 10-30 s of a core per file
-	'/test/reliability/(waiting-reads|waiting-chaos|create-faults|properties)\\.test\\.ts$',
+	'/test/reliability/(waiting-reads|waiting-chaos|create-faults|properties|backlog-readers)\\.test\\.ts$',
+	'/test/nodes/TaskQueue/trigger/catchUp\\.test\\.ts$', // bursts of 2,000 completions
 ];
 const tier = process.env.TQ_JEST_TIER;
 if (tier && tier !== 'quick' && tier !== 'rest')

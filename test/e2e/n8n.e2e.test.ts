@@ -597,6 +597,71 @@ describe('webhook trigger', () => {
 	});
 });
 
+// Queue mode routes deliveries round-robin here: there the record of Catch Up is per process
+// (docs/triggers.md); queue-mode.e2e.test.ts runs its Catch Up bursts routed by URL.
+const inOneProcess = process.env.TQ_QUEUE_MODE ? describe.skip : describe;
+inOneProcess('Catch Up in a burst', () => {
+	const BURST = 2_000;
+	test(`${BURST.toLocaleString('en')} completions at once, 20% of their deliveries lost: the workflow emits each once, none missing after the next delivery`, async () => {
+		await e.client.reset();
+		const webhookId = uniq('tq-burst');
+		const id = await createWorkflow(
+			e,
+			triggerWorkflow(e, `e2e catch-up burst ${webhookId}`, {
+				type: TYPES.trigger,
+				webhookId,
+				parameters: {
+					event: 'taskCompleted',
+					queue: queueLocator(101),
+					options: { catchUp: true, replaceExistingWebhook: true },
+				},
+			}),
+		);
+		try {
+			await activate(e, id);
+			await waitFor('the trigger registered', async () =>
+				(await webhookTarget(e, 101)).includes(webhookId),
+			);
+			const keyOf = (t: { id?: unknown; completed_at?: unknown }) =>
+				`${String(t.id)}:${Date.parse(String(t.completed_at))}`;
+			const before = new Set(
+				(await e.client.tasks(101)).filter((t) => t.status === 'completed').map(keyOf),
+			);
+			await e.client.createTasks(101, BURST + 1);
+			await e.client.setFaults({ rules: [{ webhook: 'drop', probability: 0.2 }], seed: 5 });
+			await e.client.completeMany(101, BURST, { by: ALICE });
+			await e.client.waitForWebhookCalls(BURST, 300_000);
+			await e.client.clearFaults();
+			await e.client.completeMany(101, 1, { by: ALICE });
+			await e.client.waitForWebhookCalls(BURST + 1, 120_000);
+			const listed = (await e.client.tasks(101))
+				.filter((t) => t.status === 'completed')
+				.map(keyOf)
+				.filter((k) => !before.has(k));
+			expect(listed).toHaveLength(BURST + 1);
+			const emittedNow = async () =>
+				(await executions(e, id)).flatMap((x) => nodeOutput(x, 'Trigger')).map(keyOf);
+			await waitFor(
+				'every completion emitted',
+				async () => (await emittedNow()).length >= listed.length,
+				180_000,
+				1_000,
+			);
+			await sleep(5_000); // an execution emitting a completion twice would show up meanwhile
+			const emitted = await emittedNow();
+			const twice = emitted.length - new Set(emitted).size;
+			const missing = listed.filter((k) => !emitted.includes(k)).length;
+			expect({ emitted: emitted.length, twice, missing }).toEqual({
+				emitted: BURST + 1,
+				twice: 0,
+				missing: 0,
+			});
+		} finally {
+			await deleteWorkflow(e, id);
+		}
+	}, 600_000);
+});
+
 describe('several Task Queue Triggers of this n8n on one queue', () => {
 	test('the second workflow listens through the first: each starts once per completion, across a restart; deactivating the first hands the queue to the second', async () => {
 		const queue = await e.client.createQueue({

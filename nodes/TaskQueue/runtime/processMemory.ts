@@ -107,23 +107,17 @@ export const PROCESS_MEMORY = {
 			'completions a check could not settle (n8n or the service unreachable), tried again next check (trigger/relay/checkLostCompletions.ts)',
 		restart: 'none: the first check looks back 24 hours',
 	},
-	lostCompletionCursors: {
-		process: 'main (the check)',
-		size: '200 cursors',
-		bound: 200,
+	completionConsumers: {
+		process: 'where deliveries arrive (Catch Up), and main (the check, the Poll Trigger)',
+		size: '1,000 cursors, each with a place in the list and its turn in progress',
+		bound: 1_000,
 		holds:
-			"where each trigger's Check for Lost Completions stands (trigger/relay/checkLostCompletions.ts)",
+			"per consumer of a queue's completions (a trigger's Catch Up, its check, a Poll Trigger), where it stands and the read in progress, so reads of one consumer run one at a time (helpers/reader.ts)",
 		restart:
-			"the first check reads from the point kept in the trigger's static data (trigger/relay/checkRecord.ts), at most 24 hours back",
+			'none: each consumer goes on from the cursor its static data (or the check record) holds; a backlog read looks for its place again',
 	},
-	backlogPlaces: {
-		process: 'main (the check)',
-		size: '200 pairs of numbers',
-		bound: 200,
-		holds:
-			"each trigger whose check is in a backlog it reads oldest first, where it stopped in the list and the list's length then (trigger/relay/checkLostCompletions.ts)",
-		restart: 'the next round looks for its place again (about 17 reads of one task)',
-	},
+
+
 	lostCompletionRecords: {
 		process: 'main (the check)',
 		size: '200 short strings',

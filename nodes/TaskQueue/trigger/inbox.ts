@@ -7,7 +7,7 @@ import type { CheckRecordCall } from './relay/checkRecord';
 import { readCheckRecordCall } from './relay/checkRecord';
 
 // The one inbox of a Task Queue Trigger's address: every body it accepts is read here into one
-// tagged union, and the webhook handler dispatches on it (webhookDelivery.ts). A body that carries
+// tagged union, and the webhook handler dispatches on it (receive.ts). A body that carries
 // one of the reserved keys is that kind or malformed, never a delivery; one with two is malformed:
 // no body reads as two kinds. Beside each kind, who may send it, what it may change and the bound
 // on the work it causes (docs/waiting-protocol.md draws them):

@@ -1,20 +1,21 @@
-import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import {
+	type IDataObject,
+	type INodeExecutionData,
+	type IPollFunctions,
+	type NodeApiError,
+	NodeOperationError,
+} from 'n8n-workflow';
 
 import { getTriggerQueueId } from '../helpers/queue';
 import type { Cursor } from '../helpers/completions';
-import {
-	advanceCursor,
-	collectAfter,
-	completionKey,
-	cursorAtNewest,
-	toItem,
-} from '../helpers/completions';
+import { completionKey, cursorAtNewest, toItem } from '../helpers/completions';
+import type { CompletionReader } from '../helpers/reader';
+import { inTurn } from '../helpers/reader';
 import { fetchCompletedPage, FIRST_PAGE_LIMIT } from '../transport/completedPages';
 import type { CompletedTask } from '../transport/schemas';
 import { readPollState, writePollState } from './state/staticData';
 import { pollBudgetMs } from '../runtime/n8nInternals';
-import { forwardToWaiting } from './relay/forward';
+import { forwardToWaiting, isOrdinary } from './relay/forward';
 
 /** Share of n8n's poll budget spent paging before giving the tick back (2.x only). */
 const BUDGET_SHARE = 0.8;
@@ -56,37 +57,31 @@ export async function pollCompletions(
 
 	const state = this.getWorkflowStaticData('node');
 	const stored = readPollState(state);
-	let cursor: Cursor | undefined = stored.queueId === queueId ? stored.cursor : undefined;
-	if (!cursor) {
-		if (options.includeExisting !== true) {
-			// Start from "now": everything completed so far counts as seen.
-			const page = await fetchCompletedPage.call(this, queueId, 0, FIRST_PAGE_LIMIT);
-			writePollState(state, { queueId, cursor: cursorAtNewest(page.tasks) });
-			return null;
+	const scope = `poll:${this.getWorkflow().id}:${this.getNode().id}:${queueId}`;
+	const storedCursor = stored.queueId === queueId ? stored.cursor : undefined;
+	const taken = await inTurn(scope, storedCursor, async (reader) => {
+		if (!reader.cursor) {
+			if (options.includeExisting !== true) {
+				// Start from "now": everything completed so far counts as seen.
+				const page = await fetchCompletedPage.call(this, queueId, 0, FIRST_PAGE_LIMIT);
+				reader.startAt(cursorAtNewest(page.tasks));
+				writePollState(state, { queueId, cursor: reader.cursor });
+				return undefined;
+			}
+			reader.startAt({ at: '', ids: [] });
 		}
-		cursor = { at: '', ids: [] };
-	}
-
-	// n8n 2.x tells a poll how long it may take; 1.x has no budget.
-	const budgetMs = pollBudgetMs(this);
-	const deadline =
-		budgetMs !== undefined && budgetMs > 0 ? Date.now() + budgetMs * BUDGET_SHARE : undefined;
-	const collected = await collectAfter.call(this, queueId, cursor, { deadline });
-	if (!collected.complete) {
-		this.logger.warn(
-			`Task Queue Poll Trigger: queue ${queueId} has more new completions than one poll can read in its time budget (${collected.requests} pages read); nothing emitted, the cursor stays, the next poll tries again`,
-		);
-		return null;
-	}
+		return await readNew.call(this, reader, queueId);
+	});
+	if (!taken) return null;
 	const { unsettled } = stored;
-	if (collected.tasks.length === 0 && unsettled.length === 0) {
-		writePollState(state, { queueId, cursor: stored.cursor ? undefined : cursor });
+	if (taken.tasks.length === 0 && unsettled.length === 0) {
+		writePollState(state, { queueId, cursor: storedCursor ? undefined : taken.cursor });
 		return null;
 	}
-	writePollState(state, { queueId, cursor: advanceCursor(cursor, collected.tasks) });
+	writePollState(state, { queueId, cursor: taken.cursor });
 	// completions an execution could not answer for yet (n8n or the service unreachable) are passed
 	// on again at the next poll, before they are emitted or dropped
-	const tasks = [...unsettled, ...collected.tasks];
+	const tasks = [...unsettled, ...taken.tasks];
 	const outcomes = await forwardToWaiting.call(this, tasks);
 	const outcome = (task: CompletedTask) => outcomes.get(completionKey(task));
 	const stillUnsettled = tasks
@@ -94,8 +89,42 @@ export async function pollCompletions(
 		.slice(-MAX_UNSETTLED);
 	if (stillUnsettled.length > 0 || unsettled.length > 0)
 		writePollState(state, { queueId, unsettled: stillUnsettled });
-	const emit = tasks.filter((task) => outcome(task) === undefined || outcome(task) === 'other');
+	const emit = tasks.filter((task) => isOrdinary(outcome(task)));
 	return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;
+}
+
+/**
+ * The completions after the poll's cursor, oldest first, within n8n's poll budget (2.x; 1.x has
+ * none): a backlog longer than one poll reads is emitted oldest first, and the next poll goes on.
+ */
+async function readNew(
+	this: IPollFunctions,
+	reader: CompletionReader,
+	queueId: number,
+): Promise<{ tasks: CompletedTask[]; cursor: Cursor | undefined }> {
+	const budgetMs = pollBudgetMs(this);
+	const deadline =
+		budgetMs !== undefined && budgetMs > 0 ? Date.now() + budgetMs * BUDGET_SHARE : Infinity;
+	const tasks: CompletedTask[] = [];
+	let failure: NodeApiError | NodeOperationError | undefined;
+	const reading = await reader
+		.read(this, queueId, {
+			deadline,
+			take: async (page) => {
+				tasks.push(...page);
+			},
+		})
+		.catch((error: NodeApiError | NodeOperationError) => {
+			failure = error;
+			return undefined;
+		});
+	// what was read is emitted (the cursor moved over it); with nothing read, the poll fails
+	if (failure && tasks.length === 0) throw failure;
+	if (reading && !reading.top)
+		this.logger.info(
+			`Task Queue Poll Trigger: queue ${queueId} has more new completions than one poll reads in its time budget; emitting the oldest ${tasks.length}, the next poll goes on from there`,
+		);
+	return { tasks, cursor: reader.cursor };
 }
 
 /** Completions kept for the next poll at most (each is one task). */

@@ -1,15 +1,8 @@
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
-import { fetchCompletedPage } from '../transport/completedPages';
-import {
-	advanceCursor,
-	collectAfter,
-	compareCompletions,
-	completionKey,
-	cursorAtNewest,
-	toItem,
-} from '../helpers/completions';
+import { completionKey, toItem } from '../helpers/completions';
+import { catchUp } from './catchUp';
 import {
 	checkDelivery,
 	deliveriesReachSeveralProcesses,
@@ -26,14 +19,10 @@ import { forwardToWaiting, isOrdinary } from './relay/forward';
 import { passToListeners } from './holder';
 import { handOverTestEvent } from './testEvents';
 import type { Registration } from './state/staticData';
-import { readTriggerCursor, writeTriggerCursor } from './state/staticData';
 
 // A delivery of the service (or one the queue's holder passed on): checked, passed on to the
 // listeners once, deduplicated, caught up, forwarded to a waiting run or emitted (receive.ts reads
 // every message the trigger's address takes).
-
-/** How long a delivery's Catch Up reads at most. */
-const CATCH_UP_BUDGET_MS = 20_000;
 
 /** Answers the caller without starting an execution. */
 export function answer(
@@ -125,6 +114,14 @@ async function accept(
 		const reason = seen.has(task) ? 'duplicate' : 'recompletion';
 		return answer.call(this, 200, { received: true, ignored: reason });
 	}
+	if (durable && options.catchUp === true) {
+		markDeliveryHandledHere(state);
+		writeHeldCheckRecord(state, scope);
+		const records = { seen, skip, dropsRecompletions: options.emitRecompletions === false };
+		const emit = await catchUp.call(this, state, registration.queueId, task, records, scope);
+		if (!emit) return answer.call(this, 200, { received: true, ignored: 'duplicate' });
+		return await respondWritten.call(this, emit, dataOnly);
+	}
 	// Claimed before any await, so a copy of this delivery arriving meanwhile is a duplicate.
 	seen.claim([task]);
 	// n8n answers the service ("Workflow was started") once the execution has started, as for its
@@ -135,59 +132,10 @@ async function accept(
 		}
 		return started.call(this, { workflowData: [[toItem(task, dataOnly)]] });
 	}
-	// --- side effects: the catch-up and the cursor in static data ---
+	// --- side effects: the record in static data ---
 	markDeliveryHandledHere(state);
 	writeHeldCheckRecord(state, scope);
-	const emit =
-		options.catchUp === true
-			? await catchUpWith.call(this, state, registration.queueId, task, seen, skip)
-			: [task];
-	return await respondWritten.call(this, emit, dataOnly);
-}
-
-/**
- * Catch Up: the completions after the cursor that no delivery brought (lost, or still on their
- * way: a late one is then dropped as a duplicate), with the delivered one, oldest first.
- */
-async function catchUpWith(
-	this: IWebhookFunctions,
-	state: IDataObject,
-	queueId: number,
-	task: CompletedTask,
-	seen: SeenCompletions,
-	skip: (t: CompletedTask) => boolean,
-): Promise<CompletedTask[]> {
-	const cursor = readTriggerCursor(state);
-	try {
-		if (!cursor) {
-			// activated before Catch Up kept a cursor from activation: it starts at the newest listed
-			const page = await fetchCompletedPage.call(this, queueId, 0, 1);
-			writeTriggerCursor(state, cursorAtNewest(page.tasks));
-			return [task];
-		}
-		// the service waits for this answer: a read that cannot finish in time is left to the next delivery
-		const collected = await collectAfter.call(this, queueId, cursor, {
-			deadline: Date.now() + CATCH_UP_BUDGET_MS,
-		});
-		if (!collected.complete)
-			throw new Error(`more completions to read than ${CATCH_UP_BUDGET_MS / 1000} s allow`);
-		const missed = collected.tasks.filter((t) => !skip(t));
-		seen.claim(missed);
-		// the cursor moves only over what the service listed: a delivered completion dated in the
-		// future (a caller with the secret) cannot carry it past completions still to come
-		writeTriggerCursor(state, advanceCursor(cursor, collected.tasks));
-		if (missed.length > 0)
-			this.logger.info(
-				`Task Queue Trigger: caught up ${missed.length} completion(s) of queue ${queueId} completed before this one and not delivered yet (lost, or still on their way: a late one is then dropped as a duplicate)`,
-			);
-		return [...missed, task].sort(compareCompletions);
-	} catch (error) {
-		// The delivered task still runs; the cursor stays, so the next delivery looks again.
-		this.logger.warn(
-			`Task Queue Trigger: could not look for missed completions of queue ${queueId} (${(error as Error).message}); the next delivery tries again`,
-		);
-		return [task];
-	}
+	return await respondWritten.call(this, [task], dataOnly);
 }
 
 /**

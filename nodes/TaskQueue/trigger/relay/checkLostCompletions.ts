@@ -1,15 +1,8 @@
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
-import type { Cursor, Place } from '../../helpers/completions';
-import {
-	advanceCursor,
-	collectAfter,
-	collectUpward,
-	compareCompletions,
-	completionKey,
-	timeKey,
-	toItem,
-} from '../../helpers/completions';
+import type { Cursor } from '../../helpers/completions';
+import { compareCompletions, completionKey, toItem } from '../../helpers/completions';
+import { inTurn } from '../../helpers/reader';
 import { pollBudgetMs } from '../../runtime/n8nInternals';
 import { rememberedMap, rememberedSet } from '../../runtime/processMemory';
 import type { CompletedTask } from '../../transport/schemas';
@@ -38,10 +31,6 @@ const settledHere = rememberedSet<string>('settledCompletions');
 const owedHere = rememberedMap<string, CompletedTask>('owedCompletions');
 /** Completions a round could not settle (the service or n8n unreachable): passed on again next round. */
 const retryHere = rememberedMap<string, CompletedTask>('retryCompletions');
-/** Where a round that read a backlog oldest first stopped in the list, by trigger. */
-const backlogPlaces = rememberedMap<string, { place?: Place }>('backlogPlaces');
-/** Where each trigger's rounds stand in this process. */
-const cursors = rememberedMap<string, Cursor>('lostCompletionCursors');
 /** The restart point each trigger's static data holds, as this process last sent it. */
 const recorded = rememberedMap<string, string>('lostCompletionRecords');
 
@@ -66,90 +55,56 @@ export async function checkLostCompletions(
 	home: CheckHome,
 ): Promise<INodeExecutionData[][] | null> {
 	const scope = `${this.getWorkflow().id}:${this.getNode().id}:${queueId}`;
-	const lookback = new Date(Date.now() - FIRST_ROUND_LOOKBACK_MS).toISOString().slice(0, 23);
 	const stored = storedCheckRecord(home.state, queueId);
-	// the first round of this process: the runs to wake at their deadline, as the record kept them
-	if (!cursors.has(scope)) restoreRunsToWake.call(this, queueId, stored?.wake);
-	const cursor =
-		cursors.get(scope) ??
-		// a record later than now (it comes with the trigger's secret, but not from this check) would
-		// hold the cursor in the future, and the check would pass nothing on: ignored
-		(stored && stored.at > lookback && stored.at <= new Date().toISOString().slice(0, 23)
-			? { at: stored.at, ids: stored.ids }
-			: { at: lookback, ids: [] });
-	const budget = pollBudgetMs(this);
-	const roundMs = Math.min(ROUND_BUDGET_MS, budget && budget > 0 ? budget * 0.8 : ROUND_BUDGET_MS);
-	const started = Date.now();
-	const backlogRound = async () =>
-		await catchUpOnBacklog.call(this, scope, queueId, cursor, started + roundMs, dataOnly, home);
-	let collected: Awaited<ReturnType<typeof collectAfter>>;
-	try {
-		// a backlog the last round did not finish: this one goes on with it, oldest first, all its time
-		if (backlogPlaces.has(scope)) return await backlogRound();
-		// half the round reads from the top; a backlog larger than that is read oldest first
-		collected = await collectAfter.call(this, queueId, cursor, {
-			deadline: started + roundMs / 2,
-			nextLimit: 1000,
-		});
-		if (!collected.complete) return await backlogRound();
-	} catch (error) {
-		// the service failed: the next round reads from the same point
-		this.logger.warn(
-			`Task Queue Trigger: could not check queue ${queueId} for lost completions (${(error as Error).message}); the next check tries again`,
+	return await inTurn(`check:${scope}`, startingPoint(stored), async (reader) => {
+		// the first round of this process: the runs to wake at their deadline, as the record kept them
+		if (reader.firstHere) restoreRunsToWake.call(this, queueId, stored?.wake);
+		const budget = pollBudgetMs(this);
+		const roundMs = Math.min(
+			ROUND_BUDGET_MS,
+			budget && budget > 0 ? budget * 0.8 : ROUND_BUDGET_MS,
 		);
-		return null;
-	}
-	const next = advanceCursor(cursor, collected.tasks) ?? cursor;
-	cursors.set(scope, next);
-	const fresh = collected.tasks.filter((task) => !settledHere.has(completionKey(task)));
-	const again = [...owedHere.values(), ...retryHere.values()].filter(
-		(task) => task.queue_id === queueId,
-	);
-	const tasks = [
-		...new Map([...fresh, ...again].map((task) => [completionKey(task), task])).values(),
-	];
-	const emit = tasks.length > 0 ? await passOn.call(this, queueId, tasks) : [];
-	await record.call(this, scope, queueId, next, home);
-	emit.sort((a, b) => (timeKey(a.completed_at) < timeKey(b.completed_at) ? -1 : 1));
-	return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;
+		const emit: CompletedTask[] = [];
+		try {
+			// each page is passed on before the next is read, so a backlog's oldest answers go first
+			const reading = await reader.read(this, queueId, {
+				deadline: Date.now() + roundMs,
+				nextLimit: 1000,
+				take: async (tasks) => {
+					const fresh = tasks.filter((task) => !settledHere.has(completionKey(task)));
+					if (fresh.length > 0) emit.push(...(await passOn.call(this, queueId, fresh)));
+				},
+			});
+			if (!reading.top)
+				this.logger.info(
+					`Task Queue Trigger: the check for lost completions of queue ${queueId} had more completions to read than one round reads; it read them oldest first up to ${reader.cursor?.at || 'the start'} (${reading.requests} requests), the next round goes on from there`,
+				);
+		} catch (error) {
+			// the service failed: the next round reads on from where this one got to
+			this.logger.warn(
+				`Task Queue Trigger: could not check queue ${queueId} for lost completions (${(error as Error).message}); the next check tries again`,
+			);
+		}
+		const again = [...owedHere.values(), ...retryHere.values()].filter(
+			(task) => task.queue_id === queueId,
+		);
+		if (again.length > 0) emit.push(...(await passOn.call(this, queueId, again)));
+		if (reader.cursor) await record.call(this, scope, queueId, reader.cursor, home);
+		emit.sort(compareCompletions);
+		return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;
+	});
 }
 
 /**
- * More completions lie after the round's cursor than it reads from the top in half its time: it
- * reads them oldest first from where it stands, passing each page on before the next, and moves as
- * far as the rest of its time allows; the next round goes on from there.
+ * Where the check starts in a process: its record, or at most 24 hours back. A record later than now
+ * (it comes with the trigger's secret, but not from this check) would hold the cursor in the future,
+ * and the check would pass nothing on: ignored.
  */
-async function catchUpOnBacklog(
-	this: IPollFunctions,
-	scope: string,
-	queueId: number,
-	cursor: Cursor,
-	deadline: number,
-	dataOnly: boolean,
-	home: CheckHome,
-): Promise<INodeExecutionData[][] | null> {
-	const emit: CompletedTask[] = [];
-	const take = async (tasks: CompletedTask[]) => {
-		const fresh = tasks.filter((task) => !settledHere.has(completionKey(task)));
-		if (fresh.length > 0) emit.push(...(await passOn.call(this, queueId, fresh)));
-	};
-	const reached = await collectUpward.call(this, queueId, cursor, {
-		deadline,
-		take,
-		from: backlogPlaces.get(scope)?.place,
-	});
-	// until it reaches the top, the next round goes on oldest first with its whole time
-	if (reached.top) backlogPlaces.delete(scope);
-	else backlogPlaces.set(scope, { place: reached.place });
-	const again = [...owedHere.values(), ...retryHere.values()].filter((t) => t.queue_id === queueId);
-	if (again.length > 0) emit.push(...(await passOn.call(this, queueId, again)));
-	cursors.set(scope, reached.cursor);
-	await record.call(this, scope, queueId, reached.cursor, home);
-	this.logger.info(
-		`Task Queue Trigger: the check for lost completions of queue ${queueId} had more completions to read than one round reads from the top; it read them oldest first up to ${reached.cursor.at || 'the start'} (${reached.requests} requests)${reached.top ? '' : '; the next round goes on from there'}`,
-	);
-	emit.sort(compareCompletions);
-	return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;
+function startingPoint(stored: ReturnType<typeof storedCheckRecord>): Cursor {
+	const lookback = new Date(Date.now() - FIRST_ROUND_LOOKBACK_MS).toISOString().slice(0, 23);
+	return stored && stored.at > lookback && stored.at <= new Date().toISOString().slice(0, 23)
+		? { at: stored.at, ids: stored.ids }
+		: { at: lookback, ids: [] };
 }
 
 /** Passes the round's completions to their waiting executions; returns those to emit. */

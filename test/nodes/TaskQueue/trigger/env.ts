@@ -431,3 +431,63 @@ export class PollTriggerUnderTest {
 		return result;
 	}
 }
+
+/** One stand-in n8n address serving every trigger's webhook path; `down` answers 404 for one. */
+export async function oneN8n(
+	triggers: WebhookTriggerUnderTest[],
+	/** Other workflows' webhooks of this n8n, by path (a Webhook node that redirects, say). */
+	others: Record<string, http.RequestListener> = {},
+) {
+	const down = new Set<WebhookTriggerUnderTest>();
+	/** Each call that reached this n8n: its path and the body's first key. */
+	const calls: Array<{ path: string; kind: string }> = [];
+	const server = http.createServer((req, res) => {
+		const chunks: Buffer[] = [];
+		req.on('data', (chunk: Buffer) => chunks.push(chunk));
+		req.on('end', () => {
+			const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+			const raw = Buffer.concat(chunks).toString('utf8');
+			calls.push({ path: url.pathname, kind: /^\{"(taskQueue\w+)"/.exec(raw)?.[1] ?? 'delivery' });
+			if (others[url.pathname]) return others[url.pathname](req, res);
+			const trigger = triggers.find((t) => new URL(t.url()).pathname === url.pathname);
+			if (!trigger || down.has(trigger)) {
+				res.statusCode = 404;
+				res.end(JSON.stringify({ message: 'The requested webhook is not registered.' }));
+				return;
+			}
+			let body: unknown;
+			try {
+				body = JSON.parse(raw);
+			} catch {
+				body = {};
+			}
+			trigger
+				.deliver({ body, query: Object.fromEntries(url.searchParams) })
+				.then(({ response }) => {
+					res.statusCode = response.statusCode;
+					res.setHeader('content-type', 'application/json');
+					res.end(JSON.stringify(response.body ?? { message: 'Workflow was started' }));
+				})
+				.catch((error: Error) => {
+					res.statusCode = 500;
+					res.end(JSON.stringify({ message: error.message }));
+				});
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	for (const t of triggers) {
+		t.webhookBaseUrl = `http://127.0.0.1:${port}/webhook`;
+		t.webhookWaitingBaseUrl = `http://127.0.0.1:${port}/webhook-waiting`;
+	}
+	return {
+		down,
+		calls,
+		origin: `http://127.0.0.1:${port}`,
+		close: async () =>
+			await new Promise<void>((resolve) => {
+				server.close(() => resolve());
+				server.closeAllConnections();
+			}),
+	};
+}

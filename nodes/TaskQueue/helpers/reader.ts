@@ -1,0 +1,154 @@
+import { BoundedSet } from '../runtime/bounded';
+import { rememberedMap } from '../runtime/processMemory';
+import type { CompletedTask } from '../transport/schemas';
+import type { TaskQueueContext } from '../transport/types';
+import type { Cursor, Place } from './completions';
+import { advanceCursor, collectAfter, collectUpward, completionKey, isAfter } from './completions';
+
+// The one reader of a queue's completions for everything that emits them: Catch Up, the Poll
+// Trigger and Check for Lost Completions. Each of them is a consumer with its own cursor, and:
+// - one read at a time per consumer in a process: a read starts where the last one ended, so two
+//   reads never hand out one completion (concurrent deliveries each used to start from the cursor
+//   their own call loaded, and a busy burst was emitted twice);
+// - oldest first, always moving: a read that cannot reach the newest completion in its time hands
+//   out the oldest ones it read and the next read goes on from there (the place in the list is
+//   kept), however many lie behind;
+// - instants compared as instants (timeKey), whatever precision the service writes.
+
+export interface Reading {
+	/** Completions after the cursor, oldest first, each once. */
+	tasks: CompletedTask[];
+	/** Whether the read reached the newest completion (when false, more follow). */
+	top: boolean;
+	requests: number;
+}
+
+interface Consumer {
+	/** Where the consumer stands in this process (the later of this and its stored cursor counts). */
+	cursor?: Cursor;
+	/** Where an unfinished backlog read stopped in the list. */
+	place?: Place;
+	/** Completions handed out before a read reached them (a delivery ahead of a backlog read), by key. */
+	ahead: BoundedSet<string>;
+	/** The turn in progress: the next one starts when it ends. */
+	turn: Promise<unknown>;
+}
+
+/** Completions handed out ahead of the cursor kept at most per consumer (one per delivery during a backlog read). */
+const AHEAD_LIMIT = 10_000;
+
+const consumers = rememberedMap<string, Consumer>('completionConsumers');
+
+/** The later of two cursors (one kept by this process, one stored, maybe by another process). */
+export function laterCursor(a: Cursor | undefined, b: Cursor | undefined): Cursor | undefined {
+	if (!a || !b) return a ?? b;
+	if (a.at !== b.at) return a.at > b.at ? a : b;
+	return { at: a.at, ids: [...new Set([...a.ids, ...b.ids])] };
+}
+
+/** A consumer's reader during its turn. */
+export class CompletionReader {
+	constructor(
+		private readonly consumer: Consumer,
+		/** Whether this is the consumer's first turn in this process (since a restart or a fresh start). */
+		readonly firstHere: boolean,
+	) {}
+
+	/** Where the consumer stands: every completion not after it has been handed out. */
+	get cursor(): Cursor | undefined {
+		return this.consumer.cursor;
+	}
+
+	/** Places the cursor (a consumer's first turn, or one that starts from "now"). */
+	startAt(cursor: Cursor): void {
+		this.consumer.cursor = cursor;
+		this.consumer.place = undefined;
+	}
+
+	/** Whether a completion was handed out already (not after the cursor, or ahead of it). */
+	handedOut(task: CompletedTask): boolean {
+		if (this.consumer.ahead.has(completionKey(task))) return true;
+		return this.consumer.cursor !== undefined && !isAfter(task, this.consumer.cursor);
+	}
+
+	/** Hands out a completion a read has not reached (yet): the read that reaches it skips it. */
+	handOutAhead(task: CompletedTask): void {
+		this.consumer.ahead.add(completionKey(task));
+	}
+
+	/**
+	 * The completions after the cursor, handed to `take` oldest first, page by page, until the newest
+	 * or the deadline; the cursor moves over each page once `take` has it. Half the time reads from
+	 * the top (one request when little is new); a backlog longer than that is read from the cursor
+	 * upward, and the next read goes on from where this one stopped.
+	 */
+	async read(
+		context: TaskQueueContext,
+		queueId: number,
+		options: {
+			deadline: number;
+			take: (tasks: CompletedTask[]) => Promise<void>;
+			/** Size of the pages after the first while reading from the top. */
+			nextLimit?: number;
+		},
+	): Promise<Reading> {
+		const cursor = this.consumer.cursor ?? { at: '', ids: [] };
+		const handed: CompletedTask[] = [];
+		const take = async (tasks: CompletedTask[]) => {
+			const fresh = tasks.filter((task) => !this.consumer.ahead.delete(completionKey(task)));
+			handed.push(...fresh);
+			await options.take(fresh);
+			this.consumer.cursor = advanceCursor(this.consumer.cursor ?? cursor, tasks) ?? cursor;
+		};
+		let requests = 0;
+		if (!this.consumer.place) {
+			const halfway = Date.now() + (options.deadline - Date.now()) / 2;
+			const collected = await collectAfter.call(context, queueId, cursor, {
+				deadline: halfway,
+				nextLimit: options.nextLimit,
+			});
+			requests += collected.requests;
+			if (collected.complete) {
+				await take(collected.tasks);
+				return { tasks: handed, top: true, requests };
+			}
+		}
+		const reached = await collectUpward.call(context, queueId, cursor, {
+			deadline: options.deadline,
+			take,
+			from: this.consumer.place,
+		});
+		this.consumer.place = reached.top ? undefined : reached.place;
+		return { tasks: handed, top: reached.top, requests: requests + reached.requests };
+	}
+}
+
+/**
+ * Runs `turn` with the consumer's reader once every earlier turn of the same consumer in this
+ * process has ended. `stored` is the cursor the consumer's static data holds, which another process
+ * may have moved: the later of it and this process's one counts; none means a fresh start.
+ */
+export async function inTurn<T>(
+	scope: string,
+	stored: Cursor | undefined,
+	turn: (reader: CompletionReader) => Promise<T>,
+): Promise<T> {
+	let consumer = consumers.get(scope);
+	if (!consumer) {
+		consumer = { ahead: new BoundedSet(AHEAD_LIMIT), turn: Promise.resolve() };
+		consumers.set(scope, consumer);
+	}
+	const own = consumer;
+	const mine = own.turn.then(async () => {
+		const firstHere = own.cursor === undefined;
+		// no stored cursor: the consumer starts afresh (a new activation), whatever this process kept
+		own.cursor = stored ? laterCursor(own.cursor, stored) : undefined;
+		if (!stored) {
+			own.place = undefined;
+			own.ahead.clear();
+		}
+		return await turn(new CompletionReader(own, firstHere));
+	});
+	own.turn = mine.catch(() => undefined);
+	return await mine;
+}

@@ -1,0 +1,133 @@
+// Catch Up under load, through n8n-core's WebhookContext with static data handled as n8n does
+// (each call loads its own copy and saves it when it ends): a burst whose deliveries all arrive at
+// once, with and without lost deliveries, and a backlog on a slow service. Each completion is
+// emitted once and none is missed; a backlog is read oldest first and every delivery moves on.
+import type { INodeParameters } from 'n8n-workflow';
+
+import {
+	locator,
+	oneN8n,
+	startTriggerEnv,
+	startWebhookServer,
+	WebhookTriggerUnderTest,
+	type TriggerTestEnv,
+} from './env';
+
+const QUEUE = 101;
+const BY = { by: 'alice@example.com' };
+
+let env: TriggerTestEnv;
+
+beforeAll(async () => {
+	env = await startTriggerEnv();
+});
+
+afterAll(async () => {
+	await env.close();
+});
+
+beforeEach(async () => {
+	await env.client.reset();
+});
+
+function catchUpTrigger() {
+	return new WebhookTriggerUnderTest({
+		credentials: env.credentials(),
+		parameters: {
+			event: 'taskCompleted',
+			queue: locator(QUEUE),
+			options: { catchUp: true } as INodeParameters,
+		},
+	});
+}
+
+const key = (t: { id?: unknown; completed_at?: unknown }) =>
+	`${String(t.id)}:${Date.parse(String(t.completed_at))}`;
+
+/** What the trigger emitted against what the service lists as completed since `before`. */
+async function audit(t: WebhookTriggerUnderTest, before: Set<string>) {
+	const listed = (await env.client.tasks(QUEUE))
+		.filter((x) => x.status === 'completed')
+		.map(key)
+		.filter((k) => !before.has(k));
+	const emitted = t.emitted.map(key);
+	const counts = new Map<string, number>();
+	for (const k of emitted) counts.set(k, (counts.get(k) ?? 0) + 1);
+	return {
+		completions: listed.length,
+		missing: listed.filter((k) => !counts.has(k)).length,
+		twice: [...counts.values()].filter((n) => n > 1).length,
+	};
+}
+
+async function completedBefore(): Promise<Set<string>> {
+	return new Set((await env.client.tasks(QUEUE)).filter((x) => x.status === 'completed').map(key));
+}
+
+describe('Catch Up in a burst: every completion once', () => {
+	test.each([
+		['every delivery arrives', 0],
+		['20% of deliveries are lost', 0.2],
+	])(
+		'2,000 completions at once, %s: 0 twice, 0 missing after the next delivery',
+		async (_, dropped) => {
+			const t = catchUpTrigger();
+			const server = await startWebhookServer(t);
+			try {
+				await t.activate();
+				const before = await completedBefore();
+				await env.client.createTasks(QUEUE, 2_001);
+				if (dropped > 0)
+					await env.client.setFaults({
+						rules: [{ webhook: 'drop', probability: dropped }],
+						seed: 3,
+					});
+				await env.client.completeMany(QUEUE, 2_000, BY);
+				await env.client.waitForWebhookCalls(2_000, 120_000);
+				await env.client.clearFaults();
+				// one more delivery catches up whatever the lost ones left
+				await env.client.completeMany(QUEUE, 1, BY);
+				await env.client.waitForWebhookCalls(2_001, 60_000);
+				expect(await audit(t, before)).toEqual({ completions: 2_001, missing: 0, twice: 0 });
+			} finally {
+				await server.close();
+			}
+		},
+		240_000,
+	);
+});
+
+describe('Catch Up with three triggers of one n8n on one queue (a holder and two listeners)', () => {
+	test('2,000 completions at once, 20% of deliveries lost: each workflow emits each completion once, none missing after the next delivery', async () => {
+		const triggers = ['a', 'b', 'c'].map(
+			(x) =>
+				new WebhookTriggerUnderTest({
+					credentials: env.credentials(),
+					parameters: {
+						event: 'taskCompleted',
+						queue: locator(QUEUE),
+						options: { catchUp: true } as INodeParameters,
+					},
+					webhookId: `${x.repeat(8)}-0000-4000-8000-00000000000${x}`,
+				}),
+		);
+		const n8n = await oneN8n(triggers);
+		try {
+			for (const t of triggers) await t.activate();
+			expect(triggers[0].state().listeners).toHaveLength(2);
+			const before = await completedBefore();
+			await env.client.createTasks(QUEUE, 2_001);
+			await env.client.setFaults({ rules: [{ webhook: 'drop', probability: 0.2 }], seed: 3 });
+			await env.client.completeMany(QUEUE, 2_000, BY);
+			await env.client.waitForWebhookCalls(2_000, 180_000);
+			await env.client.clearFaults();
+			await env.client.completeMany(QUEUE, 1, BY);
+			// the holder answers the service once it has passed the delivery on
+			await env.client.waitForWebhookCalls(2_001, 60_000);
+			for (const t of triggers)
+				expect(await audit(t, before)).toEqual({ completions: 2_001, missing: 0, twice: 0 });
+		} finally {
+			await n8n.close();
+		}
+	}, 240_000);
+});

@@ -1,0 +1,133 @@
+// A backlog of 25,000 completions on a service that answers each request 600 ms late, read by the
+// one reader (nodes/TaskQueue/helpers/reader.ts) for Catch Up (on the next deliveries) and for the
+// Poll Trigger (on its next polls, within n8n 2.x's poll budget): every completion once, the
+// backlog oldest first, every round moving. The rounds and seconds are recorded
+// (.tmp/reliability/backlog-readers.json; bench/RESULTS.md quotes them), not asserted.
+import type { INodeParameters } from 'n8n-workflow';
+
+import { timeKey } from '../../nodes/TaskQueue/helpers/completions';
+import {
+	locator,
+	PollTriggerUnderTest,
+	startTriggerEnv,
+	startWebhookServer,
+	WebhookTriggerUnderTest,
+	type TriggerTestEnv,
+} from '../nodes/TaskQueue/trigger/env';
+import { recordFigures } from './figures';
+
+const QUEUE = 101;
+const BY = { by: 'bob@example.com' };
+const BACKLOG = 25_000;
+const LATENCY_MS = 600;
+
+let env: TriggerTestEnv;
+beforeAll(async () => (env = await startTriggerEnv()));
+afterAll(async () => await env.close());
+beforeEach(async () => await env.client.reset());
+
+const key = (t: { id?: unknown; completed_at?: unknown }) =>
+	`${String(t.id)}:${timeKey(String(t.completed_at))}`;
+
+/** The queue's completions made since `before`, oldest first, as keys. */
+async function listedSince(before: Set<string>): Promise<string[]> {
+	return (await env.client.tasks(QUEUE))
+		.filter((x) => x.status === 'completed')
+		.sort((a, b) =>
+			timeKey(String(a.completed_at)) === timeKey(String(b.completed_at))
+				? a.id - b.id
+				: timeKey(String(a.completed_at)) < timeKey(String(b.completed_at))
+					? -1
+					: 1,
+		)
+		.map(key)
+		.filter((k) => !before.has(k));
+}
+
+async function completedNow(): Promise<Set<string>> {
+	return new Set((await env.client.tasks(QUEUE)).filter((x) => x.status === 'completed').map(key));
+}
+
+const figures: Record<string, unknown> = { backlog: BACKLOG, latencyMs: LATENCY_MS };
+afterAll(() => recordFigures('backlog-readers', figures));
+
+test(`Catch Up: ${BACKLOG.toLocaleString('en')} completions between two deliveries, ${LATENCY_MS} ms a request: all once, oldest first, every delivery moves`, async () => {
+	const t = new WebhookTriggerUnderTest({
+		credentials: env.credentials(),
+		parameters: {
+			event: 'taskCompleted',
+			queue: locator(QUEUE),
+			options: { catchUp: true } as INodeParameters,
+		},
+	});
+	const server = await startWebhookServer(t);
+	try {
+		await t.activate();
+		const before = await completedNow();
+		await env.client.createTasks(QUEUE, BACKLOG + 20);
+		await env.client.completeMany(QUEUE, 1, BY);
+		await env.client.waitForWebhookCalls(1);
+		await env.client.setFaults([{ webhook: 'drop', count: BACKLOG }]);
+		await env.client.completeMany(QUEUE, BACKLOG, BY);
+		await env.client.waitForWebhookCalls(BACKLOG + 1, 120_000);
+		await env.client.clearFaults();
+		await env.client.setLatency(LATENCY_MS);
+		const delivered: number[] = [];
+		const perDelivery: Array<{ emitted: number; seconds: number }> = [];
+		try {
+			for (let round = 0; round < 10 && t.emitted.length < BACKLOG + 1 + round; round++) {
+				const emittedBefore = t.emitted.length;
+				const started = Date.now();
+				const { ids } = await env.client.completeMany(QUEUE, 1, BY);
+				delivered.push(ids[0]);
+				await env.client.waitForWebhookCalls(BACKLOG + 2 + round, 120_000);
+				perDelivery.push({
+					emitted: t.emitted.length - emittedBefore,
+					seconds: (Date.now() - started) / 1000,
+				});
+			}
+		} finally {
+			await env.client.setLatency(0);
+		}
+		figures.catchUp = { deliveries: perDelivery.length, perDelivery };
+		// every delivery moved: it emitted more than itself until the backlog was read
+		expect(perDelivery.slice(0, -1).every((d) => d.emitted > 1)).toBe(true);
+		const listed = await listedSince(before);
+		const emitted = t.emitted.map(key);
+		expect(new Set(emitted).size).toBe(emitted.length); // none twice
+		expect([...emitted].sort()).toEqual([...listed].sort()); // none missing
+		// the backlog (all but the deliveries that prompted the reads) came oldest first
+		const prompts = new Set(delivered.map(String));
+		const backlogOrder = emitted.filter((k) => !prompts.has(k.split(':')[0]));
+		expect(backlogOrder).toEqual(listed.filter((k) => !prompts.has(k.split(':')[0])));
+	} finally {
+		await server.close();
+	}
+}, 600_000);
+
+test(`the Poll Trigger: ${BACKLOG.toLocaleString('en')} completions between two polls, ${LATENCY_MS} ms a request, a 30 s poll budget: all once, oldest first, every poll moves`, async () => {
+	const t = new PollTriggerUnderTest({
+		credentials: env.credentials(),
+		parameters: { queue: locator(QUEUE), options: {} },
+	});
+	t.budgetMs = 30_000;
+	expect(await t.poll()).toBeNull(); // places the cursor
+	const before = await completedNow();
+	await env.client.createTasks(QUEUE, BACKLOG);
+	await env.client.completeMany(QUEUE, BACKLOG, BY);
+	await env.client.setLatency(LATENCY_MS);
+	const perPoll: Array<{ emitted: number; seconds: number }> = [];
+	try {
+		for (let poll = 0; poll < 10 && t.emitted.length < BACKLOG; poll++) {
+			const started = Date.now();
+			const items = await t.poll();
+			perPoll.push({ emitted: items?.[0].length ?? 0, seconds: (Date.now() - started) / 1000 });
+		}
+	} finally {
+		await env.client.setLatency(0);
+	}
+	figures.pollTrigger = { polls: perPoll.length, perPoll };
+	expect(perPoll.every((p) => p.emitted > 0)).toBe(true);
+	expect(t.emitted.map(key)).toEqual(await listedSince(before));
+	expect(await t.poll()).toBeNull();
+}, 600_000);
