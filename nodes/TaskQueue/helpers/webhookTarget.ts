@@ -1,8 +1,9 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'crypto';
+import { randomBytes } from 'crypto';
 import type { INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { MAX_TARGET_LENGTH } from '../transport/endpoints';
+import { sign, verify } from './signing';
 
 // A queue's webhook target as a Task Queue Trigger registers it: the trigger's production address
 // (ending in WEBHOOK_PATH) with a random secret in its query, within the service's 255 characters.
@@ -91,11 +92,7 @@ export function newSecret(
 }
 
 function secretSignature(nonce: string, url: string, signing: { key: string; queueId: number }) {
-	return createHmac('sha256', signing.key)
-		.update(
-			['task-queue:trigger-secret', withoutQuery(url), String(signing.queueId), nonce].join('\n'),
-		)
-		.digest('hex');
+	return sign(signing.key, 'trigger-secret', [withoutQuery(url), String(signing.queueId), nonce]);
 }
 
 /** Whether `secret` is one `newSecret` made for this URL and queue with this key. */
@@ -107,9 +104,9 @@ export function isSignedSecret(
 	if (typeof secret !== 'string' || !/^[0-9a-f]{32,64}$/.test(secret) || signing.key === '')
 		return false;
 	const nonce = secret.slice(0, Math.floor(secret.length / 4) * 2);
-	const expected =
-		nonce + secretSignature(nonce, url, signing).slice(0, secret.length - nonce.length);
-	return timingSafeEqual(Buffer.from(expected), Buffer.from(secret));
+	const fields = [withoutQuery(url), String(signing.queueId), nonce];
+	const signature = secret.slice(nonce.length);
+	return verify(signature, signing.key, 'trigger-secret', fields, signature.length);
 }
 
 /**

@@ -117,7 +117,6 @@ export const PROCESS_MEMORY = {
 			'none: each consumer goes on from the cursor its static data (or the check record) holds; a backlog read looks for its place again',
 	},
 
-
 	lostCompletionRecords: {
 		process: 'main (the check)',
 		size: '200 short strings',

@@ -1,9 +1,10 @@
-import { createHash, randomUUID, timingSafeEqual } from 'crypto';
+import { randomUUID } from 'crypto';
 import type { IDataObject } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
 import { completedTaskSchema, isCompletedTask } from '../transport/schemas';
 import { completionKey } from '../helpers/completions';
+import { sameSecret } from '../helpers/signing';
 import { BoundedSet } from '../runtime/bounded';
 import { rememberedMap, rememberedSet } from '../runtime/processMemory';
 import { readLastDelivery, readSeen, writeLastDelivery, writeSeen } from './state/staticData';
@@ -16,9 +17,7 @@ export function secretMatches(provided: unknown, expected: string | undefined): 
 	if (typeof expected !== 'string' || expected === '') return false;
 	const value = Array.isArray(provided) ? provided[0] : provided;
 	if (typeof value !== 'string' || value === '') return false;
-	const a = createHash('sha256').update(value).digest();
-	const b = createHash('sha256').update(expected).digest();
-	return timingSafeEqual(a, b);
+	return sameSecret(value, expected);
 }
 
 export type DeliveryCheck = { ok: true; task: CompletedTask } | { ok: false; reason: string };

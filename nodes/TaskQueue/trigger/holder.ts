@@ -6,7 +6,8 @@ import { WEBHOOK_PATH, withoutQuery } from '../helpers/webhookTarget';
 import { postToThisN8n } from '../transport';
 import type { PassedOn } from './inbox';
 import { keepListeners, listenersOf } from './state/staticData';
-import { hashOf, listenerCall, MAX_LISTENERS, passedOnCall, sign, signedBy } from './inbox';
+import { hashOf, sign, verify } from '../helpers/signing';
+import { listenerCall, MAX_LISTENERS, passedOnCall } from './inbox';
 
 // Several Task Queue Triggers of one n8n on one queue. The service gives a queue one webhook: the
 // trigger activated first holds it (the holder); a trigger of the same n8n activated on the queue
@@ -80,7 +81,7 @@ export async function admitListener(
 		typeof body?.proof === 'string' &&
 		typeof body.leaveHash === 'string' &&
 		/^[0-9a-f]{64}$/.test(body.leaveHash) &&
-		signedBy(body.proof, holder.secret, 'listener-proof', nonce, withoutQuery(url));
+		verify(body.proof, holder.secret, 'listener-proof', [nonce, withoutQuery(url)]);
 	if (!proven) return 'not a listener';
 	const others = listenersOf(state).filter((l) => l.url !== url);
 	if (others.length >= MAX_LISTENERS) return 'full';
@@ -120,13 +121,11 @@ export async function passToListeners(
 				from: holder.url,
 				to: url,
 				delivery,
-				signature: sign(
-					holder.secret,
-					'pass-on',
+				signature: sign(holder.secret, 'pass-on', [
 					withoutQuery(holder.url),
 					withoutQuery(url),
 					delivery,
-				),
+				]),
 			};
 			for (let attempt = 0; attempt < 2; attempt++) {
 				const answer = await postToThisN8n.call(this, url, passedOnCall(passed), 5_000);
@@ -168,7 +167,7 @@ export async function handOver(
 	keepListeners(state, []);
 	for (const [index, url] of listeners.entries()) {
 		const others = listeners.filter((_, i) => i !== index);
-		const signature = sign(holder.secret, 'hold', withoutQuery(holder.url), withoutQuery(url));
+		const signature = sign(holder.secret, 'hold', [withoutQuery(holder.url), withoutQuery(url)]);
 		const answer = await postToThisN8n.call(
 			this,
 			url,

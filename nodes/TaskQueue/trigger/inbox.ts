@@ -1,4 +1,3 @@
-import { createHash, createHmac, timingSafeEqual } from 'crypto';
 import type { IDataObject } from 'n8n-workflow';
 
 import type { Announcement } from '../waiting/messages';
@@ -139,32 +138,4 @@ export function listenerCall(message: ListenerMessage): IDataObject {
 
 export function passedOnCall(passed: PassedOn): IDataObject {
 	return { [PASSED_ON]: passed } as unknown as IDataObject;
-}
-
-/** What a key signs, by purpose: a signature for one purpose never verifies for another. */
-export type SignedPurpose = 'pass-on' | 'hold' | 'listener-proof' | 'leave';
-
-export function sign(key: string, purpose: SignedPurpose, ...parts: string[]): string {
-	return createHmac('sha256', key)
-		.update([`task-queue:${purpose}`, ...parts].join('\n'))
-		.digest('hex');
-}
-
-/** Whether `signature` is `sign(key, purpose, ...parts)`, in constant time. */
-export function signedBy(
-	signature: string,
-	key: string,
-	purpose: SignedPurpose,
-	...parts: string[]
-): boolean {
-	if (!isToken(signature) || key === '') return false;
-	return timingSafeEqual(
-		Buffer.from(signature, 'hex'),
-		Buffer.from(sign(key, purpose, ...parts), 'hex'),
-	);
-}
-
-/** The hash a holder keeps of a listener's leave token (it cannot make the token from it). */
-export function hashOf(token: string): string {
-	return createHash('sha256').update(token).digest('hex');
 }

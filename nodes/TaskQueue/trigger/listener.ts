@@ -12,7 +12,8 @@ import { getTaskQueueCredentials, postToThisN8n } from '../transport';
 import type { JoinOutcome } from './holder';
 import { admitListener, fullListMessage, PROOF_TIMEOUT_MS } from './holder';
 import type { PassedOn } from './inbox';
-import { hashOf, listenerCall, sign, signedBy } from './inbox';
+import { hashOf, sign, verify } from '../helpers/signing';
+import { listenerCall } from './inbox';
 import type { TriggerContext } from './liveTarget';
 import { forgetLiveTargets, liveTarget, liveTargetThat } from './liveTarget';
 import { keepListeners } from './state/staticData';
@@ -27,7 +28,7 @@ const JOIN_TIMEOUT_MS = 15_000;
 /** The token a listener leaves with: only its credential's key makes it. */
 async function leaveToken(this: TriggerContext, ownUrl: string): Promise<string> {
 	const { apiKey } = await getTaskQueueCredentials.call(this);
-	return sign(apiKey, 'leave', withoutQuery(ownUrl));
+	return sign(apiKey, 'leave', [withoutQuery(ownUrl)]);
 }
 
 /** A listener's own registration, as these calls need it. */
@@ -66,7 +67,7 @@ export async function answerProof(
 	return {
 		status: 200,
 		body: {
-			proof: sign(secret, 'listener-proof', prove.nonce, withoutQuery(own.url)),
+			proof: sign(secret, 'listener-proof', [prove.nonce, withoutQuery(own.url)]),
 			leaveHash: hashOf(await leaveToken.call(this, own.url)),
 		},
 	};
@@ -88,14 +89,11 @@ export async function isFromHolder(
 		const secret = target && withoutQuery(target) === withoutQuery(passed.from) && secretOf(target);
 		if (
 			secret &&
-			signedBy(
-				passed.signature,
-				secret,
-				'pass-on',
+			verify(passed.signature, secret, 'pass-on', [
 				withoutQuery(passed.from),
 				withoutQuery(passed.to),
 				passed.delivery,
-			)
+			])
 		)
 			return true;
 	}
@@ -117,7 +115,7 @@ export async function takeOverQueue(
 	const secret = await holderSecret.call(this, own, hold.from);
 	if (
 		!secret ||
-		!signedBy(hold.signature, secret, 'hold', withoutQuery(hold.from), withoutQuery(own.url))
+		!verify(hold.signature, secret, 'hold', [withoutQuery(hold.from), withoutQuery(own.url)])
 	)
 		return { status: 401, body: { message: "Not signed by the queue's holder" } };
 	await setWebhookTarget.call(this, own.queueId, targetWithSecret(own.url, own.secret));

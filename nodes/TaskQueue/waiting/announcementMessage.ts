@@ -1,5 +1,4 @@
-import { createHmac, timingSafeEqual } from 'crypto';
-
+import { type Field, sign, verify } from '../helpers/signing';
 import { MAX_TASKS } from './forwardMessage';
 
 // ---- 3. The announcement -----------------------------------------------------------------------
@@ -18,10 +17,14 @@ export interface Announcement {
 
 type Signed = Omit<Announcement, 'signature'>;
 
-export function announcementSignature(key: string, { address, tasks, deadline }: Signed): string {
-	const parts = ['task-queue:announcement', address, tasks.join(',')];
-	if (deadline !== undefined) parts.push(`deadline:${deadline}`);
-	return createHmac('sha256', key).update(parts.join('\n')).digest('hex');
+function announcementFields({ address, tasks, deadline }: Signed): Field[] {
+	const fields = [address, tasks.join(',')];
+	if (deadline !== undefined) fields.push(`deadline:${deadline}`);
+	return fields;
+}
+
+export function announcementSignature(key: string, run: Signed): string {
+	return sign(key, 'announcement', announcementFields(run));
 }
 
 export function announcement(run: Signed, key: string): { taskQueueWaitingRun: Announcement } {
@@ -63,9 +66,5 @@ export function readAnnouncement(body: unknown): Announcement | undefined {
 
 /** Whether the announcement was signed with this key (the same credential as the trigger's). */
 export function isSignedAnnouncement(run: Announcement, key: string): boolean {
-	if (!run.signature || key === '') return false;
-	return timingSafeEqual(
-		Buffer.from(run.signature, 'hex'),
-		Buffer.from(announcementSignature(key, run), 'hex'),
-	);
+	return verify(run.signature, key, 'announcement', announcementFields(run));
 }

@@ -1,7 +1,7 @@
-import { createHmac, timingSafeEqual } from 'crypto';
 import type { IDataObject } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
+import { type Field, sign, verify } from '../helpers/signing';
 
 // The three messages of the waiting protocol that cross process boundaries, each with its type,
 // its one builder and its one parser (round-trip tested in test/nodes/TaskQueue/waiting/messages.test.ts):
@@ -62,24 +62,18 @@ export type TaggedParts = Omit<ResumeAddress, 'url' | 'tag' | 'extra'>;
 
 /** HMAC of an address's parts with the credential's key (32 hex digits). */
 export function addressTag(key: string, parts: TaggedParts): string {
+	return sign(key, 'address', addressFields(parts), 32);
+}
+
+/** What an address's tag signs (an item's further tasks sign it too, with their slot). */
+export function addressFields(parts: TaggedParts): Field[] {
 	const { executionId, nodeId, item, count, inputs, queueId, createdAt } = parts;
-	return createHmac('sha256', key)
-		.update(
-			['task-queue:address', executionId, nodeId, item, count, inputs, queueId, createdAt].join(
-				'\n',
-			),
-		)
-		.digest('hex')
-		.slice(0, 32);
+	return [executionId, nodeId, item, count, inputs, queueId, createdAt];
 }
 
 /** Whether a Create and Wait holding this key made the address (not a person, not another key). */
 export function isTaggedAddress(address: ResumeAddress, key: string): boolean {
-	if (!address.tag || key === '') return false;
-	return timingSafeEqual(
-		Buffer.from(address.tag, 'hex'),
-		Buffer.from(addressTag(key, address), 'hex'),
-	);
+	return verify(address.tag, key, 'address', addressFields(address), 32);
 }
 
 /** The query Create and Wait hands n8n to sign (runtime/n8nInternals.ts: signedResumeUrl). */

@@ -1,8 +1,8 @@
-import { createHmac, timingSafeEqual } from 'crypto';
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
 import type { Cursor } from '../../helpers/completions';
 import { timeKey } from '../../helpers/completions';
+import { type Field, sign, verify } from '../../helpers/signing';
 import { getTaskQueueCredentials, postToThisN8n } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';
 import { rememberedMap } from '../../runtime/processMemory';
@@ -40,10 +40,10 @@ export const MAX_WAKES = 100;
  * The record signed with the trigger's credential's key: the trigger's secret is readable by others
  * (the queue's target), and a record made up with it could hide a lost completion after a restart.
  */
-function recordSignature(key: string, record: CheckRecord): string {
-	const parts = ['task-queue:check-record', record.queueId, record.at, record.ids.join(',')];
-	if (record.wake?.length) parts.push(JSON.stringify(record.wake.map(({ url, at }) => [url, at])));
-	return createHmac('sha256', key).update(parts.join('\n')).digest('hex');
+function recordFields(record: CheckRecord): Field[] {
+	const fields: Field[] = [record.queueId, record.at, record.ids.join(',')];
+	if (record.wake?.length) fields.push(JSON.stringify(record.wake.map(({ url, at }) => [url, at])));
+	return fields;
 }
 
 /** The call the check sends to its trigger. */
@@ -58,7 +58,9 @@ export function checkRecordCall(
 		ids: point.ids.slice(0, MAX_IDS),
 		...(kept.length > 0 ? { wake: kept } : {}),
 	};
-	return { taskQueueCheckedThrough: { ...sent, signature: recordSignature(key, sent) } };
+	return {
+		taskQueueCheckedThrough: { ...sent, signature: sign(key, 'check-record', recordFields(sent)) },
+	};
 }
 
 export interface CheckRecordCall {
@@ -80,11 +82,7 @@ export function readCheckRecordCall(body: unknown): CheckRecordCall | undefined 
 
 /** Whether the call was signed with this key (the trigger's own check sent it). */
 export function isSignedRecord(call: CheckRecordCall, key: string): boolean {
-	if (!call.signature || key === '') return false;
-	return timingSafeEqual(
-		Buffer.from(call.signature, 'hex'),
-		Buffer.from(recordSignature(key, call.record), 'hex'),
-	);
+	return verify(call.signature, key, 'check-record', recordFields(call.record));
 }
 
 function readRecord(value: unknown): CheckRecord | undefined {

@@ -1,12 +1,11 @@
-import { createHmac, timingSafeEqual } from 'crypto';
-
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { rememberedMap } from '../../runtime/processMemory';
+import { sign, verify } from '../../helpers/signing';
 import { createTask } from '../../transport/endpoints';
 import type { CompletedTask } from '../../transport/schemas';
 import type { ResumeAddress, TaggedParts } from '../messages';
-import { itemOfThisWait, readExtraMark } from '../messages';
+import { addressFields, itemOfThisWait, readExtraMark } from '../messages';
 
 // Asking again (Several People per Item): a waiting run creates a further task for an item while it
 // waits, when it can no longer sign addresses or keep the task's id. The task carries the item's
@@ -17,15 +16,7 @@ import { itemOfThisWait, readExtraMark } from '../messages';
 // slot (a copy is made after the task it copies). Any other is an ordinary completion.
 
 function extraMarkOf(key: string, parts: TaggedParts, slot: number): string {
-	const { executionId, nodeId, item, count, inputs, queueId, createdAt } = parts;
-	return createHmac('sha256', key)
-		.update(
-			['task-queue:extra', executionId, nodeId, item, count, inputs, queueId, createdAt, slot].join(
-				'\n',
-			),
-		)
-		.digest('hex')
-		.slice(0, 32);
+	return sign(key, 'extra', [...addressFields(parts), slot], 32);
 }
 
 /** The item's address, marked for its further task number `slot`. */
@@ -40,11 +31,9 @@ export function markedAddress(
 
 /** Whether an address carries a mark this run made (with this key) for one of its items' further tasks. */
 export function isMarkedByRun(address: ResumeAddress, key: string): boolean {
-	if (!address.extra || key === '') return false;
-	return timingSafeEqual(
-		Buffer.from(address.extra.mark, 'hex'),
-		Buffer.from(extraMarkOf(key, address, address.extra.slot), 'hex'),
-	);
+	if (!address.extra) return false;
+	const { slot, mark } = address.extra;
+	return verify(mark, key, 'extra', [...addressFields(address), slot], 32);
 }
 
 type Wait = Omit<ResumeAddress, 'url' | 'item'>;
