@@ -48,6 +48,15 @@ export class TaskQueueApi implements ICredentialType {
 				'The API key from the service\'s organization settings, sent as "Authorization: Token …"',
 		},
 		{
+			displayName: 'Previous API Key',
+			name: 'previousApiKey',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			description:
+				'Only while you change the API key: the key used until now. Never sent to the service; it lets runs that wait, and what the triggers recorded, keep counting. Clear it once the runs started before the change have ended.',
+		},
+		{
 			displayName: 'Organization ID',
 			name: 'organizationId',
 			type: 'number',

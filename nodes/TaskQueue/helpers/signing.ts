@@ -22,6 +22,9 @@ export type Purpose = (typeof PURPOSES)[number];
 
 export type Field = string | number;
 
+/** The key a value is checked against, or several (while a credential's key changes: the new and the previous one). */
+export type Keys = string | readonly string[];
+
 export function sign(key: string, purpose: Purpose, fields: Field[], length = 64): string {
 	return createHmac('sha256', key)
 		.update([`task-queue:${purpose}`, ...fields].join('\n'))
@@ -30,20 +33,24 @@ export function sign(key: string, purpose: Purpose, fields: Field[], length = 64
 }
 
 /**
- * Whether `signature` is `sign(key, purpose, fields, its length)`, in constant time. A field holding a
+ * Whether `signature` is `sign(key, purpose, fields, its length)` for one of the keys, in constant time. A field holding a
  * line break never verifies: fields are joined by lines, so it could pass for two.
  */
 export function verify(
 	signature: unknown,
-	key: string,
+	keys: Keys,
 	purpose: Purpose,
 	fields: Field[],
 	length = 64,
 ): boolean {
-	if (key === '' || typeof signature !== 'string' || signature.length !== length) return false;
+	if (typeof signature !== 'string' || signature.length !== length) return false;
 	if (!/^[0-9a-f]+$/.test(signature)) return false;
 	if (fields.some((field) => String(field).includes('\n'))) return false;
-	return timingSafeEqual(Buffer.from(signature), Buffer.from(sign(key, purpose, fields, length)));
+	return (typeof keys === 'string' ? [keys] : keys)
+		.filter((key) => key !== '')
+		.some((key) =>
+			timingSafeEqual(Buffer.from(signature), Buffer.from(sign(key, purpose, fields, length))),
+		);
 }
 
 /** SHA-256 of a value, in hex: what is kept of a token instead of the token. */

@@ -3,7 +3,7 @@ import type { INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { MAX_TARGET_LENGTH } from '../transport/endpoints';
-import { sign, verify } from './signing';
+import { type Keys, sign, verify } from './signing';
 
 // A queue's webhook target as a Task Queue Trigger registers it: the trigger's production address
 // (ending in WEBHOOK_PATH) with a random secret in its query, within the service's 255 characters.
@@ -95,18 +95,17 @@ function secretSignature(nonce: string, url: string, signing: { key: string; que
 	return sign(signing.key, 'trigger-secret', [withoutQuery(url), String(signing.queueId), nonce]);
 }
 
-/** Whether `secret` is one `newSecret` made for this URL and queue with this key. */
+/** Whether `secret` is one `newSecret` made for this URL and queue with one of these keys. */
 export function isSignedSecret(
 	secret: unknown,
 	url: string,
-	signing: { key: string; queueId: number },
+	signing: { keys: Keys; queueId: number },
 ): boolean {
-	if (typeof secret !== 'string' || !/^[0-9a-f]{32,64}$/.test(secret) || signing.key === '')
-		return false;
+	if (typeof secret !== 'string' || !/^[0-9a-f]{32,64}$/.test(secret)) return false;
 	const nonce = secret.slice(0, Math.floor(secret.length / 4) * 2);
 	const fields = [withoutQuery(url), String(signing.queueId), nonce];
 	const signature = secret.slice(nonce.length);
-	return verify(signature, signing.key, 'trigger-secret', fields, signature.length);
+	return verify(signature, signing.keys, 'trigger-secret', fields, signature.length);
 }
 
 /**

@@ -74,6 +74,7 @@ export function normalizeCredentials(data: ICredentialDataDecryptedObject): Task
 	return {
 		baseUrl: String(data.baseUrl ?? '').replace(/\/+$/, ''),
 		apiKey: String(data.apiKey ?? ''),
+		previousApiKey: String(data.previousApiKey ?? '').trim(),
 		organizationId: Number(data.organizationId),
 		apiPaths: data.apiPaths === 'workflows' ? 'workflows' : 'queues',
 		ignoreSslIssues: data.ignoreSslIssues === true,
@@ -84,6 +85,40 @@ export async function getTaskQueueCredentials(
 	this: TaskQueueContext,
 ): Promise<TaskQueueCredentials> {
 	return (await requestSetup.call(this)).credentials;
+}
+
+/**
+ * The keys what this package signed is checked against: the credential's key, and while it changes
+ * the previous one (runs, records and secrets signed before the change still count). New values are
+ * always signed with the current key.
+ */
+export async function verificationKeys(this: TaskQueueContext): Promise<string[]> {
+	return keysOf(await getTaskQueueCredentials.call(this));
+}
+
+const keysOf = ({ apiKey, previousApiKey }: TaskQueueCredentials) =>
+	[apiKey, previousApiKey].filter((key) => key !== '');
+
+/** A webhook call reads the credential afresh to check a signature at most this often. */
+const FRESH_LOOKUP_GAP_MS = 5_000;
+
+/**
+ * Whether what a message carries was signed with the credential's key (or the previous one). A
+ * webhook call may hold the credential as it was up to a minute ago (`webhookCredentials`), and a
+ * run started since the key changed signs with the new one: on a mismatch the credential is read
+ * again, at most once every 5 s (a forged message cannot make n8n read it more often).
+ */
+export async function isSignedByCredential(
+	this: TaskQueueContext,
+	signed: (keys: string[]) => boolean,
+): Promise<boolean> {
+	if (signed(await verificationKeys.call(this))) return true;
+	const id = this.getNode().credentials?.[CREDENTIAL_TYPE]?.id ?? '';
+	const cached = webhookCredentials.get(id);
+	if (!cached || Date.now() - cached.at < FRESH_LOOKUP_GAP_MS) return false;
+	const data = await this.getCredentials(CREDENTIAL_TYPE);
+	webhookCredentials.set(id, { data, at: Date.now() });
+	return signed(keysOf(normalizeCredentials(data)));
 }
 
 /** A key the service refused (401, 403): the next webhook call looks the credential up again. */

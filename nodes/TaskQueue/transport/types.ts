@@ -23,6 +23,8 @@ export const CREDENTIAL_TYPE = 'taskQueueApi';
 export interface TaskQueueCredentials {
 	baseUrl: string;
 	apiKey: string;
+	/** While the key changes: the one used before, still accepted for what it signed (docs/operating.md). */
+	previousApiKey: string;
 	organizationId: number;
 	apiPaths: 'queues' | 'workflows';
 	ignoreSslIssues: boolean;

@@ -3,7 +3,7 @@ import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-w
 import { getTriggerQueueId } from '../helpers/queue';
 import { isSignedSecret } from '../helpers/webhookTarget';
 import { waitingBaseUrl } from '../runtime/n8nInternals';
-import { getTaskQueueCredentials } from '../transport';
+import { isSignedByCredential } from '../transport/credentials';
 import type { Announcement } from '../waiting/messages';
 import { isSignedAnnouncement, parseResumeAddress } from '../waiting/messages';
 import { secretMatches } from './deliveryChecks';
@@ -114,8 +114,9 @@ async function receiveAnnouncement(
 	if (!address || address.queueId !== registration.queueId)
 		return answer.call(this, 400, { message: 'Not a waiting run of this n8n on this queue' });
 	// signed with this trigger's credential's key: the run's own list; otherwise a claim
-	const { apiKey } = await getTaskQueueCredentials.call(this);
-	const signed = isSignedAnnouncement(announced, apiKey);
+	const signed = await isSignedByCredential.call(this, (keys) =>
+		isSignedAnnouncement(announced, keys),
+	);
 	const execution = `${address.executionId}/${address.nodeId}`;
 	rememberRun(address.url, execution, announced.tasks, signed ? 'answer' : 'announcement');
 	// a deadline only from the run's own word: the check wakes the run then (relay/deadlines.ts)
@@ -137,8 +138,7 @@ async function receiveCheckRecord(
 ): Promise<IWebhookResponseData> {
 	if (call.record.queueId !== registration.queueId)
 		return answer.call(this, 400, { message: 'Not the queue of this trigger' });
-	const { apiKey } = await getTaskQueueCredentials.call(this);
-	if (!isSignedRecord(call, apiKey))
+	if (!(await isSignedByCredential.call(this, (keys) => isSignedRecord(call, keys))))
 		return answer.call(this, 403, { message: "Not signed by this trigger's check" });
 	const kept = keepCheckRecord(
 		state,
@@ -164,8 +164,8 @@ async function notSavedYet(
 	const secret = (this.getQueryData() as IDataObject).secret;
 	const queueId = getTriggerQueueId.call(this);
 	const url = this.getNodeWebhookUrl('default') as string;
-	const { apiKey } = await getTaskQueueCredentials.call(this);
-	if (!isSignedSecret(secret, url, { key: apiKey, queueId })) return undefined;
+	const signed = (keys: string[]) => isSignedSecret(secret, url, { keys, queueId });
+	if (!(await isSignedByCredential.call(this, signed))) return undefined;
 	this.logger.debug(
 		`Task Queue Trigger: a delivery of queue ${queueId} arrived before n8n saved the activation; taken with the secret this trigger signed`,
 	);

@@ -1,4 +1,4 @@
-import { type Field, sign, verify } from '../helpers/signing';
+import { type Field, type Keys, sign, verify } from '../helpers/signing';
 import { MAX_TASKS } from './forwardMessage';
 
 // ---- 3. The announcement -----------------------------------------------------------------------
@@ -64,7 +64,7 @@ export function readAnnouncement(body: unknown): Announcement | undefined {
 		: undefined;
 }
 
-/** Whether the announcement was signed with this key (the same credential as the trigger's). */
-export function isSignedAnnouncement(run: Announcement, key: string): boolean {
-	return verify(run.signature, key, 'announcement', announcementFields(run));
+/** Whether the announcement was signed with one of these keys (the same credential as the trigger's). */
+export function isSignedAnnouncement(run: Announcement, keys: Keys): boolean {
+	return verify(run.signature, keys, 'announcement', announcementFields(run));
 }

@@ -1,7 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
-import { type Field, sign, verify } from '../helpers/signing';
+import { type Field, type Keys, sign, verify } from '../helpers/signing';
 
 // The three messages of the waiting protocol that cross process boundaries, each with its type,
 // its one builder and its one parser (round-trip tested in test/nodes/TaskQueue/waiting/messages.test.ts):
@@ -72,8 +72,8 @@ export function addressFields(parts: TaggedParts): Field[] {
 }
 
 /** Whether a Create and Wait holding this key made the address (not a person, not another key). */
-export function isTaggedAddress(address: ResumeAddress, key: string): boolean {
-	return verify(address.tag, key, 'address', addressFields(address), 32);
+export function isTaggedAddress(address: ResumeAddress, keys: Keys): boolean {
+	return verify(address.tag, keys, 'address', addressFields(address), 32);
 }
 
 /** The query Create and Wait hands n8n to sign (runtime/n8nInternals.ts: signedResumeUrl). */

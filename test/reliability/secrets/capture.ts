@@ -206,6 +206,7 @@ if (helperProto && typeof helperProto.getDecrypted === 'function') {
 	helperProto.getDecrypted = async function (this: unknown, ...args: unknown[]) {
 		const data = await original.apply(this, args);
 		recordSecret(DIR, data?.apiKey, 'credential apiKey');
+		recordSecret(DIR, data?.previousApiKey, 'credential previousApiKey');
 		return data;
 	};
 }

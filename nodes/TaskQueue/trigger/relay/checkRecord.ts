@@ -2,7 +2,7 @@ import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
 import type { Cursor } from '../../helpers/completions';
 import { timeKey } from '../../helpers/completions';
-import { type Field, sign, verify } from '../../helpers/signing';
+import { type Field, type Keys, sign, verify } from '../../helpers/signing';
 import { getTaskQueueCredentials, postToThisN8n } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';
 import { rememberedMap } from '../../runtime/processMemory';
@@ -80,9 +80,9 @@ export function readCheckRecordCall(body: unknown): CheckRecordCall | undefined 
 		: { record };
 }
 
-/** Whether the call was signed with this key (the trigger's own check sent it). */
-export function isSignedRecord(call: CheckRecordCall, key: string): boolean {
-	return verify(call.signature, key, 'check-record', recordFields(call.record));
+/** Whether the call was signed with one of these keys (the trigger's own check sent it). */
+export function isSignedRecord(call: CheckRecordCall, keys: Keys): boolean {
+	return verify(call.signature, keys, 'check-record', recordFields(call.record));
 }
 
 function readRecord(value: unknown): CheckRecord | undefined {

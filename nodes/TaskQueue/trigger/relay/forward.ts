@@ -2,7 +2,7 @@ import type { IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
 
 import { completionKey } from '../../helpers/completions';
 import { waitingBaseUrl } from '../../runtime/n8nInternals';
-import { getTaskQueueCredentials } from '../../transport';
+import { verificationKeys } from '../../transport/credentials';
 import type { CompletedTask } from '../../transport/schemas';
 import type { Outcome } from '../../waiting/messages';
 import {
@@ -84,23 +84,23 @@ interface ForwardOptions {
 	calls?: { made: number };
 }
 
-/** The trigger's credential's key, read once a call: it checks the tags and marks of addresses. */
-function credentialKey(context: TriggerContext): () => Promise<string> {
-	let key: string | undefined;
-	return async () => (key ??= (await getTaskQueueCredentials.call(context)).apiKey);
+/** The trigger's credential's keys, read once a call: they check the tags and marks of addresses. */
+function credentialKeys(context: TriggerContext): () => Promise<string[]> {
+	let keys: string[] | undefined;
+	return async () => (keys ??= await verificationKeys.call(context));
 }
 
 /** The execution the address a task carries names, if any (`executionId/nodeId`). */
 function ownExecutionReader(context: TriggerContext) {
 	const waitingBase = waitingBaseUrl(context);
 	const fieldsOf = addressFieldsReader(context);
-	const keyOf = credentialKey(context);
+	const keyOf = credentialKeys(context);
 	return async (task: CompletedTask): Promise<string | undefined> => {
 		const fields = mayCarryAddress(task) ? await fieldsOf(task.queue_id) : undefined;
-		const key = fields instanceof Set ? await keyOf() : '';
+		const keys = fields instanceof Set ? await keyOf() : [];
 		const own =
 			fields instanceof Set
-				? findResumeAddress(task.data, waitingBase, fields, (a) => isTaggedAddress(a, key))
+				? findResumeAddress(task.data, waitingBase, fields, (a) => isTaggedAddress(a, keys))
 				: undefined;
 		return own && `${own.executionId}/${own.nodeId}`;
 	};
@@ -116,7 +116,7 @@ async function route(
 ) {
 	const waitingBase = waitingBaseUrl(this);
 	const fieldsOf = addressFieldsReader(this);
-	const keyOf = credentialKey(this);
+	const keyOf = credentialKeys(this);
 	const pending: Array<Promise<void>> = [];
 	const started: Array<[string, Lane]> = [];
 	/** Completions sent to the run this process was told they belong to, rather than where their address points. */
@@ -126,7 +126,7 @@ async function route(
 		const known = byId(task);
 		// where an address can be, read only for a task this process does not know by id
 		const fields = known || !mayCarryAddress(task) ? undefined : await fieldsOf(task.queue_id);
-		const key = known || fields instanceof Set ? await keyOf() : '';
+		const keys = known || fields instanceof Set ? await keyOf() : [];
 		if (!known && fields instanceof Error) {
 			// which field holds an address cannot be told: settled later, never emitted by mistake
 			this.logger.warn(
@@ -138,7 +138,7 @@ async function route(
 		const address = known
 			? parseResumeAddress(known.url, waitingBase)
 			: fields instanceof Set
-				? findResumeAddress(task.data, waitingBase, fields, (a) => isTaggedAddress(a, key))
+				? findResumeAddress(task.data, waitingBase, fields, (a) => isTaggedAddress(a, keys))
 				: undefined;
 		if (!address || address.queueId !== task.queue_id) continue;
 		const execution = `${address.executionId}/${address.nodeId}`;
@@ -146,14 +146,14 @@ async function route(
 		// the run's own word (its answer, or its signed announcement) or its tag: a run of this
 		// credential, which a 404 (deleted, or 1.x starting) may have taken the task before
 		const vouched =
-			(known !== undefined && answered(execution, task.id)) || isTaggedAddress(address, key);
+			(known !== undefined && answered(execution, task.id)) || isTaggedAddress(address, keys);
 		let lane = lanes.get(execution);
 		if (!lane) {
 			lane = newLane(address.executionId);
 			lanes.set(execution, lane);
 			started.push([execution, lane]);
 		}
-		const marked = isMarkedByRun(address, key);
+		const marked = isMarkedByRun(address, keys);
 		pending.push(join(lane, { task, url: address.url, vouched, marked }, options, outcomes));
 	}
 	return { pending, started, routedById };

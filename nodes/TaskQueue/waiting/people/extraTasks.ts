@@ -1,7 +1,7 @@
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { rememberedMap } from '../../runtime/processMemory';
-import { sign, verify } from '../../helpers/signing';
+import { type Keys, sign, verify } from '../../helpers/signing';
 import { createTask } from '../../transport/endpoints';
 import type { CompletedTask } from '../../transport/schemas';
 import type { ResumeAddress, TaggedParts } from '../messages';
@@ -30,10 +30,10 @@ export function markedAddress(
 }
 
 /** Whether an address carries a mark this run made (with this key) for one of its items' further tasks. */
-export function isMarkedByRun(address: ResumeAddress, key: string): boolean {
+export function isMarkedByRun(address: ResumeAddress, keys: Keys): boolean {
 	if (!address.extra) return false;
 	const { slot, mark } = address.extra;
-	return verify(mark, key, 'extra', [...addressFields(address), slot], 32);
+	return verify(mark, keys, 'extra', [...addressFields(address), slot], 32);
 }
 
 type Wait = Omit<ResumeAddress, 'url' | 'item'>;
@@ -48,7 +48,7 @@ export interface MarkedTask {
 export function extraReader(
 	wait: Wait,
 	resumeField: string,
-	key: string,
+	keys: Keys,
 ): (task: CompletedTask) => MarkedTask | undefined {
 	// a string test per listed task (a read lists up to 20,000): only this run's marked addresses are parsed
 	const ofThisRun = `/${wait.executionId}/`;
@@ -59,7 +59,7 @@ export function extraReader(
 		const item = itemOfThisWait(value.replace(/#.*$/, ''), wait);
 		const extra = readExtraMark(value.slice(value.indexOf('#')));
 		if (item === undefined || !extra) return undefined;
-		return isMarkedByRun({ ...wait, item, extra, url: '' }, key)
+		return isMarkedByRun({ ...wait, item, extra, url: '' }, keys)
 			? { item, slot: extra.slot }
 			: undefined;
 	};

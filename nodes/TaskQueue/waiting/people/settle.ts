@@ -2,6 +2,7 @@ import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { asNodeError } from '../../helpers/errors';
 import { getTaskQueueCredentials } from '../../transport';
+import { verificationKeys } from '../../transport/credentials';
 import type { RunToConfirm } from '../confirmation';
 import { confirmEveryCompletion } from '../confirmation';
 import type { RunMemory } from '../memory';
@@ -37,8 +38,11 @@ export async function settlePeople(
 	run: { wait: Wait; settings: WaitSettings; memory: PeopleRun; pastDeadline?: boolean },
 ) {
 	const { wait, settings, memory, pastDeadline } = run;
+	// further tasks are marked with the current key; marks made before a key change still count
 	const key = asksAgain(memory) ? (await getTaskQueueCredentials.call(this)).apiKey : '';
-	const markOf = key ? extraReader(wait, settings.resumeField, key) : undefined;
+	const markOf = key
+		? extraReader(wait, settings.resumeField, await verificationKeys.call(this))
+		: undefined;
 	const completions = await confirmEveryCompletion.call(this, {
 		...toConfirm,
 		...(markOf ? { also: (task) => markOf(task) !== undefined } : {}),

@@ -37,6 +37,8 @@ let executions = 100;
 beforeAll(async () => (env = await startTriggerEnv()));
 afterAll(async () => await env.close());
 beforeEach(async () => {
+	// each test is a new n8n: a completion an earlier test left owed (under load) is not this one's
+	forgetAsAfterRestart();
 	forgetRuns();
 	await env.client.reset();
 	waiting = new WaitingEndpoint();

@@ -1,0 +1,197 @@
+// Changing the credential's API key while runs wait, a trigger holds the queue and its check keeps a
+// record (docs/operating.md, "Changing the API key"): with the old key as Previous API Key, what was
+// signed before the change keeps counting, and what is signed after it counts at once, also in a
+// webhook call that still holds the credential as it was. Each point also shows what is lost
+// without the previous key, so the field is not decoration.
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+
+import { runActionNode } from '../../../helpers/n8n';
+import { WaitingEndpoint } from '../../../helpers/waiting';
+import { node } from '../env';
+import {
+	locator,
+	startTriggerEnv,
+	startWebhookServer,
+	WebhookTriggerUnderTest,
+	type TriggerTestEnv,
+} from '../trigger/env';
+import { forgetRuns } from '../../../../nodes/TaskQueue/trigger/relay/knownRuns';
+import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/processMemory';
+import { checkRecordCall } from '../../../../nodes/TaskQueue/trigger/relay/checkRecord';
+import { runsToWake } from '../../../../nodes/TaskQueue/trigger/relay/deadlines';
+import { forgetIndexes } from '../../../../nodes/TaskQueue/waiting/confirmation';
+
+const QUEUE = 104;
+let env: TriggerTestEnv;
+let credentials: ReturnType<TriggerTestEnv['credentials']>;
+let trigger: WebhookTriggerUnderTest;
+let waiting: WaitingEndpoint;
+let server: Awaited<ReturnType<typeof startWebhookServer>>;
+let oldKey = '';
+
+beforeAll(async () => (env = await startTriggerEnv()));
+afterAll(async () => await env.close());
+beforeEach(async () => {
+	forgetAsAfterRestart();
+	forgetRuns();
+	await env.client.reset();
+	waiting = new WaitingEndpoint();
+	// one credential for the trigger and the runs, as in one n8n
+	credentials = env.credentials();
+	oldKey = String(credentials.data.apiKey);
+	trigger = new WebhookTriggerUnderTest({
+		credentials,
+		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} },
+	});
+	server = await startWebhookServer(trigger, waiting);
+	await trigger.activate();
+});
+afterEach(async () => await server.close());
+
+/** The key changes: a new one from the service, the old one kept as Previous API Key (or not). */
+async function changeKey(keepPrevious: boolean): Promise<void> {
+	const { apiKeys } = await env.client.state();
+	const newKey = await env.client.mintApiKey(apiKeys[0].email);
+	credentials.data = {
+		...credentials.data,
+		apiKey: newKey,
+		previousApiKey: keepPrevious ? oldKey : '',
+	};
+}
+
+async function createAndWait(executionId: string, options: IDataObject) {
+	const run = await runActionNode({
+		types: { taskQueue: node },
+		node: {
+			type: 'taskQueue',
+			parameters: {
+				resource: 'task',
+				operation: 'sendAndWait',
+				queue: locator(QUEUE),
+				taskData: {
+					mappingMode: 'defineBelow',
+					value: { customer_message: '={{ $json.message }}' },
+					matchingColumns: [],
+					schema: [],
+				},
+				resumeField: 'resume_url',
+				options: options as INodeParameters,
+			},
+		},
+		input: [{ message: 'refund 900' }],
+		credentials,
+		executionId,
+		additionalData: { webhookWaitingBaseUrl: server.waitingBaseUrl },
+	});
+	expect(run.error).toBeUndefined();
+	waiting.add(executionId, run);
+	return (await env.client.tasks(QUEUE))
+		.filter((t) => String(t.data.resume_url).includes(`/${executionId}/`))
+		.sort((a, b) => a.id - b.id);
+}
+
+async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 5000) {
+	const deadline = Date.now() + timeoutMs;
+	while (!(await probe())) {
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+		await new Promise((resolve) => setTimeout(resolve, 20));
+	}
+}
+
+const complete = async (taskId: number, by: string) =>
+	await env.client.complete(QUEUE, taskId, { by, data: { decision: 'approve' } });
+
+describe.each([
+	['with the old key as Previous API Key', true],
+	['without it', false],
+])('the API key changes while a run asks again, %s', (_, keepPrevious) => {
+	test(`the further task asked for before the change ${keepPrevious ? 'counts: the run resumes once, the trigger emits nothing' : 'no longer counts: the run keeps waiting, and the trigger emits it as an ordinary completion'}`, async () => {
+		const executionId = keepPrevious ? '91' : '92';
+		const tasks = await createAndWait(executionId, {
+			severalPeople: { values: { people: 2, decideWhen: 'collectAll', maxTasks: 3 } },
+		});
+		await complete(tasks[0].id, 'alice@example.com');
+		await complete(tasks[1].id, 'alice@example.com'); // the same person: the run asks again
+		let further: (typeof tasks)[number] | undefined;
+		await until('the further task', async () => {
+			further = (await env.client.tasks(QUEUE)).find(
+				(t) =>
+					String(t.data.resume_url).includes(`/${executionId}/`) &&
+					String(t.data.resume_url).includes('#x=3.'),
+			);
+			return further !== undefined;
+		});
+		// the calls that began before the change have ended (one that did uses the key of its start)
+		for (let calls = -1; calls !== waiting.calls.length; ) {
+			calls = waiting.calls.length;
+			await new Promise((resolve) => setTimeout(resolve, 500));
+		}
+		await changeKey(keepPrevious);
+		// n8n restarted since (a minute later every webhook call reads the credential anew too)
+		forgetAsAfterRestart();
+		forgetIndexes();
+		await complete(further!.id, 'bob@example.com');
+		await env.client.waitForWebhookCalls(3);
+		if (keepPrevious) {
+			await until('the resume', () => waiting.resumed.has(executionId));
+			expect(waiting.resumes.get(executionId)).toBe(1);
+			const [items] = waiting.resumed.get(executionId) as INodeExecutionData[][];
+			expect(items[0].json.people).toMatchObject({ decision: 'collected', counted: 2 });
+		} else {
+			await new Promise((resolve) => setTimeout(resolve, 300));
+			expect(waiting.resumed.has(executionId)).toBe(false);
+		}
+		// without the previous key the mark proves nothing: an ordinary completion, emitted
+		await until('the trigger settled the completion', () =>
+			keepPrevious ? true : trigger.executions > 0,
+		);
+		expect(trigger.emitted.map((task) => task.id)).toEqual(keepPrevious ? [] : [further!.id]);
+	});
+});
+
+describe("the trigger's records and announcements across the change", () => {
+	test('a check record signed before the change is taken with the previous key, refused (403) without it; one signed after it is taken either way', async () => {
+		const before = checkRecordCall(
+			{ queueId: QUEUE, at: '2026-11-27T10:00:00.000', ids: [] },
+			oldKey,
+		);
+		const deliver = async (body: unknown) =>
+			(await trigger.deliver({ body, query: { secret: trigger.secret() as string } })).response
+				.statusCode;
+		await changeKey(false);
+		forgetAsAfterRestart();
+		expect(await deliver(before)).toBe(403);
+		credentials.data = { ...credentials.data, previousApiKey: oldKey };
+		forgetAsAfterRestart();
+		expect(await deliver(before)).toBe(200);
+		const after = checkRecordCall(
+			{ queueId: QUEUE, at: '2026-11-27T10:00:01.000', ids: [] },
+			String(credentials.data.apiKey),
+		);
+		expect(await deliver(after)).toBe(200);
+	});
+
+	test('a run started after the change announces its deadline to a trigger whose webhook calls still hold the old credential: taken (the credential is read again)', async () => {
+		// a webhook call of the trigger looks the credential up (the old key): its check's record
+		const record = checkRecordCall(
+			{ queueId: QUEUE, at: '2026-11-27T10:00:00.000', ids: [] },
+			oldKey,
+		);
+		const { response } = await trigger.deliver({
+			body: record,
+			query: { secret: trigger.secret() as string },
+		});
+		expect(response.statusCode).toBe(200);
+		await new Promise((resolve) => setTimeout(resolve, 5_100)); // past the gap between fresh lookups
+		await changeKey(true);
+		const limitWaitTime = {
+			values: { limitType: 'afterTimeInterval', resumeAmount: 10, resumeUnit: 'minutes' },
+		};
+		await createAndWait('93', {
+			severalPeople: { values: { people: 2, decideWhen: 'collectAll', maxTasks: 2 } },
+			limitWaitTime,
+		});
+		// the run signed its announcement with the new key; its deadline is known to the trigger
+		expect(runsToWake(QUEUE).map((run) => run.url)).toEqual([expect.stringContaining('/93/')]);
+	}, 20_000);
+});
