@@ -159,7 +159,10 @@ export class SandboxClient {
 	}
 
 	/** Forced re-completion: same id, new completed_at, the webhook fires again. */
-	async recomplete(taskId: number, options: { by?: string } = {}): Promise<Task> {
+	async recomplete(
+		taskId: number,
+		options: { by?: string; data?: Record<string, unknown> } = {},
+	): Promise<Task> {
 		return await this.call('POST', `/tasks/${taskId}/recomplete`, options);
 	}
 

@@ -106,7 +106,13 @@ export async function handleAdmin(
 		}
 		case 'POST /tasks/:id/recomplete':
 			return ok(
-				store.recomplete(num(id, 'task id'), typeof body.by === 'string' ? body.by : undefined),
+				store.recomplete(
+					num(id, 'task id'),
+					typeof body.by === 'string' ? body.by : undefined,
+					typeof body.data === 'object' && body.data !== null
+						? (body.data as Record<string, unknown>)
+						: undefined,
+				),
 			);
 		case 'PUT /queues/:id/webhook': {
 			const q = queue();

@@ -568,7 +568,8 @@ export class Store {
 	}
 
 	/** Forced re-completion: same id, new completed_at, the webhook fires again. */
-	recomplete(taskId: number, by?: string): Task {
+	/** A forced re-completion (same id, new completed_at); the person may change their answer (`input`). */
+	recomplete(taskId: number, by?: string, input?: Record<string, unknown>): Task {
 		const state = this.tasks.get(Number(taskId));
 		if (!state) throw new SandboxError(404, `No task ${taskId}`);
 		const queue = this.queue(state.task.queue_id);
@@ -576,6 +577,13 @@ export class Store {
 			throw new SandboxError(409, `Task ${taskId} is not completed`);
 		}
 		const email = by ? this.requireMember(queue, by).email : (state.task.completed_by ?? '');
+		if (input && typeof input === 'object') {
+			try {
+				state.task.data = mergeTaskData(queue.blocks, state.task.data, input);
+			} catch (error) {
+				throw new SandboxError(400, (error as Error).message);
+			}
+		}
 		const i = queue.completed.indexOf(state);
 		if (i >= 0) queue.completed.splice(i, 1);
 		this.finish(queue, state, email);
@@ -640,7 +648,10 @@ function checkBlocks(blocks: unknown): asserts blocks is Block[] {
 		// keys task data by its text
 		const idOk = b && (typeof b.id === 'string' || Number.isInteger(b.id));
 		if (!idOk || typeof b.type !== 'string' || ids.has(String(b.id))) {
-			throw new SandboxError(400, 'each block needs a unique id (text or a whole number) and a type');
+			throw new SandboxError(
+				400,
+				'each block needs a unique id (text or a whole number) and a type',
+			);
 		}
 		ids.add(String(b.id));
 	}

@@ -1207,6 +1207,33 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 		});
 	});
 
+	test('a person changes their answer (a forced re-completion) before the item is decided: the latest answer counts, the item is rejected at once; changed again after it, nothing changes', async () => {
+		const { waiting, tasks } = await request('requester@example.com');
+		await e.client.complete(QUEUE, tasks[0].id, { by: ALICE, data: { decision: 'approve' } });
+		await new Promise((resolve) => setTimeout(resolve, 1500));
+		expect((await byId(waiting.id)).status).toBe('waiting');
+		await e.client.recomplete(tasks[0].id, { data: { decision: 'reject' } });
+		const done = await resumed(waiting.id);
+		expect(nodeOutput(done, 'Two approvers, not the requester')[0]).toMatchObject({
+			approved: false,
+			people: {
+				rule: 'allApprove',
+				decision: 'rejected',
+				answers: [{ taskId: tasks[0].id, by: ALICE, vote: 'reject', counted: true }],
+			},
+		});
+		expect(nodeOutput(done, 'Issue the refund')).toEqual([]);
+		// changed back after the decision: the run has gone on; nothing resumes or starts again
+		await e.client.recomplete(tasks[0].id, { data: { decision: 'approve' } });
+		await e.client.complete(QUEUE, tasks[1].id, { by: BOB, data: { decision: 'approve' } });
+		await new Promise((resolve) => setTimeout(resolve, 3000));
+		const runs = (await executions(e, workflowId)).filter((x) => x.id === waiting.id);
+		expect(runs.map((x) => x.status)).toEqual(['success']);
+		expect(nodeOutput(runs[0], 'Two approvers, not the requester')[0]).toMatchObject({
+			approved: false,
+		});
+	});
+
 	test('one person answers both tasks: counted once, the run asks again with a third task; answered by the same person too, it ends not approved (never stuck)', async () => {
 		const { waiting, tasks } = await request(BOB);
 		await e.client.complete(QUEUE, tasks[0].id, { by: ALICE, data: { decision: 'approve' } });

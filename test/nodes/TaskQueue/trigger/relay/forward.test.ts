@@ -408,6 +408,55 @@ async function furtherTask(executionId: string) {
 	return found!;
 }
 
+describe('Several People per Item: a person changes their answer (a forced re-completion of their own task)', () => {
+	const approval = {
+		responseType: 'approval',
+		approvalField: 'decision',
+		approveOption: 'approve',
+	};
+	const twoMustApprove = {
+		severalPeople: { values: { people: 2, decideWhen: 'allApprove', maxTasks: 2 } },
+	};
+
+	test("before the item is decided, the task's latest answer counts: an approval changed to a rejection rejects the item at once", async () => {
+		await activateTrigger();
+		const tasks = await createAndWait('68', [{ message: 'refund 900' }], twoMustApprove, approval);
+		await complete(tasks[0].id, 'approve');
+		await until('the first call', () => waiting.calls.some((c) => c.executionId === '68'));
+		expect(waiting.resumed.has('68')).toBe(false);
+		await env.client.recomplete(tasks[0].id, { data: { decision: 'reject' } });
+		await until('the resume', () => waiting.resumed.has('68'));
+		const [items] = waiting.resumed.get('68') as INodeExecutionData[][];
+		expect(items[0].json).toMatchObject({ approved: false });
+		expect(items[0].json.people).toMatchObject({
+			decision: 'rejected',
+			approvals: 0,
+			answers: [{ taskId: tasks[0].id, by: 'alice@example.com', vote: 'reject', counted: true }],
+		});
+		expect(waiting.resumes.get('68')).toBe(1);
+		expect(trigger.executions).toBe(0);
+	});
+
+	test('after the item is decided, a changed answer changes nothing: no second resume, not emitted', async () => {
+		await activateTrigger();
+		const tasks = await createAndWait('69', [{ message: 'refund 900' }], twoMustApprove, approval);
+		await complete(tasks[0].id, 'approve');
+		await env.client.complete(QUEUE, tasks[1].id, {
+			by: 'bob@example.com',
+			data: { decision: 'approve' },
+		});
+		await until('the resume', () => waiting.resumed.has('69'));
+		const calls = waiting.calls.length;
+		await env.client.recomplete(tasks[0].id, { data: { decision: 'reject' } });
+		await until('the call after it', () => waiting.calls.length > calls);
+		await new Promise((resolve) => setTimeout(resolve, 100));
+		expect(waiting.resumes.get('69')).toBe(1);
+		const [items] = waiting.resumed.get('69') as INodeExecutionData[][];
+		expect(items[0].json).toMatchObject({ approved: true });
+		expect(trigger.executions).toBe(0);
+	});
+});
+
 test("Several People per Item asking again: the further task's marked address reaches the run through the trigger, which emits nothing", async () => {
 	await activateTrigger();
 	const tasks = await createAndWait('65', [{ message: 'two people' }], {
