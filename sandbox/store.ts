@@ -310,7 +310,10 @@ export class Store {
 			created_at: q.createdAt,
 			active_users: activeUsers,
 			n_tasks: q.pending.size,
-			description: q.description,
+			is_running: true,
+			task_description: q.description,
+			guidelines_url: null,
+			pinned_block: null,
 		};
 	}
 

@@ -65,16 +65,25 @@ export interface Task {
 }
 
 /** A queue as the list endpoint returns it. */
+/**
+ * A queue in the list, as a real server (the open-source Human Lambdas server) lists it: the
+ * contract's fields, and `is_running`, `task_description`, `guidelines_url`, `pinned_block`
+ * (../shared/spec/real-deployments.md). The contract's `description` is not in its list or get
+ * answers; the real server's text is `task_description`. The list has no `data` (the contract).
+ */
 export interface QueueSummary {
 	id: number;
 	name: string;
 	created_at: string;
 	active_users: string[];
 	n_tasks: number;
-	description: string;
+	is_running: boolean;
+	task_description: string;
+	guidelines_url: string | null;
+	pinned_block: string | null;
 }
 
-/** A queue as the get endpoint returns it. */
+/** A queue as the get endpoint returns it: the list's fields, its organization and its webhook. */
 export interface Queue extends QueueSummary {
 	org_id: number;
 	data: Block[];

@@ -740,7 +740,7 @@
 						el('span', { testid: 'queue-in-progress', text: String(queue.n_in_progress) }),
 						' in progress',
 					),
-					queue.description ? el('p', { class: 'muted', text: queue.description }) : null,
+					queue.task_description ? el('p', { class: 'muted', text: queue.task_description }) : null,
 				),
 				el('div', { class: 'spacer' }),
 				link('/app/', { class: 'button secondary', testid: 'back-to-queues' }, 'All queues'),

@@ -21,7 +21,7 @@ test('startSandbox gives the base URL, page URL, organization, queues and API ke
 describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 	const base = `/orgs/1/${noun}`;
 
-	test('list queues: 200, a bare array without data', async () => {
+	test("list queues: 200, a bare array without data, with the fields a real server adds (task_description, not the contract's description)", async () => {
 		const res = await api('GET', base);
 		expect(res.status).toBe(200);
 		expect(res.headers['content-type']).toBe('application/json');
@@ -32,7 +32,10 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 				created_at: '2024-05-01T09:00:00.000Z',
 				active_users: [],
 				n_tasks: 3,
-				description: 'Decide on customer refund requests.',
+				is_running: true,
+				task_description: 'Decide on customer refund requests.',
+				guidelines_url: null,
+				pinned_block: null,
 			},
 			expect.objectContaining({ id: 102, name: 'Content Review', n_tasks: 2 }),
 			expect.objectContaining({ id: 103, name: 'Data Labeling', n_tasks: 2 }),

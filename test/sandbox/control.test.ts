@@ -133,7 +133,7 @@ describe('SandboxClient', () => {
 			org_id: 1,
 			n_tasks: 0,
 			active_users: [],
-			description: '',
+			task_description: '',
 		});
 		expect(q.id).toBeGreaterThanOrEqual(1000);
 		const bobKey = await client.mintApiKey(BOB);

@@ -3,7 +3,7 @@ import type { INodeProperties } from 'n8n-workflow';
 /** The test that tells an answer from a timeout, right after the node (docs/waiting.md gives the same). */
 export const TIMEOUT_TEST =
 	"{{ $json.wait?.outcome === 'completed' && $json.wait.node === $prevNode.name }}";
-const TIMEOUT_HINT = `On a timeout n8n passes this node's input on unchanged, with no answer: put an IF on ${TIMEOUT_TEST} right after it, before branching on the answer.`;
+const TIMEOUT_HINT = `One person per item: on a timeout n8n passes this node's input on unchanged, with no answer; put an IF on ${TIMEOUT_TEST} right after it, before branching on the answer. Several People per Item: a deadline; the run goes on with the answers so far (wait.outcome "timedOut", people.decision "timedOut").`;
 
 /** Create and Wait's Limit Wait Time option, as n8n's Wait and send-and-wait nodes offer it. */
 export const limitWaitTimeOption: INodeProperties = {
@@ -114,6 +114,7 @@ export const severalPeopleOption: INodeProperties = {
 					typeOptions: { minValue: 1, maxValue: 20 },
 					displayOptions: { show: { decideWhen: ['atLeast'] } },
 					description: 'N, the approvals that approve the item (at most People per Item)',
+					hint: 'The editor cannot compare it with People per Item: a number above it is refused when the run starts, before any task',
 				},
 				{
 					displayName: 'Decide When',
@@ -168,6 +169,14 @@ export const severalPeopleOption: INodeProperties = {
 					placeholder: 'e.g. {{ $json.body.requester_email }}',
 					description:
 						'Emails of people whose answers are kept and shown but never counted for the item (maker is not checker), separated by commas',
+				},
+				{
+					displayName:
+						'Never Count is empty: the node does not know who asked, so a requester who approves their own request counts. For four eyes, map the requester\'s email here.',
+					name: 'neverCountNotice',
+					type: 'notice',
+					default: '',
+					displayOptions: { show: { neverCount: [''], decideWhen: ['allApprove', 'atLeast'] } },
 				},
 				{
 					displayName: 'People per Item',

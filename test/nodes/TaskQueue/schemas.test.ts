@@ -84,6 +84,8 @@ test('every operation of the node has a schema, and nothing else has one', () =>
 describe('each output matches its schema', () => {
 	test('Queue > Get, Get Many, Flush', async () => {
 		const queue = { queue: locator(102) };
+		// Get shows the queue's webhook when one is set
+		await env.client.setWebhook(102, 'https://example.com/hooks/review');
 		for (const [operation, parameters] of [
 			['get', queue],
 			['getMany', { returnAll: true }],
@@ -169,5 +171,25 @@ describe('each output matches its schema', () => {
 		const [items] = call.result.workflowData as INodeExecutionData[][];
 		expect(items).toHaveLength(1);
 		expect(mismatches(items[0].json, schemaOf('task', 'sendAndWait'))).toEqual([]);
+	});
+});
+
+describe("a real server's answers fit the schemas (test/fixtures/real-server.json)", () => {
+	const fixture = JSON.parse(
+		readFileSync(join(__dirname, '../../fixtures/real-server.json'), 'utf8'),
+	) as Record<string, IDataObject>;
+
+	test.each([
+		['queue', 'getMany', 'queueListItem'],
+		['queue', 'get', 'queue'],
+		['task', 'getCompleted', 'completedTask'],
+		['task', 'create', 'completedTask'],
+	])('%s/%s: %s', (resource, operation, answer) => {
+		expect(mismatches(fixture[answer], schemaOf(resource, operation))).toEqual([]);
+	});
+
+	test("no schema offers the contract's description, which real servers never return", () => {
+		for (const operation of ['get', 'getMany'])
+			expect(schemaOf('queue', operation).properties).not.toHaveProperty('description');
 	});
 });

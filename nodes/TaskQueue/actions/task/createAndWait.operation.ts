@@ -84,6 +84,14 @@ export async function prepare(
 	const neverCount = people
 		? Array.from({ length: itemCount }, (_, i) => neverCountFor.call(this, i))
 		: [];
+	if (
+		people &&
+		['allApprove', 'atLeast'].includes(people.rule) &&
+		neverCount.every((l) => !l.length)
+	)
+		this.logger.info(
+			"Task Queue: Several People per Item approves with Never Count empty: who asked is unknown to the node, so a requester who approves their own request counts (map the requester's email into Never Count for four eyes)",
+		);
 	const triggerUrl =
 		settings.routeBack === 'trigger'
 			? await checkTriggerRoutesBack.call(this, queueId, waitingBase)

@@ -1,6 +1,6 @@
 // Several People per Item, run through n8n-core's contexts against the sandbox over HTTP: the tasks
 // created, who counts, the decision, the output, and what is refused before any task.
-import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { runActionNode } from '../../../../helpers/n8n';
 import { callWaitingNode, queryOf } from '../../../../helpers/waiting';
@@ -697,5 +697,33 @@ describe('Several People per Item refuses a set-up that cannot decide, before an
 		expect((refused.error as { description?: string }).description).toBeTruthy();
 		expect(refused.error).toMatchObject({ name: 'NodeOperationError' });
 		expect((await env.requests()).filter((r) => r.path.endsWith('/tasks/create'))).toEqual([]);
+	});
+});
+
+describe('an approval rule with Never Count empty says so (issue 47)', () => {
+	const EMPTY =
+		"Task Queue: Several People per Item approves with Never Count empty: who asked is unknown to the node, so a requester who approves their own request counts (map the requester's email into Never Count for four eyes)";
+
+	test("in the run's log when it starts; not when Never Count is set, nor for a rule that does not approve", async () => {
+		info.mockClear();
+		expect(
+			(await run(approval({ people: 2, decideWhen: 'allApprove' }), [INPUT[1]])).error,
+		).toBeUndefined();
+		expect(info.mock.calls.map(([line]) => String(line))).toContain(EMPTY);
+		info.mockClear();
+		await run(approval({ people: 2, decideWhen: 'allApprove', neverCount: BOB }), [INPUT[1]]);
+		await run(approval({ people: 2, decideWhen: 'collectAll' }), [INPUT[1]]);
+		expect(info.mock.calls.map(([line]) => String(line))).not.toContain(EMPTY);
+	});
+
+	test('in the editor: a notice under the option while Never Count is empty with an approval rule', () => {
+		const { severalPeopleOption } =
+			require('../../../../../nodes/TaskQueue/waiting/descriptions') as typeof import('../../../../../nodes/TaskQueue/waiting/descriptions');
+		const values = (severalPeopleOption.options as Array<{ values: INodeProperties[] }>)[0].values;
+		const notice = values.find((v) => v.type === 'notice');
+		expect(notice?.displayName).toContain('Never Count is empty');
+		expect(notice?.displayOptions).toEqual({
+			show: { neverCount: [''], decideWhen: ['allApprove', 'atLeast'] },
+		});
 	});
 });
