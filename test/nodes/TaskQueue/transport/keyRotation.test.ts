@@ -3,11 +3,9 @@
 // signed before the change keeps counting, and what is signed after it counts at once, also in a
 // webhook call that still holds the credential as it was. Each point also shows what is lost
 // without the previous key, so the field is not decoration.
-import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import { runActionNode } from '../../../helpers/n8n';
-import { WaitingEndpoint } from '../../../helpers/waiting';
-import { node } from '../env';
+import { startWaitingRun, WaitingEndpoint } from '../../../helpers/waiting';
 import {
 	locator,
 	startTriggerEnv,
@@ -60,28 +58,12 @@ async function changeKey(keepPrevious: boolean): Promise<void> {
 }
 
 async function createAndWait(executionId: string, options: IDataObject) {
-	const run = await runActionNode({
-		types: { taskQueue: node },
-		node: {
-			type: 'taskQueue',
-			parameters: {
-				resource: 'task',
-				operation: 'sendAndWait',
-				queue: locator(QUEUE),
-				taskData: {
-					mappingMode: 'defineBelow',
-					value: { customer_message: '={{ $json.message }}' },
-					matchingColumns: [],
-					schema: [],
-				},
-				resumeField: 'resume_url',
-				options: options as INodeParameters,
-			},
-		},
-		input: [{ message: 'refund 900' }],
+	const run = await startWaitingRun({
 		credentials,
 		executionId,
-		additionalData: { webhookWaitingBaseUrl: server.waitingBaseUrl },
+		input: [{ message: 'refund 900' }],
+		waitingBaseUrl: server.waitingBaseUrl,
+		parameters: { options },
 	});
 	expect(run.error).toBeUndefined();
 	waiting.add(executionId, run);

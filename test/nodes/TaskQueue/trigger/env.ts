@@ -261,6 +261,25 @@ export class WebhookTriggerUnderTest {
 	}
 }
 
+/** Runs one POST through the trigger's webhook() as n8n would, and answers with what it answered. */
+function answerWith(
+	trigger: WebhookTriggerUnderTest,
+	request: { body: unknown; query: Record<string, string> },
+	res: http.ServerResponse,
+): void {
+	trigger
+		.deliver(request)
+		.then(({ response }) => {
+			res.statusCode = response.statusCode;
+			res.setHeader('content-type', 'application/json');
+			res.end(JSON.stringify(response.body ?? { message: 'Workflow was started' }));
+		})
+		.catch((error: Error) => {
+			res.statusCode = 500;
+			res.end(JSON.stringify({ message: error.message }));
+		});
+}
+
 /**
  * A local HTTP server standing in for n8n's webhook endpoint: the sandbox's POSTs go through
  * `deliver()` (so WebhookContext and webhook()) and get the status the node answered.
@@ -334,17 +353,7 @@ export async function startWebhookServer(
 				res.end();
 				return;
 			}
-			trigger
-				.deliver({ body, query: Object.fromEntries(url.searchParams) })
-				.then(({ response }) => {
-					res.statusCode = response.statusCode;
-					res.setHeader('content-type', 'application/json');
-					res.end(JSON.stringify(response.body ?? { message: 'Workflow was started' }));
-				})
-				.catch((error: Error) => {
-					res.statusCode = 500;
-					res.end(JSON.stringify({ message: error.message }));
-				});
+			answerWith(trigger, { body, query: Object.fromEntries(url.searchParams) }, res);
 		});
 	});
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -461,17 +470,7 @@ export async function oneN8n(
 			} catch {
 				body = {};
 			}
-			trigger
-				.deliver({ body, query: Object.fromEntries(url.searchParams) })
-				.then(({ response }) => {
-					res.statusCode = response.statusCode;
-					res.setHeader('content-type', 'application/json');
-					res.end(JSON.stringify(response.body ?? { message: 'Workflow was started' }));
-				})
-				.catch((error: Error) => {
-					res.statusCode = 500;
-					res.end(JSON.stringify({ message: error.message }));
-				});
+			answerWith(trigger, { body, query: Object.fromEntries(url.searchParams) }, res);
 		});
 	});
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
