@@ -6,6 +6,7 @@ const LEFT_OUT_OF_QUICK = [
 	// thousands of completions or requests each: 10-30 s of a core per file
 	'/test/reliability/(waiting-reads|waiting-chaos|create-faults|properties|backlog-readers)\\.test\\.ts$',
 	'/test/nodes/TaskQueue/trigger/catchUp\\.test\\.ts$', // bursts of 2,000 completions
+	'/test/nodes/TaskQueue/trigger/relay/knownRuns\\.test\\.ts$', // a run of 1,100 tasks
 ];
 const tier = process.env.TQ_JEST_TIER;
 if (tier && tier !== 'quick' && tier !== 'rest')

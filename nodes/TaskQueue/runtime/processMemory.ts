@@ -57,8 +57,8 @@ export const PROCESS_MEMORY = {
 	},
 	runOfTask: {
 		process: 'where deliveries and announcements arrive, and main (the check)',
-		size: '50,000 entries of ~150 bytes: ~8 MB',
-		bound: 50_000,
+		size: '200,000 entries of ~150 bytes: ~30 MB',
+		bound: 200_000,
 		holds:
 			'which waiting run each announced task belongs to, and one of its addresses (trigger/relay/knownRuns.ts)',
 		restart:
@@ -66,7 +66,7 @@ export const PROCESS_MEMORY = {
 	},
 	runTasks: {
 		process: 'where deliveries and announcements arrive, and main',
-		size: '5,000 runs × at most 1,000 ids: ~40 MB at worst',
+		size: '5,000 runs, 200,000 ids in all (a run has at most 60,000): ~10 MB at worst',
 		bound: 5_000,
 		holds: "each known run's task ids (trigger/relay/knownRuns.ts)",
 		restart:
@@ -74,7 +74,7 @@ export const PROCESS_MEMORY = {
 	},
 	answeredRunTasks: {
 		process: 'where deliveries and announcements arrive, and main',
-		size: '5,000 runs × at most 1,000 ids: ~40 MB at worst',
+		size: '5,000 runs, 200,000 ids in all (a run has at most 60,000): ~10 MB at worst',
 		bound: 5_000,
 		holds:
 			"each known run's task ids as the run itself answered them: only these keep a completion routed to a finished run by id alone from being emitted (trigger/relay/knownRuns.ts)",

@@ -28,18 +28,36 @@ export function rememberRun(
 	taskIds: number[],
 	source: 'announcement' | 'answer',
 ): void {
-	const tasks = taskIds.slice(0, 1000);
-	for (const id of tasks) runOfTask.set(id, { url, execution });
-	// a run's tasks only grow (a further task asked for while it waits): a later answer that does
-	// not name one (its read did not find it answered yet) does not make it another completion
-	runs.set(execution, union(runs.get(execution), tasks));
-	if (source === 'answer') answeredRuns.set(execution, union(answeredRuns.get(execution), tasks));
+	for (const id of taskIds) runOfTask.set(id, { url, execution });
+	// a run's tasks only grow (a further task asked for while it waits, or the next part of a large
+	// run's announcement): a later answer that does not name one does not make it another completion
+	runs.set(execution, union(runs.get(execution), taskIds));
+	withinBudget(runs);
+	if (source === 'answer') {
+		answeredRuns.set(execution, union(answeredRuns.get(execution), taskIds));
+		withinBudget(answeredRuns);
+	}
 }
 
-/** At most 1,000 ids per run, the newest kept. */
+/** The most task ids one run has: 1,000 items of 60 tasks (Max Tasks per Item). */
+const MAX_RUN_TASKS = 60_000;
+/** The most task ids kept over all runs: the oldest runs are forgotten first. */
+export const MAX_KNOWN_TASKS = 200_000;
+
 function union(known: Set<number> | undefined, tasks: number[]): Set<number> {
-	const all = [...(known ?? []), ...tasks];
-	return new Set(all.length > 1000 ? all.slice(-1000) : all);
+	const all = new Set(known);
+	for (const id of tasks) if (all.size < MAX_RUN_TASKS) all.add(id);
+	return all;
+}
+
+function withinBudget(known: Map<string, Set<number>>): void {
+	let total = 0;
+	for (const tasks of known.values()) total += tasks.size;
+	for (const [execution, tasks] of known) {
+		if (total <= MAX_KNOWN_TASKS) return;
+		total -= tasks.size;
+		known.delete(execution);
+	}
 }
 
 /** Whether the run itself answered that the task is one of its own. */

@@ -1,0 +1,82 @@
+// A run of more than 1,000 tasks (550 items x 2 people): the trigger learns all of its tasks and its
+// deadline (the run announces itself in parts of 1,000, each signed), so a late answer to a task past
+// the first 1,000 is not emitted as an ordinary completion after the run has gone on (issue 47).
+import type { INodeParameters } from 'n8n-workflow';
+
+import { startWaitingRun, WaitingEndpoint } from '../../../../helpers/waiting';
+import {
+	locator,
+	startTriggerEnv,
+	startWebhookServer,
+	WebhookTriggerUnderTest,
+	type TriggerTestEnv,
+} from '../env';
+import { forgetRuns, runOf } from '../../../../../nodes/TaskQueue/trigger/relay/knownRuns';
+import { runsToWake } from '../../../../../nodes/TaskQueue/trigger/relay/deadlines';
+import { forgetAsAfterRestart } from '../../../../../nodes/TaskQueue/runtime/processMemory';
+
+const QUEUE = 104;
+const ITEMS = 550;
+let env: TriggerTestEnv;
+
+beforeAll(async () => (env = await startTriggerEnv()));
+afterAll(async () => await env.close());
+
+async function until(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 60_000) {
+	const deadline = Date.now() + timeoutMs;
+	while (!(await probe())) {
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+		await new Promise((resolve) => setTimeout(resolve, 50));
+	}
+}
+
+test(`a run of ${ITEMS * 2} tasks: the trigger knows every task and the deadline; a late answer past the first 1,000 is not emitted`, async () => {
+	forgetAsAfterRestart();
+	forgetRuns();
+	await env.client.reset();
+	const waiting = new WaitingEndpoint();
+	const trigger = new WebhookTriggerUnderTest({
+		credentials: env.credentials(),
+		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} as INodeParameters },
+	});
+	const server = await startWebhookServer(trigger, waiting);
+	try {
+		await trigger.activate();
+		const run = await startWaitingRun({
+			credentials: env.credentials(),
+			executionId: '4700',
+			input: Array.from({ length: ITEMS }, (_, i) => ({ message: `refund ${i}` })),
+			waitingBaseUrl: server.waitingBaseUrl,
+			parameters: {
+				options: {
+					severalPeople: { values: { people: 2, decideWhen: 'collectAll' } },
+					limitWaitTime: {
+						values: { limitType: 'afterTimeInterval', resumeAmount: 10, resumeUnit: 'minutes' },
+					},
+				},
+			},
+		});
+		expect(run.error).toBeUndefined();
+		waiting.add('4700', run);
+		const tasks = (await env.client.tasks(QUEUE))
+			.filter((t) => String(t.data.resume_url).includes('/4700/'))
+			.map((t) => t.id)
+			.sort((a, b) => a - b);
+		expect(tasks).toHaveLength(ITEMS * 2);
+		// every task is the run's to the trigger, and it will wake the run at its deadline
+		expect(tasks.filter((id) => runOf(id)?.execution.startsWith('4700/'))).toEqual(tasks);
+		expect(runsToWake(QUEUE).map((r) => r.url)).toEqual([expect.stringContaining('/4700/')]);
+		// every task answered (one person each time: not enough people, never stuck): the run goes on
+		await env.client.completeMany(QUEUE, ITEMS * 2, { by: 'alice@example.com' });
+		await until('the resume', () => waiting.resumed.has('4700'));
+		await env.client.waitForWebhookCalls(ITEMS * 2, 60_000);
+		// a late answer to a task past the first 1,000, after the run went on: the run's, not emitted
+		await env.client.recomplete(tasks[1050], { data: { decision: 'approve' } });
+		await env.client.waitForWebhookCalls(ITEMS * 2 + 1, 30_000);
+		await new Promise((resolve) => setTimeout(resolve, 200));
+		expect(waiting.resumes.get('4700')).toBe(1);
+		expect(trigger.executions).toBe(0);
+	} finally {
+		await server.close();
+	}
+}, 240_000);
