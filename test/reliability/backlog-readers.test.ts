@@ -6,6 +6,9 @@
 import type { INodeParameters } from 'n8n-workflow';
 
 import { timeKey } from '../../nodes/TaskQueue/helpers/completions';
+import { forgetRuns } from '../../nodes/TaskQueue/trigger/relay/knownRuns';
+import { forgetAsAfterRestart } from '../../nodes/TaskQueue/runtime/processMemory';
+import { startWaitingRun, WaitingEndpoint } from '../helpers/waiting';
 import {
 	locator,
 	PollTriggerUnderTest,
@@ -130,4 +133,49 @@ test(`the Poll Trigger: ${BACKLOG.toLocaleString('en')} completions between two 
 	expect(perPoll.every((p) => p.emitted > 0)).toBe(true);
 	expect(t.emitted.map(key)).toEqual(await listedSince(before));
 	expect(await t.poll()).toBeNull();
+}, 600_000);
+
+test(`Check for Lost Completions: a run's lost answer newer than ${BACKLOG.toLocaleString('en')} other completions, on a service answering ${LATENCY_MS} ms late, reaches the run in the first round`, async () => {
+	forgetAsAfterRestart();
+	forgetRuns();
+	const waiting = new WaitingEndpoint();
+	const trigger = new WebhookTriggerUnderTest({
+		credentials: env.credentials(),
+		parameters: { event: 'taskCompleted', queue: locator(104), options: {} },
+	});
+	const server = await startWebhookServer(trigger, waiting);
+	try {
+		await trigger.activate();
+		await trigger.reconcile(); // the check stands before the backlog
+		await env.client.createTasks(104, BACKLOG); // older than the run's task: completed first
+		const run = await startWaitingRun({
+			credentials: env.credentials(),
+			executionId: '4601',
+			input: [{ message: 'only' }],
+			waitingBaseUrl: server.waitingBaseUrl,
+		});
+		waiting.add('4601', run);
+		const [task] = (await env.client.tasks(104)).filter((t) =>
+			String(t.data.resume_url).includes('/4601/'),
+		);
+		await env.client.setWebhook(104, ''); // every delivery from here on is lost
+		await env.client.completeMany(104, BACKLOG, BY);
+		await env.client.complete(104, task.id, {
+			by: 'alice@example.com',
+			data: { decision: 'approve' },
+		});
+		await env.client.setLatency(LATENCY_MS);
+		const started = Date.now();
+		try {
+			trigger.pollBudgetMs = 30_000; // n8n 2.x's budget for the round: 80% of it, at most 20 s
+			expect(await trigger.reconcile()).toBeNull();
+		} finally {
+			await env.client.setLatency(0);
+		}
+		figures.checkNewestFirst = { rounds: 1, seconds: (Date.now() - started) / 1000 };
+		expect(waiting.resumes.get('4601')).toBe(1);
+		expect(trigger.executions).toBe(0);
+	} finally {
+		await server.close();
+	}
 }, 600_000);

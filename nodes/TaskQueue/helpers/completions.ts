@@ -109,7 +109,7 @@ export interface Collected {
 	tasks: CompletedTask[];
 	/** Requests sent. */
 	requests: number;
-	/** False when a time budget stopped the paging before it reached the cursor. */
+	/** False when a time budget stopped the paging before it reached the cursor: `tasks` are then the newest only. */
 	complete: boolean;
 }
 
@@ -139,7 +139,7 @@ export async function collectAfter(
 		}
 		if (reachedOlder || last) break;
 		if (options.deadline !== undefined && Date.now() > options.deadline) {
-			return { tasks: [], requests, complete: false };
+			return { tasks: [...found.values()].sort(compareCompletions), requests, complete: false };
 		}
 	}
 	return { tasks: [...found.values()].sort(compareCompletions), requests, complete: true };

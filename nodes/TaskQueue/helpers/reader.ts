@@ -90,6 +90,12 @@ export class CompletionReader {
 			take: (tasks: CompletedTask[]) => Promise<void>;
 			/** Size of the pages after the first while reading from the top. */
 			nextLimit?: number;
+			/**
+			 * For a consumer that may see a completion twice (the check, whose runs resume once): the
+			 * newest completions a read from the top found before it gave way to a backlog read, at once.
+			 * The cursor does not move over them: `take` gets them again in their turn.
+			 */
+			newestFirst?: (tasks: CompletedTask[]) => Promise<void>;
 		},
 	): Promise<Reading> {
 		const cursor = this.consumer.cursor ?? { at: '', ids: [] };
@@ -112,6 +118,7 @@ export class CompletionReader {
 				await take(collected.tasks);
 				return { tasks: handed, top: true, requests };
 			}
+			if (collected.tasks.length > 0) await options.newestFirst?.(collected.tasks);
 		}
 		const reached = await collectUpward.call(context, queueId, cursor, {
 			deadline: options.deadline,

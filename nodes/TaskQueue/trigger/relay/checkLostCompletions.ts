@@ -66,14 +66,17 @@ export async function checkLostCompletions(
 		);
 		const emit: CompletedTask[] = [];
 		try {
-			// each page is passed on before the next is read, so a backlog's oldest answers go first
+			// each page is passed on before the next is read; in a backlog, what the read from the top
+			// found (the newest answers) is passed on first, the rest oldest first
+			const passOnFresh = async (tasks: CompletedTask[]) => {
+				const fresh = tasks.filter((task) => !settledHere.has(completionKey(task)));
+				if (fresh.length > 0) emit.push(...(await passOn.call(this, queueId, fresh)));
+			};
 			const reading = await reader.read(this, queueId, {
 				deadline: Date.now() + roundMs,
 				nextLimit: 1000,
-				take: async (tasks) => {
-					const fresh = tasks.filter((task) => !settledHere.has(completionKey(task)));
-					if (fresh.length > 0) emit.push(...(await passOn.call(this, queueId, fresh)));
-				},
+				take: passOnFresh,
+				newestFirst: passOnFresh,
 			});
 			if (!reading.top)
 				this.logger.info(
