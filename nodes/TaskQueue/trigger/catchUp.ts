@@ -14,8 +14,6 @@ const CATCH_UP_BUDGET_MS = 20_000;
 export interface DeliveryRecords {
 	seen: SeenCompletions;
 	skip: (task: CompletedTask) => boolean;
-	/** Emit Re-Completions is off: every completion handed out is recorded, for `skip`. */
-	dropsRecompletions: boolean;
 }
 
 /**
@@ -69,7 +67,7 @@ async function readMissed(
 	this: IWebhookFunctions,
 	reader: CompletionReader,
 	queueId: number,
-	{ seen, skip, dropsRecompletions }: DeliveryRecords,
+	{ seen, skip }: DeliveryRecords,
 ): Promise<CompletedTask[]> {
 	const found: CompletedTask[] = [];
 	try {
@@ -77,8 +75,9 @@ async function readMissed(
 			deadline: Date.now() + CATCH_UP_BUDGET_MS,
 			take: async (tasks) => {
 				const fresh = tasks.filter((task) => !skip(task));
-				// what a read hands out is covered by the cursor; recorded only for the re-completion rule
-				if (dropsRecompletions) seen.claim(fresh);
+				// covered by the cursor; also recorded, for a stored cursor that a stale save of static
+				// data moved back (and for the re-completion rule)
+				seen.claim(fresh);
 				found.push(...fresh);
 			},
 		});

@@ -117,7 +117,7 @@ async function accept(
 	if (durable && options.catchUp === true) {
 		markDeliveryHandledHere(state);
 		writeHeldCheckRecord(state, scope);
-		const records = { seen, skip, dropsRecompletions: options.emitRecompletions === false };
+		const records = { seen, skip };
 		const emit = await catchUp.call(this, state, registration.queueId, task, records, scope);
 		if (!emit) return answer.call(this, 200, { received: true, ignored: 'duplicate' });
 		return await respondWritten.call(this, emit, dataOnly);

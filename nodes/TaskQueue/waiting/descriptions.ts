@@ -3,7 +3,7 @@ import type { INodeProperties } from 'n8n-workflow';
 /** The test that tells an answer from a timeout, right after the node (docs/waiting.md gives the same). */
 export const TIMEOUT_TEST =
 	"{{ $json.wait?.outcome === 'completed' && $json.wait.node === $prevNode.name }}";
-const TIMEOUT_HINT = `One person per item: on a timeout n8n passes this node's input on unchanged, with no answer; put an IF on ${TIMEOUT_TEST} right after it, before branching on the answer. Several People per Item: a deadline; the run goes on with the answers so far (wait.outcome "timedOut", people.decision "timedOut").`;
+const TIMEOUT_HINT = `On a timeout n8n passes this node's input on unchanged, with no answer: put an IF on ${TIMEOUT_TEST} right after it, before branching on the answer. With Several People per Item it is a deadline instead: the run goes on with the answers so far (wait.outcome "timedOut", people.decision "timedOut").`;
 
 /** Create and Wait's Limit Wait Time option, as n8n's Wait and send-and-wait nodes offer it. */
 export const limitWaitTimeOption: INodeProperties = {

@@ -4,6 +4,7 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import type { Task } from '../../../sandbox/types';
+import { forgetAsAfterRestart } from '../../../nodes/TaskQueue/runtime/processMemory';
 import {
 	locator,
 	startTriggerEnv,
@@ -26,6 +27,9 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
+	// each test is a new n8n: what an earlier test left in this process (a completion owed to the
+	// check, a consumer's cursor) is not this one's, and the sandbox hands out the same ids again
+	forgetAsAfterRestart();
 	await env.client.reset();
 });
 
