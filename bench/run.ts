@@ -6,7 +6,8 @@
 //   --rounds N        rounds of the create and get scenarios (default 5)
 //   --short-rounds N  rounds of the trigger and poll scenarios (default 3)
 //   --only 1,2,5      run only these scenarios (1 create, 2 get completed, 3 trigger, 4 poll, 5 footprint,
-//                     6 Create and Wait, 7 the trigger in queue mode, 8 what waiting costs the service)
+//                     6 Create and Wait, 7 the trigger in queue mode, 8 what waiting costs the service,
+//                     9 two triggers on one queue, holder and listener side by side)
 //   --wait-items N    items waiting in one execution in scenario 6 (default 1000)
 //   --skip-build      use the dist/ already built
 //   --out FILE        where to write the results (default bench/RESULTS.md; "none" to only print)
@@ -45,6 +46,7 @@ import {
 	type BenchContext,
 	type Section,
 } from './scenarios';
+import { scenarioListeners } from './listeners';
 
 function option(name: string): string | undefined {
 	const i = process.argv.indexOf(`--${name}`);
@@ -91,7 +93,7 @@ async function main(): Promise<void> {
 	const secs = () => `${((Date.now() - t0) / 1000).toFixed(0)} s`;
 	const rounds = Number(option('rounds') || 5);
 	const shortRounds = Number(option('short-rounds') || 3);
-	const only = new Set((option('only') || '1,2,3,4,5,6,7,8').split(',').map((s) => s.trim()));
+	const only = new Set((option('only') || '1,2,3,4,5,6,7,8,9').split(',').map((s) => s.trim()));
 	const waitItems = Number(option('wait-items') || 1000);
 	const out = option('out') ?? join(REPO_ROOT, 'bench', 'RESULTS.md');
 	const n8nEnv = Object.fromEntries(
@@ -137,7 +139,7 @@ async function main(): Promise<void> {
 			sections.push(scenarioWaitingReads());
 			log(`scenario 8 done (${secs()})`);
 		}
-		const needN8n = ['1', '2', '3', '4', '6'].some((s) => only.has(s));
+		const needN8n = ['1', '2', '3', '4', '6', '9'].some((s) => only.has(s));
 		if (needN8n) {
 			n8n = await startN8n({
 				port: 0,
@@ -163,6 +165,7 @@ async function main(): Promise<void> {
 				['2', async () => await scenarioGetCompleted(ctx, 50)],
 				['3', async () => await scenarioTrigger(ctx)],
 				['4', async () => await scenarioPoll(ctx)],
+				['9', async () => await scenarioListeners(ctx)],
 				[
 					'6',
 					async () => await scenarioWaiting(ctx, Math.max(10, shortRounds * 4), waitItems, 200),

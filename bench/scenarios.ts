@@ -58,7 +58,7 @@ export interface Section {
 
 const workflowIds = new Map<string, string>();
 
-async function ensureWorkflow(
+export async function ensureWorkflow(
 	n8n: N8nHandle,
 	json: WorkflowJson,
 	activate: boolean,
@@ -519,7 +519,7 @@ export async function scenarioGetCompleted(ctx: BenchContext, latencyMs: number)
 
 const BURST = 500;
 
-async function waitForTarget(
+export async function waitForTarget(
 	sandbox: SandboxProcess,
 	predicate: (target: string) => boolean,
 	timeoutMs = 15_000,

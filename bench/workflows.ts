@@ -270,6 +270,14 @@ export function triggerWithNode(c: Credentials): WorkflowJson {
 	]);
 }
 
+/** Scenario 9, a second Task Queue Trigger on the queue: it listens through the first. */
+export function triggerListening(c: Credentials): WorkflowJson {
+	const json = triggerWithNode(c);
+	json.name = 'bench: Task Queue Trigger listening';
+	json.nodes[0].webhookId = '7d1c2b1e-bench-4c1a-9d7e-listener00001';
+	return json;
+}
+
 export const HOOK_PATH = 'bench-task-completed';
 
 /** Scenario 3, n8n's Webhook node; its URL is set on the queue by hand (as on the Connections screen). */

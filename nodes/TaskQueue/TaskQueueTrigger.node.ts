@@ -13,7 +13,7 @@ import { cronNodeOptions, NodeConnectionTypes } from 'n8n-workflow';
 import { queueLocator } from './helpers/descriptions';
 import { searchQueues } from './methods/listSearch';
 import { getTriggerQueueId } from './helpers/queue';
-import { joinHolderAgain } from './trigger/listener';
+import { nudgeSelf } from './trigger/listener';
 import { takeTestEvent } from './trigger/testEvents';
 import { receiveDelivery } from './trigger/receive';
 import { checkLostCompletions } from './trigger/relay/checkLostCompletions';
@@ -56,7 +56,7 @@ export class TaskQueueTrigger implements INodeType {
 		properties: [
 			{
 				displayName:
-					"The service gives each queue one webhook: the first active Task Queue Trigger of this n8n on the queue holds it and passes every completion to the others on that queue, so several workflows can listen. The service must be able to reach n8n's webhook URL (a service on the same machine or network reaches localhost or a private address); if it cannot, use the Task Queue Poll Trigger instead. Create and Wait runs on this queue get their answers through these triggers. Unpublishing (deactivating) the last one while runs wait leaves them Waiting with no word in n8n: the service keeps their answers, and the first check after it is published again passes them on (within a minute).",
+					"The service gives each queue one webhook: the first active Task Queue Trigger of this n8n on the queue holds it, and the others on that queue read the queue themselves when it tells them, so several workflows can listen. The service must be able to reach n8n's webhook URL (a service on the same machine or network reaches localhost or a private address); if it cannot, use the Task Queue Poll Trigger instead. Create and Wait runs on this queue get their answers through these triggers. Unpublishing (deactivating) the last one while runs wait leaves them Waiting with no word in n8n: the service keeps their answers, and the first check after it is published again passes them on (within a minute).",
 				name: 'notice',
 				type: 'notice',
 				default: '',
@@ -168,7 +168,7 @@ export class TaskQueueTrigger implements INodeType {
 		const options = this.getNodeParameter('options', {}) as IDataObject;
 		const state = this.getWorkflowStaticData('node');
 		const registration = readRegistration(state);
-		if (registration?.listening) await joinHolderAgain.call(this, registration);
+		if (registration && !registration.test) await nudgeSelf.call(this, registration);
 		const queueId = getTriggerQueueId.call(this);
 		const emitted = await checkLostCompletions.call(this, queueId, options.dataOnly === true, {
 			state,

@@ -663,7 +663,7 @@ inOneProcess('Catch Up in a burst', () => {
 });
 
 describe('several Task Queue Triggers of this n8n on one queue', () => {
-	test('the second workflow listens through the first: each starts once per completion, across a restart; deactivating the first hands the queue to the second', async () => {
+	test('the second workflow listens through the first, reading the queue itself: each emits every completion once, across a restart; deactivating the first hands the queue to the second', async () => {
 		const queue = await e.client.createQueue({
 			name: uniq('Shared queue'),
 			blocks: [
@@ -692,8 +692,11 @@ describe('several Task Queue Triggers of this n8n on one queue', () => {
 		await activate(e, second);
 		await sleep(3000);
 		expect(await webhookTarget(e, queue.id)).toContain(`/${ids.first}/`);
+		// a listener emits what one read found in one execution: every item counts
 		const received = async (workflowId: string) =>
-			(await executions(e, workflowId)).map((x) => nodeOutput(x, 'Trigger')[0].id as number);
+			(await executions(e, workflowId)).flatMap((x) =>
+				nodeOutput(x, 'Trigger').map((item) => item.id as number),
+			);
 		const completeSome = async (count: number) => {
 			const { ids: tasks } = await e.client.createTasks(queue.id, count);
 			for (const id of tasks)
@@ -717,10 +720,10 @@ describe('several Task Queue Triggers of this n8n on one queue', () => {
 		const latency = async (workflowId: string) => {
 			const xs = await executions(e, workflowId);
 			const ms = xs
-				.map(
-					(x) =>
-						Date.parse(x.startedAt) -
-						(completedAt.get(nodeOutput(x, 'Trigger')[0].id as number) ?? 0),
+				.flatMap((x) =>
+					nodeOutput(x, 'Trigger').map(
+						(item) => Date.parse(x.startedAt) - (completedAt.get(item.id as number) ?? 0),
+					),
 				)
 				.sort((a, b) => a - b);
 			return ms[Math.floor(ms.length / 2)];
@@ -783,7 +786,7 @@ describe('several Task Queue Triggers of this n8n on one queue', () => {
 });
 
 describe("the trigger's door in real n8n, against a caller who has the holder's secret", () => {
-	test('no join, hold or leave steers deliveries: no self-calls, no other workflow or host receives a task, no listener is dropped, the restored target is one the service held', async () => {
+	test('no join or nudge steers completions: no self-calls, no other workflow or host receives a task, no made-up task is emitted, the restored target is one the service held', async () => {
 		let outside = 0;
 		const collector = createServer((_req, res) => {
 			outside++;
@@ -856,43 +859,67 @@ describe("the trigger's door in real n8n, against a caller who has the holder's 
 			const origin = new URL(held).origin;
 			const holderUrl = held.split('?')[0];
 			const secondUrl = holderUrl.replace(ids.first, ids.second);
-			expect(await post({ taskQueueListener: { join: { url: holderUrl } } })).toBe(403);
+			expect(await post({ taskQueueListener: { join: holderUrl } })).toBe(403);
 			expect(
 				await post({
-					taskQueueListener: { join: { url: `${origin}/webhook/${ids.other}/task-completed` } },
+					taskQueueListener: { join: `${origin}/webhook/${ids.other}/task-completed` },
 				}),
 			).toBe(403);
 			expect(await post({ taskQueueListener: { hold: [], previous: collectorUrl } })).toBe(400);
 			expect(
 				await post({ taskQueueListener: { leave: { url: secondUrl, token: 'e'.repeat(64) } } }),
-			).toBe(403);
+			).toBe(400);
 			for (let i = 0; i < 21; i++)
 				expect(
 					await post({
-						taskQueueListener: {
-							join: { url: `${origin}/webhook/junk-${i}-${ids.other}/task-completed` },
-						},
+						taskQueueListener: { join: `${origin}/webhook/junk-${i}-${ids.other}/task-completed` },
 					}),
 				).toBe(403);
-			// the holder keeps no listener's secret
+			// the holder keeps no listener's secret, only its address
 			const secondSecret = (
 				(await staticData(second))['node:Trigger'] as { registration: { secret: string } }
 			).registration.secret;
 			expect(JSON.stringify(await staticData(first))).not.toContain(secondSecret);
+			expect(
+				((await staticData(first))['node:Trigger'] as { listeners: unknown }).listeners,
+			).toEqual([secondUrl]);
+			// nudges from anyone, carrying a made-up task: the listener emits only what the service lists
+			const forged = {
+				id: 999_999,
+				status: 'completed',
+				queue_id: queue.id,
+				data: { answer: 'forged' },
+			};
+			const nudges = await Promise.all(
+				Array.from(
+					{ length: 10 },
+					async (_, i) =>
+						(
+							await axios.post(
+								secondUrl,
+								{ taskQueueNudge: { look: i % 2 === 0, task: forged }, ...forged },
+								{ validateStatus: () => true, maxRedirects: 0 },
+							)
+						).status,
+				),
+			);
+			expect(nudges.every((status) => status === 200)).toBe(true);
 
 			const received = async (workflowId: string) =>
-				(await executions(e, workflowId)).map((x) => nodeOutput(x, 'Trigger')[0].id as number);
+				(await executions(e, workflowId)).flatMap((x) =>
+					nodeOutput(x, 'Trigger').map((item) => item.id as number),
+				);
 			const { ids: tasks } = await e.client.createTasks(queue.id, 2);
 			for (const id of tasks)
 				await e.client.complete(queue.id, id, { by: ALICE, data: { answer: 'y' } });
 			for (const workflowId of [first, second])
-				await waitFor(`two executions of ${workflowId}`, async () =>
+				await waitFor(`two completions emitted by ${workflowId}`, async () =>
 					(await received(workflowId)).length === 2 ? true : undefined,
 				);
 			await sleep(3000);
 			expect((await received(first)).sort()).toEqual([...tasks].sort());
 			expect((await received(second)).sort()).toEqual([...tasks].sort());
-			// the other workflow ran for the one proof it was asked for, never with a task
+			// the other workflow ran for the one nudge of the join it was asked for, never with a task
 			const otherRuns = await executions(e, other);
 			expect(JSON.stringify(otherRuns)).not.toContain('"status":"completed"');
 			expect(outside).toBe(0);

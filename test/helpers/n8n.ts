@@ -441,6 +441,8 @@ export interface RecordedResponse {
 	statusCode: number;
 	body: unknown;
 	ended: boolean;
+	/** Called once when the node ends the response (it may before webhook() returns, as in n8n). */
+	onEnded?: () => void;
 }
 
 /** Calls the trigger's webhook() as n8n does for an incoming POST, recording what the caller gets. */
@@ -451,6 +453,10 @@ export function webhookContext(
 	runExecutionData: IRunExecutionData | null = null,
 ): { context: WebhookContext; response: RecordedResponse } {
 	const response: RecordedResponse = { statusCode: 200, body: undefined, ended: false };
+	const ended = () => {
+		if (!response.ended) response.onEnded?.();
+		response.ended = true;
+	};
 	const httpResponse = {
 		status(code: number) {
 			response.statusCode = code;
@@ -458,17 +464,17 @@ export function webhookContext(
 		},
 		json(body: unknown) {
 			response.body = body;
-			response.ended = true;
+			ended();
 			return httpResponse;
 		},
 		send(body: unknown) {
 			response.body = body;
-			response.ended = true;
+			ended();
 			return httpResponse;
 		},
 		end(body?: unknown) {
 			if (body !== undefined) response.body = body;
-			response.ended = true;
+			ended();
 			return httpResponse;
 		},
 		setHeader() {

@@ -12,10 +12,6 @@ export const PURPOSES = [
 	'extra',
 	'announcement',
 	'check-record',
-	'pass-on',
-	'hold',
-	'listener-proof',
-	'leave',
 ] as const;
 
 export type Purpose = (typeof PURPOSES)[number];
@@ -53,8 +49,8 @@ export function verify(
 		);
 }
 
-/** SHA-256 of a value, in hex: what is kept of a token instead of the token. */
-export function hashOf(value: string): string {
+/** SHA-256 of a value, in hex. */
+function hashOf(value: string): string {
 	return createHash('sha256').update(value).digest('hex');
 }
 

@@ -108,11 +108,12 @@ export const PROCESS_MEMORY = {
 		restart: 'none: the first check looks back 24 hours',
 	},
 	completionConsumers: {
-		process: 'where deliveries arrive (Catch Up), and main (the check, the Poll Trigger)',
+		process:
+			'where deliveries and nudges arrive (Catch Up, listeners), and main (the check, the Poll Trigger)',
 		size: '1,000 cursors, each with a place in the list and its turn in progress',
 		bound: 1_000,
 		holds:
-			"per consumer of a queue's completions (a trigger's Catch Up, its check, a Poll Trigger), where it stands and the read in progress, so reads of one consumer run one at a time (helpers/reader.ts)",
+			"per consumer of a queue's completions (a trigger's Catch Up, a listener, its check, a Poll Trigger), where it stands and the read in progress, so reads of one consumer run one at a time (helpers/reader.ts)",
 		restart:
 			'none: each consumer goes on from the cursor its static data (or the check record) holds; a backlog read looks for its place again',
 	},
@@ -149,13 +150,21 @@ export const PROCESS_MEMORY = {
 			'runs a call of this process resumed in the last minute: n8n 1.x starts a resume for each of several calls that arrive before the first is under way (waiting/resume.ts)',
 		restart: 'none: a call arriving after the restart finds the run resumed (n8n answers it)',
 	},
-	holderTargets: {
-		process: 'wherever the address of a listener is answered, and main (its check)',
+	liveTargets: {
+		process: 'wherever the address of a listener is answered',
 		size: '200 URLs',
 		bound: 200,
 		holds:
-			"per trigger, the queue's live webhook target as it last read it: the holder's address and secret, which sign what the holder passes on (read again after a minute, or 2 s after a signature it does not verify; trigger/liveTarget.ts)",
-		restart: "one read of the queue's webhook at the first message of its holder",
+			"per trigger, the queue's live webhook target as a nudge to look last read it, so that callers cannot make it read more than once every 2 s (trigger/liveTarget.ts)",
+		restart: "one read of the queue's webhook at the next nudge to look",
+	},
+	waitingListenerReads: {
+		process: 'wherever the address of a listener is answered',
+		size: '200 short strings',
+		bound: 200,
+		holds:
+			'listeners with a read waiting for its turn: a nudge meanwhile starts no read, as that one covers it (trigger/listener.ts)',
+		restart: 'none (nothing waits in a process that restarted)',
 	},
 	freshRegistrations: {
 		process: 'main (activation and the check)',

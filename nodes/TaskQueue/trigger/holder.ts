@@ -1,35 +1,25 @@
-import { randomBytes } from 'crypto';
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { WEBHOOK_PATH, withoutQuery } from '../helpers/webhookTarget';
+import { WEBHOOK_PATH } from '../helpers/webhookTarget';
 import { postToThisN8n } from '../transport';
-import type { PassedOn } from './inbox';
+import { nudgeCall } from './inbox';
+import { LOOK_GAP_MS } from './liveTarget';
 import { keepListeners, listenersOf } from './state/staticData';
-import { hashOf, sign, verify } from '../helpers/signing';
-import { listenerCall, MAX_LISTENERS, passedOnCall } from './inbox';
 
 // Several Task Queue Triggers of one n8n on one queue. The service gives a queue one webhook: the
 // trigger activated first holds it (the holder); a trigger of the same n8n activated on the queue
-// after it joins the holder (a listener). The holder passes each delivery of the service on to every
-// listener, signed with its own secret; the listener checks the signature with the secret the
-// queue's live target holds, and handles the delivery as its own, never passing it on again.
-//
-// The holder's secret is readable by the service, its admins and the workflow's readers, so it
-// proves only that a caller may talk to the holder, never where deliveries go:
-// - a joining address must prove it is a Task Queue Trigger listening to this queue, at the
-//   address itself (`prove`, redirects never followed): a path is never taken on its word;
-// - no workflow keeps another's secret: the holder keeps each listener's address and the hash of
-//   a leave token only that listener can make (from its credential's key);
-// - the target put back at the end is only one the service held: a listener takes the holder's
-//   at join time, from the holder's own answer, never from a message sent to it;
-// - a full list refuses a join (409), which the listener shows.
+// after it listens (listener.ts). A listener reads the queue itself, from its own cursor, so the
+// holder passes nothing on: after each delivery it nudges its listeners, with a body that carries
+// no data. The holder keeps each listener's address only, never a secret or a token; a missed
+// nudge costs a listener time, never a completion (the next nudge, or its own check, reads on).
 
-// The holder's side is here; the listener's in listener.ts.
-
-export const PROOF_TIMEOUT_MS = 5_000;
-/** A hold waits for the new holder to point the queue at itself and prove the others. */
-const HOLD_TIMEOUT_MS = 30_000;
+/** How long the holder waits for a listener to answer a nudge (the service waits for the holder). */
+const NUDGE_TIMEOUT_MS = 5_000;
+/** How long a hand-over waits for a listener to take the queue. */
+const TAKE_TIMEOUT_MS = 30_000;
+/** The most listeners a holder nudges: a join past it is refused, and the joiner says so. */
+export const MAX_LISTENERS = 20;
 
 /**
  * Whether `address` can be another Task Queue Trigger's address on this n8n: the holder's own
@@ -53,130 +43,100 @@ export function isListenerAddress(address: string, ownUrl: string): boolean {
 	}
 }
 
+type Nudged = 'listening' | 'gone' | 'no answer';
+
+/** Nudges one address; whether a Task Queue Trigger listening to `queueId` answered there. */
+async function nudge(
+	this: IWebhookFunctions | IHookFunctions,
+	url: string,
+	queueId: number,
+	look: boolean,
+): Promise<Nudged> {
+	const answer = await postToThisN8n.call(
+		this,
+		url,
+		nudgeCall(look),
+		look ? TAKE_TIMEOUT_MS : NUDGE_TIMEOUT_MS,
+	);
+	if (!('status' in answer) || answer.status >= 500) return 'no answer';
+	const body = answer.body as IDataObject | undefined;
+	return answer.status === 200 && body?.listening === queueId ? 'listening' : 'gone';
+}
+
 export type JoinOutcome = 'joined' | 'full' | 'not a listener';
 
 /**
- * A trigger at `url` asks to join: it must prove, at that address, that it is a Task Queue Trigger
- * listening to this queue (it signs a fresh nonce with this holder's secret, read from the queue's
- * live target, and gives the hash of its leave token). One entry per address; a join again replaces it.
+ * A trigger at `url` asks to be nudged: kept when a Task Queue Trigger on this queue answers a nudge
+ * there (an address already kept is not nudged again). One entry per address.
  */
 export async function admitListener(
 	this: IWebhookFunctions,
 	state: IDataObject,
-	holder: { url: string; secret: string },
+	holder: { url: string; queueId: number },
 	url: string,
 ): Promise<JoinOutcome> {
+	const listeners = listenersOf(state);
+	if (listeners.includes(url)) return 'joined';
 	if (!isListenerAddress(url, holder.url)) return 'not a listener';
-	const nonce = randomBytes(32).toString('hex');
-	const answer = await postToThisN8n.call(
-		this,
-		url,
-		listenerCall({ prove: { holder: holder.url, nonce } }),
-		PROOF_TIMEOUT_MS,
-	);
-	const body = ('body' in answer ? answer.body : undefined) as IDataObject | undefined;
-	const proven =
-		'status' in answer &&
-		answer.status === 200 &&
-		typeof body?.proof === 'string' &&
-		typeof body.leaveHash === 'string' &&
-		/^[0-9a-f]{64}$/.test(body.leaveHash) &&
-		verify(body.proof, holder.secret, 'listener-proof', [nonce, withoutQuery(url)]);
-	if (!proven) return 'not a listener';
-	const others = listenersOf(state).filter((l) => l.url !== url);
-	if (others.length >= MAX_LISTENERS) return 'full';
-	keepListeners(state, [...others, { url, leaveHash: body.leaveHash as string }]);
+	if (listeners.length >= MAX_LISTENERS) return 'full';
+	if ((await nudge.call(this, url, holder.queueId, false)) !== 'listening') return 'not a listener';
+	keepListeners(state, [...listenersOf(state).filter((l) => l !== url), url]);
 	return 'joined';
 }
 
-/** A listener leaves: only with the token whose hash it gave when it proved itself. */
-export function removeListener(state: IDataObject, leave: { url: string; token: string }): boolean {
-	const listeners = listenersOf(state);
-	const kept = listeners.filter(
-		(l) => !(l.url === leave.url && l.leaveHash === hashOf(leave.token)),
-	);
-	if (kept.length === listeners.length) return false;
-	keepListeners(state, kept);
-	return true;
-}
-
 /**
- * Passes a delivery of the service on to every listener, once each, in parallel, signed with this
- * holder's secret (one more try half a second later when a listener cannot answer now; 5 s each at
- * most, as the service waits for the holder's answer). Never follows a redirect. A listener that n8n
- * no longer knows (404) or that no longer listens through this holder (401, 409) is dropped.
+ * After a delivery: every listener is nudged once, in parallel. One that n8n no longer knows (404)
+ * or that no longer listens to this queue is dropped; one that cannot answer now stays.
  */
-export async function passToListeners(
+export async function nudgeListeners(
 	this: IWebhookFunctions,
 	state: IDataObject,
-	holder: { url: string; secret: string },
-	delivery: string,
+	queueId: number,
 ): Promise<void> {
 	const listeners = listenersOf(state);
 	if (listeners.length === 0) return;
-	const gone = new Set<string>();
-	await Promise.all(
-		listeners.map(async ({ url }) => {
-			const passed: PassedOn = {
-				from: holder.url,
-				to: url,
-				delivery,
-				signature: sign(holder.secret, 'pass-on', [
-					withoutQuery(holder.url),
-					withoutQuery(url),
-					delivery,
-				]),
-			};
-			for (let attempt = 0; attempt < 2; attempt++) {
-				const answer = await postToThisN8n.call(this, url, passedOnCall(passed), 5_000);
-				if ('status' in answer && answer.status < 300) return;
-				if ('status' in answer && [401, 404, 409].includes(answer.status)) {
-					gone.add(url);
-					return;
-				}
-				if (attempt === 0) await sleep(500);
-				else
-					this.logger.warn(
-						`Task Queue Trigger: a listener on the same queue (${url}) did not take a delivery (${'status' in answer ? `HTTP ${answer.status}` : answer.error}); its Catch Up, if on, fills the gap at its next delivery`,
-					);
-			}
-		}),
+	const answers = await Promise.all(
+		listeners.map(async (url) => await nudge.call(this, url, queueId, false)),
 	);
-	if (gone.size > 0) {
-		keepListeners(
-			state,
-			listenersOf(state).filter((l) => !gone.has(l.url)),
-		);
-		this.logger.info(
-			`Task Queue Trigger: ${gone.size} listener(s) on the same queue no longer listen through this trigger (deactivated, or joined another); no longer passed deliveries`,
-		);
-	}
+	const gone = listeners.filter((_, i) => answers[i] === 'gone');
+	if (gone.length === 0) return;
+	keepListeners(
+		state,
+		listenersOf(state).filter((url) => !gone.includes(url)),
+	);
+	this.logger.info(
+		`Task Queue Trigger: ${gone.length} trigger(s) no longer listen to queue ${queueId} through this one (deactivated, or holding it now); no longer nudged`,
+	);
 }
 
 /**
- * The holder is deactivated: the first listener that answers takes the queue (it points the queue
- * at itself, as only it knows its secret) and admits the others. Returns its address, or undefined
- * when none took it.
+ * The holder is deactivated and has put back what it replaced (or removed its webhook): each
+ * listener in turn is asked to look at the queue's webhook; the first takes the queue (it is no
+ * longer held by a trigger of this n8n), the next ones listen through it. Returns whether one holds it.
  */
 export async function handOver(
 	this: IHookFunctions,
 	state: IDataObject,
-	holder: { url: string; secret: string },
-): Promise<string | undefined> {
-	const listeners = listenersOf(state).map((l) => l.url);
+	queueId: number,
+): Promise<boolean> {
+	const listeners = listenersOf(state);
 	keepListeners(state, []);
-	for (const [index, url] of listeners.entries()) {
-		const others = listeners.filter((_, i) => i !== index);
-		const signature = sign(holder.secret, 'hold', [withoutQuery(holder.url), withoutQuery(url)]);
-		const answer = await postToThisN8n.call(
-			this,
-			url,
-			listenerCall({ hold: { from: holder.url, others, signature } }),
-			HOLD_TIMEOUT_MS,
-		);
-		if ('status' in answer && answer.status === 200) return url;
+	let taken = false;
+	// a listener reads the queue's webhook at most once every 2 s: one that looked just before
+	// finds it held still, and is asked once more after that
+	for (let round = 0; round < 2 && !taken && listeners.length > 0; round++) {
+		if (round > 0) await sleep(LOOK_GAP_MS);
+		for (const url of listeners) {
+			const answer = await postToThisN8n.call(this, url, nudgeCall(true), TAKE_TIMEOUT_MS);
+			const body = ('body' in answer ? answer.body : undefined) as IDataObject | undefined;
+			if ('status' in answer && answer.status === 200 && body?.holding === true) taken = true;
+		}
 	}
-	return undefined;
+	if (!taken && listeners.length > 0)
+		this.logger.warn(
+			`Task Queue Trigger: none of the ${listeners.length} trigger(s) listening to queue ${queueId} took its webhook now; each reads the queue at its next check, and the first check that finds no webhook (or the one put back) takes it`,
+		);
+	return taken;
 }
 
 export function fullListMessage(queueId: number): string {

@@ -1,139 +1,152 @@
-import type { IDataObject, IHookFunctions, IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IPollFunctions,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
 
+import { getTriggerQueueId } from '../helpers/queue';
+import { cursorAtNewest } from '../helpers/completions';
+import { inTurn } from '../helpers/reader';
 import {
 	classifyTarget,
 	isTriggerOfThisN8n,
-	secretOf,
 	targetWithSecret,
 	withoutQuery,
 } from '../helpers/webhookTarget';
+import { rememberedSet } from '../runtime/processMemory';
+import { postToThisN8n } from '../transport';
+import { fetchCompletedPage } from '../transport/completedPages';
 import { setWebhookTarget } from '../transport/endpoints';
-import { getTaskQueueCredentials, postToThisN8n } from '../transport';
+import type { CompletedTask } from '../transport/schemas';
+import { SeenCompletions } from './deliveryChecks';
 import type { JoinOutcome } from './holder';
-import { admitListener, fullListMessage, PROOF_TIMEOUT_MS } from './holder';
-import type { PassedOn } from './inbox';
-import { hashOf, sign, verify } from '../helpers/signing';
-import { listenerCall } from './inbox';
+import { fullListMessage, nudgeListeners } from './holder';
+import { joinCall, nudgeCall } from './inbox';
 import type { TriggerContext } from './liveTarget';
-import { forgetLiveTargets, liveTarget, liveTargetThat } from './liveTarget';
-import { keepListeners } from './state/staticData';
+import { forgetLiveTargets, liveTarget } from './liveTarget';
+import type { Registration } from './state/staticData';
+import { readTriggerCursor, writeRegistration, writeTriggerCursor } from './state/staticData';
+import { answer, durableRecords, emitAnswered, scopeOf } from './webhookDelivery';
 
-// A Task Queue Trigger that listens through the one holding its queue's webhook (holder.ts has why
-// and the holder's side): it joins and leaves, proves itself, checks what the holder passes on, and
-// takes the queue when the holder hands it over.
+// A Task Queue Trigger that listens to a queue another trigger of this n8n holds (holder.ts has
+// why). It emits what it reads itself, through the one reader (helpers/reader.ts) from its own
+// cursor: a nudge only says "read now", so nothing it emits comes from a message, and a nudge lost
+// is made up by the next one or by its own check (which nudges it too). A nudge with `look` also
+// reads the queue's webhook: the listener joins the trigger that holds it, or takes the queue when
+// the holder has gone (no webhook left, or the one the holder put back).
 
-/** A join waits for the holder to prove the joiner at its address. */
+/** How long a nudge's read reads at most (the holder waits for the answer). */
+const READ_BUDGET_MS = 20_000;
+/** A JOIN waits for the holder to nudge the joiner once. */
 const JOIN_TIMEOUT_MS = 15_000;
 
-/** The token a listener leaves with: only its credential's key makes it. */
-async function leaveToken(this: TriggerContext, ownUrl: string): Promise<string> {
-	const { apiKey } = await getTaskQueueCredentials.call(this);
-	return sign(apiKey, 'leave', [withoutQuery(ownUrl)]);
-}
+/** Listeners with a read waiting for its turn: a nudge meanwhile adds nothing (that read covers it). */
+const waitingReads = rememberedSet<string>('waitingListenerReads');
 
-/** A listener's own registration, as these calls need it. */
-interface Own {
-	queueId: number;
-	url: string;
-	secret: string;
-}
-
-/** The secret of `holder` as the queue's live target holds it, when it names that holder (not this trigger). */
-async function holderSecret(
-	this: IWebhookFunctions,
-	own: { queueId: number; url: string },
-	holder: string,
-): Promise<string | undefined> {
-	const target = await liveTargetThat.call(
-		this,
-		own.queueId,
-		(t) => withoutQuery(t) === withoutQuery(holder) && classifyTarget(t, own.url) !== 'mine',
-	);
-	return (target && secretOf(target)) || undefined;
-}
-
-/**
- * Answers the holder's `prove`: only while the queue's live target is that holder (and not this
- * trigger), with the holder's secret as the target holds it. Needs nothing of static data, so it
- * works while n8n is still activating this trigger.
- */
-export async function answerProof(
-	this: IWebhookFunctions,
-	own: { queueId: number; url: string },
-	prove: { holder: string; nonce: string },
-): Promise<{ status: number; body: IDataObject }> {
-	const secret = await holderSecret.call(this, own, prove.holder);
-	if (!secret) return { status: 409, body: { message: 'Not listening through that trigger' } };
-	return {
-		status: 200,
-		body: {
-			proof: sign(secret, 'listener-proof', [prove.nonce, withoutQuery(own.url)]),
-			leaveHash: hashOf(await leaveToken.call(this, own.url)),
-		},
-	};
-}
-
-/**
- * Whether a passed-on delivery comes from the queue's holder: addressed to this trigger, from the
- * address the queue's live target names (not this trigger), signed with the secret it holds.
- */
-export async function isFromHolder(
-	this: IWebhookFunctions,
-	own: Own,
-	passed: PassedOn,
-): Promise<boolean> {
-	if (withoutQuery(passed.to) !== withoutQuery(own.url)) return false;
-	if (withoutQuery(passed.from) === withoutQuery(own.url)) return false;
-	for (const stale of [false, true]) {
-		const target = await liveTarget.call(this, own.queueId, stale);
-		const secret = target && withoutQuery(target) === withoutQuery(passed.from) && secretOf(target);
-		if (
-			secret &&
-			verify(passed.signature, secret, 'pass-on', [
-				withoutQuery(passed.from),
-				withoutQuery(passed.to),
-				passed.delivery,
-			])
-		)
-			return true;
-	}
-	return false;
-}
-
-/**
- * The holder hands the queue to this listener: signed with the holder's secret, from the address
- * the live target names (read again). This trigger points the queue at itself and admits the other
- * listeners that prove themselves. What it puts back at the end is what its holder said when it
- * joined (its `previousTarget`), never a value of this message.
- */
-export async function takeOverQueue(
+export async function receiveNudge(
 	this: IWebhookFunctions,
 	state: IDataObject,
-	own: Own,
-	hold: { from: string; others: string[]; signature: string },
-): Promise<{ status: number; body: IDataObject }> {
-	const secret = await holderSecret.call(this, own, hold.from);
-	if (
-		!secret ||
-		!verify(hold.signature, secret, 'hold', [withoutQuery(hold.from), withoutQuery(own.url)])
-	)
-		return { status: 401, body: { message: "Not signed by the queue's holder" } };
-	await setWebhookTarget.call(this, own.queueId, targetWithSecret(own.url, own.secret));
+	registration: Registration | undefined,
+	look: boolean,
+): Promise<IWebhookResponseData> {
+	// n8n has not saved the activation yet: the holder's nudge at join time is answered, no more
+	if (!registration) return answer.call(this, 200, { listening: getTriggerQueueId.call(this) });
+	const listened = registration.listening;
+	const now = look ? await settleRole.call(this, state, registration) : registration;
+	if (!listened && !now.listening) {
+		// the holder's own check: listeners that are gone are dropped (what a nudge writes is saved)
+		if (look) await nudgeListeners.call(this, state, now.queueId);
+		return { webhookResponse: { holding: true } };
+	}
+	// answered before the read: the holder (and the service behind it) does not wait for it
+	answer.call(this, 200, now.listening ? { listening: now.queueId } : { holding: true });
+	const dataOnly = (this.getNodeParameter('options', {}) as IDataObject).dataOnly === true;
+	return await emitAnswered.call(this, await readOwn.call(this, state, now), dataOnly);
+}
+
+/** The completions after this listener's cursor, each once (one read at a time, one waiting). */
+async function readOwn(
+	this: IWebhookFunctions,
+	state: IDataObject,
+	registration: Registration,
+): Promise<CompletedTask[]> {
+	const scope = scopeOf(this, registration);
+	if (waitingReads.has(scope)) return [];
+	waitingReads.add(scope);
+	const options = this.getNodeParameter('options', {}) as IDataObject;
+	const seen = new SeenCompletions(state, scope, durableRecords.call(this, registration));
+	const skip = (t: CompletedTask) =>
+		seen.has(t) || (options.emitRecompletions === false && seen.hasTask(t));
+	const { queueId } = registration;
+	return await inTurn(`listen:${scope}`, readTriggerCursor(state), async (reader) => {
+		waitingReads.delete(scope);
+		const found: CompletedTask[] = [];
+		try {
+			if (!reader.cursor) {
+				const page = await fetchCompletedPage.call(this, queueId, 0, 1);
+				reader.startAt(cursorAtNewest(page.tasks));
+			} else
+				await reader.read(this, queueId, {
+					deadline: Date.now() + READ_BUDGET_MS,
+					take: async (tasks) => {
+						found.push(...tasks.filter((task) => !skip(task)));
+						seen.claim(tasks);
+					},
+				});
+		} catch (error) {
+			// what was read is emitted; the cursor stays after it, and the next nudge reads on
+			this.logger.warn(
+				`Task Queue Trigger: could not read queue ${queueId}'s completions (${(error as Error).message}); the next nudge or check reads on`,
+			);
+		}
+		writeTriggerCursor(state, reader.cursor);
+		return found;
+	});
+}
+
+/**
+ * What the queue's webhook says this trigger is (read at most once every 2 s): the holder; a
+ * listener of the trigger that holds it (joined again); or, for a listener whose holder has gone
+ * (no webhook, or the one the holder put back), the new holder, which puts the same back at the end.
+ */
+async function settleRole(
+	this: IWebhookFunctions,
+	state: IDataObject,
+	registration: Registration,
+): Promise<Registration> {
+	const { queueId, url } = registration;
+	const live = await liveTarget.call(this, queueId);
+	const keep = (how: Partial<Registration>) => {
+		const next = { ...registration, ...how };
+		writeRegistration(state, next);
+		return next;
+	};
+	if (classifyTarget(live, url) === 'mine')
+		return registration.listening ? keep({ listening: false }) : registration;
+	if (isTriggerOfThisN8n(live, url)) {
+		const joined = await joinHolder.call(this, live as string, url);
+		if (joined.outcome !== 'joined')
+			this.logger.warn(
+				`Task Queue Trigger: could not join the trigger that holds queue ${queueId} (${joined.outcome === 'full' ? fullListMessage(queueId) : joined.outcome}); this one reads the queue at each check meanwhile`,
+			);
+		return keep({
+			listening: true,
+			previousTarget: joined.outcome === 'joined' ? joined.previous : registration.previousTarget,
+		});
+	}
+	const left = !live || withoutQuery(live) === withoutQuery(registration.previousTarget ?? '');
+	if (!registration.listening || !left) {
+		if (registration.listening)
+			this.logger.warn(
+				`Task Queue Trigger: queue ${queueId} is no longer held by a Task Queue Trigger of this n8n (its webhook was changed), and this one listened through it: it reads the queue at each check; deactivate and activate this workflow to hold it`,
+			);
+		return registration;
+	}
+	await setWebhookTarget.call(this, queueId, targetWithSecret(url, registration.secret));
 	forgetLiveTargets();
-	// the old holder is a candidate too: when the hold was not its own (a caller with its secret),
-	// it proves itself and listens on; when it was, it leaves as it is deactivated
-	const others = [...new Set([...hold.others, hold.from])].filter(
-		(url) => withoutQuery(url) !== withoutQuery(own.url),
-	);
-	keepListeners(state, []);
-	const outcomes = await Promise.all(
-		others.map(async (url) => await admitListener.call(this, state, own, url)),
-	);
-	const admitted = outcomes.filter((o) => o === 'joined').length;
-	this.logger.info(
-		`Task Queue Trigger: holds queue ${own.queueId} now (handed over by ${withoutQuery(hold.from)}), with ${admitted} of ${others.length} other listener(s)`,
-	);
-	return { status: 200, body: { holding: true, listeners: admitted } };
+	this.logger.info(`Task Queue Trigger: holds queue ${queueId} now (the holder has gone)`);
+	return keep({ listening: false });
 }
 
 export interface JoinAnswer {
@@ -142,18 +155,13 @@ export interface JoinAnswer {
 	previous: string | null;
 }
 
-/** Asks the holder (`holderTarget`, with its secret) to pass this trigger its deliveries. */
+/** Asks the holder (`holderTarget`, with its secret) to nudge this trigger after each delivery. */
 export async function joinHolder(
 	this: TriggerContext,
 	holderTarget: string,
 	ownUrl: string,
 ): Promise<JoinAnswer> {
-	const answer = await postToThisN8n.call(
-		this,
-		holderTarget,
-		listenerCall({ join: { url: ownUrl } }),
-		JOIN_TIMEOUT_MS,
-	);
+	const answer = await postToThisN8n.call(this, holderTarget, joinCall(ownUrl), JOIN_TIMEOUT_MS);
 	const body = ('body' in answer ? answer.body : undefined) as IDataObject | undefined;
 	if (!('status' in answer)) return { outcome: 'no answer', previous: null };
 	if (answer.status === 200 && body?.joined === true) {
@@ -164,46 +172,20 @@ export async function joinHolder(
 	return { outcome: answer.status === 403 ? 'not a listener' : 'no answer', previous: null };
 }
 
-/** The listener is deactivated: it leaves the holder with its token. */
-export async function leaveHolder(
-	this: IHookFunctions,
-	holderTarget: string,
-	ownUrl: string,
-): Promise<void> {
-	const token = await leaveToken.call(this, ownUrl);
-	await postToThisN8n.call(
-		this,
-		holderTarget,
-		listenerCall({ leave: { url: ownUrl, token } }),
-		PROOF_TIMEOUT_MS,
-	);
-}
-
 /**
- * Check for Lost Completions joins the queue's holder again (once a minute by default) whenever the
- * queue is held by another Task Queue Trigger of this n8n: a holder that dropped this trigger, a
- * new holder (the old one was deactivated), or one that took the queue from this trigger. Nothing
- * when this trigger holds the queue; a warning when no trigger of this n8n holds it any more.
+ * Check for Lost Completions nudges its own trigger to look, through its address (what a nudge
+ * writes is saved there, not in a poll): a listener reads on, whether or not the holder's nudges
+ * reach it, and every trigger learns what the queue's webhook says it is.
  */
-export async function joinHolderAgain(this: IPollFunctions, own: Own): Promise<void> {
-	let live: string | null;
-	try {
-		live = await liveTarget.call(this, own.queueId, true);
-	} catch {
-		return;
-	}
-	if (classifyTarget(live, own.url) === 'mine') return;
-	if (!isTriggerOfThisN8n(live, own.url)) {
+export async function nudgeSelf(this: IPollFunctions, registration: Registration): Promise<void> {
+	const answer = await postToThisN8n.call(
+		this,
+		registration.url,
+		nudgeCall(true),
+		READ_BUDGET_MS + JOIN_TIMEOUT_MS,
+	);
+	if (!('status' in answer) || answer.status !== 200)
 		this.logger.warn(
-			`Task Queue Trigger: queue ${own.queueId} is no longer held by a Task Queue Trigger of this n8n, and this one only listened through it: deactivate and activate this workflow to register it`,
-		);
-		return;
-	}
-	const joined = await joinHolder.call(this, live as string, own.url);
-	if (joined.outcome === 'full')
-		this.logger.warn(`Task Queue Trigger: ${fullListMessage(own.queueId)}`);
-	else if (joined.outcome !== 'joined')
-		this.logger.warn(
-			`Task Queue Trigger: could not join the trigger that holds queue ${own.queueId} (${joined.outcome}); the next check tries again`,
+			`Task Queue Trigger: the check of queue ${registration.queueId} could not reach its own trigger (${'status' in answer ? `HTTP ${answer.status}` : answer.error}); the next check tries again`,
 		);
 }

@@ -3,56 +3,33 @@ import type { IHookFunctions, IPollFunctions, IWebhookFunctions } from 'n8n-work
 import { getWebhookTarget } from '../transport/endpoints';
 import { rememberedMap } from '../runtime/processMemory';
 
-// The queue's live webhook target as a Task Queue Trigger reads it to check what a holder sends it
-// (listener.ts): the holder's address and the secret that signs its pass-ons and hand-overs.
+// The queue's live webhook target as a Task Queue Trigger reads it when nudged to look (listener.ts).
 
 export type TriggerContext = IHookFunctions | IWebhookFunctions | IPollFunctions;
 
-const holderTargets = rememberedMap<
-	string,
-	{ target: string | null; readAt: number; forcedAt: number }
->('holderTargets');
-const TARGET_MAX_AGE_MS = 60_000;
+const liveTargets = rememberedMap<string, { target: Promise<string | null>; readAt: number }>(
+	'liveTargets',
+);
+/** A caller cannot make a trigger read its queue's webhook more often than this. */
 const REREAD_GAP_MS = 2_000;
+/** A look after this long reads the queue's webhook again. */
+export const LOOK_GAP_MS = REREAD_GAP_MS + 100;
 
-/**
- * The queue's live target; read again when older than a minute, or when `stale` (what was read does
- * not fit a message) at most once every 2 s: a caller cannot make this trigger read the service more.
- */
-export async function liveTarget(
-	this: TriggerContext,
-	queueId: number,
-	stale = false,
-): Promise<string | null> {
+/** The queue's live target, read again when the last read is more than 2 s old. */
+export async function liveTarget(this: TriggerContext, queueId: number): Promise<string | null> {
 	const node = this.getNode();
 	const key = `${this.getWorkflow().id}:${node.id}:${node.webhookId}:${queueId}`;
-	const cached = holderTargets.get(key);
-	const now = Date.now();
-	if (cached && !stale && now - cached.readAt < TARGET_MAX_AGE_MS) return cached.target;
-	if (cached && stale && now - cached.forcedAt < REREAD_GAP_MS) return cached.target;
-	const target = await getWebhookTarget.call(this, queueId);
-	holderTargets.set(key, {
-		target,
-		readAt: Date.now(),
-		forcedAt: stale ? now : (cached?.forcedAt ?? 0),
-	});
-	return target;
-}
-
-/** Reads the live target until `accepts` holds for it (at most one read again); false otherwise. */
-export async function liveTargetThat(
-	this: TriggerContext,
-	queueId: number,
-	accepts: (target: string) => boolean,
-): Promise<string | undefined> {
-	for (const stale of [false, true]) {
-		const target = await liveTarget.call(this, queueId, stale);
-		if (target && accepts(target)) return target;
-	}
-	return undefined;
+	const cached = liveTargets.get(key);
+	if (cached && Date.now() - cached.readAt < REREAD_GAP_MS) return await cached.target;
+	// calls at once share one read
+	const target = getWebhookTarget.call(this, queueId);
+	liveTargets.set(key, { target, readAt: Date.now() });
+	// a failed read is not kept: the next call reads again
+	target.catch(() => liveTargets.delete(key));
+	return await target;
 }
 
 /** Forgets what was read (the queue now points at this trigger). */
 export function forgetLiveTargets(): void {
-	holderTargets.clear();
+	liveTargets.clear();
 }

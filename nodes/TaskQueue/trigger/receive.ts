@@ -7,17 +7,16 @@ import { isSignedByCredential } from '../transport/credentials';
 import type { Announcement } from '../waiting/messages';
 import { isSignedAnnouncement, parseResumeAddress } from '../waiting/messages';
 import { secretMatches } from './deliveryChecks';
-import { admitListener, fullListMessage, removeListener } from './holder';
-import type { ListenerMessage, PassedOn } from './inbox';
+import { admitListener, fullListMessage } from './holder';
 import { readInbox } from './inbox';
-import { answerProof, isFromHolder, takeOverQueue } from './listener';
+import { receiveNudge } from './listener';
 import type { CheckRecordCall } from './relay/checkRecord';
 import { isSignedRecord, keepCheckRecord } from './relay/checkRecord';
 import { rememberDeadline } from './relay/deadlines';
 import { rememberRun } from './relay/knownRuns';
 import { answer, durableRecords, receiveTask, scopeOf } from './webhookDelivery';
 import type { Registration } from './state/staticData';
-import { readRegistration, writeRegistration } from './state/staticData';
+import { readRegistration } from './state/staticData';
 
 // The trigger's webhook(): every POST to its address, read by the one inbox (inbox.ts, where each
 // kind's rule is written) and handled by kind. The service's deliveries go on to webhookDelivery.ts.
@@ -33,16 +32,9 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const registration = readRegistration(state);
 	const message = readInbox(this.getBodyData());
 
-	// --- messages that carry their own proof instead of this trigger's secret ---
-	if (message.kind === 'listener' && 'prove' in message.message) {
-		// needs nothing of static data: answered while n8n is still activating this trigger
-		const own = {
-			queueId: registration?.queueId ?? getTriggerQueueId.call(this),
-			url: registration?.url ?? (this.getNodeWebhookUrl('default') as string),
-		};
-		const proof = await answerProof.call(this, own, message.message.prove);
-		return answer.call(this, proof.status, proof.body);
-	}
+	// --- a nudge carries no data: anyone may send it, it only makes a listener read the queue ---
+	if (message.kind === 'nudge')
+		return await receiveNudge.call(this, state, registration, message.look);
 	if (!registration) {
 		const provisional = await notSavedYet.call(this, message);
 		if (!provisional) return refuse.call(this);
@@ -53,13 +45,6 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			(message as { body: unknown }).body,
 			false,
 		);
-	}
-	if (message.kind === 'passedOn')
-		return await receivePassedOn.call(this, state, registration, message.passed);
-	if (message.kind === 'listener' && 'hold' in message.message) {
-		const taken = await takeOverQueue.call(this, state, registration, message.message.hold);
-		if (taken.status === 200) writeRegistration(state, { ...registration, listening: false });
-		return answer.call(this, taken.status, taken.body);
 	}
 
 	// --- authentication: the secret this node registered with the queue ---
@@ -73,8 +58,8 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 			return await receiveAnnouncement.call(this, registration, message.announcement);
 		case 'checkRecord':
 			return await receiveCheckRecord.call(this, state, registration, message.call);
-		case 'listener':
-			return await holderAnswers.call(this, state, registration, message.message);
+		case 'join':
+			return await holderAnswers.call(this, state, registration, message.url);
 		case 'delivery':
 			return await receiveTask.call(
 				this,
@@ -84,24 +69,6 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 				!registration.listening,
 			);
 	}
-}
-
-/** A delivery the queue's holder passed on: checked against the live target, never passed on again. */
-async function receivePassedOn(
-	this: IWebhookFunctions,
-	state: IDataObject,
-	registration: Registration,
-	passed: PassedOn,
-): Promise<IWebhookResponseData> {
-	if (!(await isFromHolder.call(this, registration, passed)))
-		return answer.call(this, 401, { message: "Not passed on by the queue's holder" });
-	let body: unknown;
-	try {
-		body = JSON.parse(passed.delivery);
-	} catch {
-		return answer.call(this, 400, { message: 'The passed-on delivery is not JSON' });
-	}
-	return await receiveTask.call(this, state, registration, body, false);
 }
 
 /** A Create and Wait of this n8n says which tasks it waits for (trigger/relay/knownRuns.ts). */
@@ -146,7 +113,8 @@ async function receiveCheckRecord(
 		call.record,
 		durableRecords.call(this),
 	);
-	return answer.call(this, 200, { recorded: kept });
+	// answered by n8n once it has saved the record: the check's next record starts from it
+	return { webhookResponse: { recorded: kept } };
 }
 
 /**
@@ -185,36 +153,29 @@ function refuse(this: IWebhookFunctions): IWebhookResponseData {
 	return answer.call(this, 401, { message: 'Unauthorized' });
 }
 
-/** A listener's join or leave, at the trigger that holds the queue (holder.ts, listener.ts). */
+/** A listener asks the trigger that holds the queue to nudge it (holder.ts, listener.ts). */
 async function holderAnswers(
 	this: IWebhookFunctions,
 	state: IDataObject,
 	registration: Registration,
-	message: ListenerMessage,
+	url: string,
 ): Promise<IWebhookResponseData> {
 	if (registration.listening)
 		return answer.call(this, 409, { message: 'This trigger listens through another one' });
-	if ('leave' in message) {
-		if (!removeListener(state, message.leave))
-			return answer.call(this, 403, {
-				message: 'Not a listener of this trigger, or not its token',
-			});
-		return answer.call(this, 200, { left: true });
-	}
-	if (!('join' in message))
-		return answer.call(this, 400, { message: 'Not a message for the holder' });
-	const outcome = await admitListener.call(this, state, registration, message.join.url);
+	const outcome = await admitListener.call(this, state, registration, url);
 	if (outcome === 'full')
 		return answer.call(this, 409, { full: true, message: fullListMessage(registration.queueId) });
 	if (outcome !== 'joined') {
 		this.logger.warn(
-			`Task Queue Trigger: refused a join of queue ${registration.queueId} by an address that did not prove it is a Task Queue Trigger listening to it (${message.join.url.slice(0, 200)})`,
+			`Task Queue Trigger: refused a join of queue ${registration.queueId} by an address where no Task Queue Trigger on this queue answered (${url.slice(0, 200)})`,
 		);
 		return answer.call(this, 403, {
-			message: 'The address did not prove it is a Task Queue Trigger listening to this queue',
+			message: 'No Task Queue Trigger listening to this queue answered at the address',
 		});
 	}
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const previous = options.restorePreviousWebhook !== false ? registration.previousTarget : null;
-	return answer.call(this, 200, { joined: true, previous });
+	// answered by n8n once it has saved the list (an answer of the node's own goes before the save,
+	// and the next join could read the list without this one)
+	return { webhookResponse: { joined: true, previous } };
 }

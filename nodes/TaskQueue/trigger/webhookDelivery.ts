@@ -16,13 +16,12 @@ import {
 	writeHeldCheckRecord,
 } from './relay/checkRecord';
 import { forwardToWaiting, isOrdinary } from './relay/forward';
-import { passToListeners } from './holder';
+import { nudgeListeners } from './holder';
 import { handOverTestEvent } from './testEvents';
 import type { Registration } from './state/staticData';
 
-// A delivery of the service (or one the queue's holder passed on): checked, passed on to the
-// listeners once, deduplicated, caught up, forwarded to a waiting run or emitted (receive.ts reads
-// every message the trigger's address takes).
+// A delivery of the service: checked, deduplicated, caught up, forwarded to a waiting run or
+// emitted, and the listeners nudged (receive.ts reads every message the trigger's address takes).
 
 /** Answers the caller without starting an execution. */
 export function answer(
@@ -41,13 +40,13 @@ export function durableRecords(this: IWebhookFunctions, registration?: Registrat
 	return options.catchUp === true || options.emitRecompletions === false;
 }
 
-/** A delivery of the service (or passed on by the holder): checked, passed on once, accepted. */
+/** A delivery of the service: checked and accepted; the holder nudges its listeners meanwhile. */
 export async function receiveTask(
 	this: IWebhookFunctions,
 	state: IDataObject,
 	registration: Registration,
 	body: unknown,
-	passOn: boolean,
+	nudge: boolean,
 ): Promise<IWebhookResponseData> {
 	const check = checkDelivery(body, registration.queueId);
 	if (!check.ok) {
@@ -56,14 +55,12 @@ export async function receiveTask(
 		);
 		return answer.call(this, 400, { message: check.reason });
 	}
-	// the holder of the queue passes each delivery on to the triggers listening through it
-	const passing = passOn
-		? passToListeners.call(this, state, registration, JSON.stringify(check.task))
-		: undefined;
+	// the triggers listening through this one read the queue themselves: they are only told to
+	const nudging = nudge ? nudgeListeners.call(this, state, registration.queueId) : undefined;
 	try {
 		return await acceptDelivery.call(this, state, registration, check.task);
 	} finally {
-		await passing;
+		await nudging;
 	}
 }
 
@@ -151,11 +148,32 @@ async function respondWritten(
 	dataOnly: boolean,
 ): Promise<IWebhookResponseData> {
 	const emit = await notTaken.call(this, tasks);
-	if (emit.length === 0) {
-		this.getResponseObject().status(200).json({ received: true, forwarded: true });
-		return { noWebhookResponse: true, workflowData: undefined };
-	}
-	this.getResponseObject().status(200).json({ message: 'Workflow was started' });
+	this.getResponseObject()
+		.status(200)
+		.json(
+			emit.length > 0 ? { message: 'Workflow was started' } : { received: true, forwarded: true },
+		);
+	return itemsOf.call(this, emit, dataOnly);
+}
+
+/**
+ * For a caller answered already (a nudge): what to emit of `tasks`, returned with `noWebhookResponse`
+ * so that n8n saves what webhook() wrote before it starts the execution (as respondWritten).
+ */
+export async function emitAnswered(
+	this: IWebhookFunctions,
+	tasks: CompletedTask[],
+	dataOnly: boolean,
+): Promise<IWebhookResponseData> {
+	return itemsOf.call(this, tasks.length > 0 ? await notTaken.call(this, tasks) : [], dataOnly);
+}
+
+function itemsOf(
+	this: IWebhookFunctions,
+	emit: CompletedTask[],
+	dataOnly: boolean,
+): IWebhookResponseData {
+	if (emit.length === 0) return { noWebhookResponse: true, workflowData: undefined };
 	return started.call(this, {
 		noWebhookResponse: true,
 		workflowData: [emit.map((t) => toItem(t, dataOnly))],

@@ -1,5 +1,5 @@
 import type { IDataObject, IHookFunctions, INode, IPollFunctions } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { asNodeError } from '../helpers/errors';
 import { getTriggerQueueId } from '../helpers/queue';
@@ -136,12 +136,7 @@ async function prepare(this: IHookFunctions): Promise<Activation> {
 	const node = this.getNode();
 	checkWebhookUrl(url, () => node);
 	const credentials = await getTaskQueueCredentials.call(this);
-	// a listener activated again (n8n 1.x asks on each start) keeps its secret: the address its
-	// holder passes deliveries to stays valid even when the holder cannot be told now
-	const secret =
-		previous?.listening && previous.queueId === queueId && previous.url === url
-			? previous.secret
-			: newSecret(url, () => node, { key: credentials.apiKey, queueId });
+	const secret = newSecret(url, () => node, { key: credentials.apiKey, queueId });
 	return {
 		state,
 		previous,
@@ -166,48 +161,38 @@ function keep(
 	freshRegistrations.add(registrationKey(this));
 }
 
-async function startCursorIfNew(this: IHookFunctions, activation: Activation): Promise<void> {
+/** A cursor from now for Catch Up or a listener, unless this trigger kept one for this queue. */
+async function startCursorIfNew(
+	this: IHookFunctions,
+	activation: Activation,
+	listening = false,
+): Promise<void> {
 	const { options, previous, queueId, state } = activation;
-	if (options.catchUp === true && (previous?.queueId !== queueId || !state.cursor))
+	if ((options.catchUp === true || listening) && (previous?.queueId !== queueId || !state.cursor))
 		await startCursor.call(this, state, queueId);
 }
 
-/** How often, a second apart, a join the holder could not answer is tried again during activation. */
-const JOIN_RETRIES = 5;
-
 /**
- * Joins the holder; when it cannot answer yet (published together with this one, n8n has not saved
- * its registration: 401), tries again a second later, up to JOIN_RETRIES times, as long as the
- * queue still points at another trigger of this n8n.
+ * Another Task Queue Trigger of this n8n holds the queue: this one listens (listener.ts). It reads the
+ * queue from its own cursor, placed now, and asks the holder to nudge it after each delivery; a
+ * holder that cannot answer yet (published together: n8n has not saved its registration) is joined
+ * at this trigger's first check, which reads the queue meanwhile.
  */
-async function joinSoon(this: IHookFunctions, activation: Activation, holder: string) {
-	const { queueId, url } = activation;
-	let joined = await joinHolder.call(this, holder, url);
-	for (let attempt = 0; joined.outcome === 'no answer' && attempt < JOIN_RETRIES; attempt++) {
-		await sleep(1_000);
-		const live = await getWebhookTarget.call(this, queueId);
-		if (!isTriggerOfThisN8n(live, url) || classifyTarget(live, url) === 'mine') break;
-		joined = await joinHolder.call(this, live as string, url);
-	}
-	return joined;
-}
-
-/** Another Task Queue Trigger of this n8n holds the queue: this one listens through it (listener.ts). */
 async function listenThrough(
 	this: IHookFunctions,
 	activation: Activation,
 	holder: string,
 ): Promise<boolean> {
-	const { queueId, node, state } = activation;
-	await startCursorIfNew.call(this, activation);
-	const joined = await joinSoon.call(this, activation, holder);
+	const { queueId, node, state, url } = activation;
+	await startCursorIfNew.call(this, activation, true);
+	const joined = await joinHolder.call(this, holder, url);
 	if (joined.outcome === 'full') throw new NodeOperationError(node, fullListMessage(queueId));
-	// what the holder puts back at the end, as its own answer says: if the queue is handed to this
-	// trigger, it puts the same back
+	// what the holder puts back at the end, as its own answer says: if this trigger takes the queue
+	// when the holder goes, it puts the same back
 	keep.call(this, activation, { previousTarget: joined.previous, listening: true });
 	keepListeners(state, []);
 	this.logger.info(
-		`Task Queue Trigger: queue ${queueId} is held by another Task Queue Trigger of this n8n (${new URL(holder).pathname}); this one ${joined.outcome === 'joined' ? 'listens through it' : `joins it at its next check (${joined.outcome} now)`}: each receives every completed task`,
+		`Task Queue Trigger: queue ${queueId} is held by another Task Queue Trigger of this n8n (${new URL(holder).pathname}); this one ${joined.outcome === 'joined' ? 'listens through it' : `joins it at its first check (${joined.outcome} now)`} and reads the queue itself: each emits every completed task`,
 	);
 	return true;
 }

@@ -5,7 +5,6 @@ import { getTriggerQueueId } from '../helpers/queue';
 import { classifyTarget, isTriggerOfThisN8n, withoutQuery } from '../helpers/webhookTarget';
 import { getWebhookTarget, setWebhookTarget } from '../transport/endpoints';
 import { handOver } from './holder';
-import { leaveHolder } from './listener';
 import type { Registration } from './state/staticData';
 import { forgetRegistration, listenersOf, readRegistration } from './state/staticData';
 
@@ -24,11 +23,11 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 	const live = await readLive.call(this, queueId, registration);
 	if (live === undefined) return true;
 	if (registration && isTriggerOfThisN8n(live, url) && classifyTarget(live, url) !== 'mine') {
-		// this trigger listens through another one (or was handed over from): it leaves
-		await leaveHolder.call(this, live as string, url);
+		// this trigger listens through another one: once n8n no longer knows its address (404), the
+		// holder's next nudge drops it
 		this.logger.info(`Task Queue Trigger: stopped listening to queue ${queueId}`);
 	} else if (classifyTarget(live, url) === 'mine') {
-		await letGo.call(this, state, queueId, url, registration);
+		await letGo.call(this, state, queueId, registration);
 	} else if (registration) {
 		this.logger.info(
 			`Task Queue Trigger: the webhook of queue ${queueId} no longer points at this workflow (changed since); left as it is`,
@@ -77,15 +76,14 @@ async function readLive(
 }
 
 /**
- * The queue points at this trigger: its listeners go on (the first that answers takes the queue,
- * pointing it at itself, with the others; it keeps what this one would have put back), or the
- * previous target is put back.
+ * The queue points at this trigger: the previous target is put back (or the webhook removed), then
+ * its listeners are asked to look (holder.ts): the first takes the queue and puts the same back at
+ * the end. Nothing is lost meanwhile: the listeners read the queue from their own cursors.
  */
 async function letGo(
 	this: IHookFunctions,
 	state: IDataObject,
 	queueId: number,
-	url: string,
 	registration: Registration | undefined,
 ): Promise<void> {
 	const options = this.getNodeParameter('options', {}) as IDataObject;
@@ -93,20 +91,17 @@ async function letGo(
 		options.restorePreviousWebhook !== false && registration?.previousTarget
 			? registration.previousTarget
 			: '';
-	const next =
-		registration && listenersOf(state).length > 0
-			? await handOver.call(this, state, registration)
-			: undefined;
-	if (next) {
-		const now = await getWebhookTarget.call(this, queueId);
-		if (isTriggerOfThisN8n(now, url) && classifyTarget(now, url) !== 'mine')
-			await leaveHolder.call(this, now as string, url);
+	await setWebhookTarget.call(this, queueId, back);
+	if (
+		registration &&
+		listenersOf(state).length > 0 &&
+		(await handOver.call(this, state, queueId))
+	) {
 		this.logger.info(
-			`Task Queue Trigger: handed queue ${queueId} to another Task Queue Trigger of this n8n that listened to it (${new URL(next).pathname})`,
+			`Task Queue Trigger: handed queue ${queueId} to another Task Queue Trigger of this n8n that listened to it`,
 		);
 		return;
 	}
-	await setWebhookTarget.call(this, queueId, back);
 	this.logger.info(
 		back
 			? `Task Queue Trigger: restored the previous webhook of queue ${queueId} (${withoutQuery(back)})`

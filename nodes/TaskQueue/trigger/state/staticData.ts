@@ -21,11 +21,11 @@ import { isCompletedTask } from '../../transport/schemas';
 //
 // | key | what it holds | written by | process (queue mode) |
 // |---|---|---|---|
-// | registration | the trigger's queue, URL, secret, previous target, whether it listens | activation, deactivation (webhookRegistration.ts, webhookRemoval.ts), a hand-over (listener.ts via receive.ts) | main; a hand-over on a webhook process |
-// | cursor | Catch Up's point: the newest completion emitted, with the ids sharing its time | activation, deliveries with Catch Up (webhookDelivery.ts) | main; webhook processes |
+// | registration | the trigger's queue, URL, secret, previous target, whether it listens | activation, deactivation (webhookRegistration.ts, webhookRemoval.ts), a nudge to look (listener.ts) | main; a nudge on a webhook process |
+// | cursor | Catch Up's or a listener's point: the newest completion emitted, with the ids sharing its time | activation, deliveries with Catch Up (catchUp.ts), a listener's nudges (listener.ts) | main; webhook processes |
 // | seen | the last 1,000 completion keys accepted (Catch Up on, or re-completions dropped) | deliveries (deliveryChecks.ts) | webhook processes |
 // | lastDelivery | which process handled the last such delivery, and when | deliveries (deliveryChecks.ts) | webhook processes |
-// | listeners | a holder's listeners: each address and the hash of its leave token, never a secret | joins and leaves (holder.ts via receive.ts) | webhook processes |
+// | listeners | the addresses a holder nudges, never a secret | joins, nudges (holder.ts) | webhook processes |
 // | lostCompletionCheck | where Check for Lost Completions restarts, and the deadlines of the runs it wakes (relay/deadlines.ts) | its signed record (relay/checkRecord.ts via receive.ts) | webhook processes |
 // | queueId, cursor, unsettled | the Poll Trigger's queue, cursor, and completions to pass on again | its poll (pollTrigger.ts) | main |
 
@@ -39,7 +39,7 @@ export interface Registration {
 	previousTarget: string | null;
 	/** A registration for "listen for test event" (n8n keeps its static data apart). */
 	test: boolean;
-	/** Another Task Queue Trigger of this n8n holds the queue: this one is its listener (listener.ts). */
+	/** Another Task Queue Trigger of this n8n holds the queue: this one listens, reading it itself (listener.ts). */
 	listening: boolean;
 	/** Made up from a signed secret while n8n has not saved the activation yet (never stored). */
 	notSaved?: boolean;
@@ -89,25 +89,16 @@ export function writeTriggerCursor(state: IDataObject, cursor: Cursor | undefine
 	if (cursor) state.cursor = cursor as unknown as IDataObject;
 }
 
-/** What a holder keeps of a listener (`listeners`). */
-export interface Listener {
-	url: string;
-	leaveHash: string;
+/** The addresses a holder nudges (`listeners`); an entry of an older format keeps its address only. */
+export function listenersOf(state: IDataObject): string[] {
+	if (!Array.isArray(state.listeners)) return [];
+	return (state.listeners as unknown[])
+		.map((l) => (typeof l === 'object' && l !== null ? (l as IDataObject).url : l))
+		.filter((url): url is string => typeof url === 'string');
 }
 
-const isListener = (value: unknown): value is Listener =>
-	typeof value === 'object' &&
-	value !== null &&
-	typeof (value as Listener).url === 'string' &&
-	typeof (value as Listener).leaveHash === 'string';
-
-/** The listeners a holder keeps (entries of an older format, which held secrets, are dropped). */
-export function listenersOf(state: IDataObject): Listener[] {
-	return Array.isArray(state.listeners) ? (state.listeners as unknown[]).filter(isListener) : [];
-}
-
-export function keepListeners(state: IDataObject, listeners: Listener[]): void {
-	if (listeners.length > 0) state.listeners = listeners as unknown as IDataObject[];
+export function keepListeners(state: IDataObject, listeners: string[]): void {
+	if (listeners.length > 0) state.listeners = listeners;
 	else delete state.listeners;
 }
 

@@ -1,12 +1,11 @@
 // The one signer: every purpose verifies for itself only, signatures made by earlier versions (each
 // written out with its own createHmac) still verify, no other shipped file signs, and the table of
 // docs/waiting-protocol.md ("What is signed") is the code's.
-import { createHash, createHmac } from 'crypto';
+import { createHmac } from 'crypto';
 import { readdirSync, readFileSync, statSync } from 'fs';
 import { join, relative } from 'path';
 
 import {
-	hashOf,
 	PURPOSES,
 	sameSecret,
 	sign,
@@ -31,18 +30,18 @@ function shippedFiles(dir: string): string[] {
 }
 
 test('a signature verifies for its key, purpose and fields only', () => {
-	const signature = sign('k', 'pass-on', ['a', 'b']);
-	expect(verify(signature, 'k', 'pass-on', ['a', 'b'])).toBe(true);
-	expect(verify(signature, 'k', 'hold', ['a', 'b'])).toBe(false);
-	expect(verify(signature, 'k', 'pass-on', ['a', 'c'])).toBe(false);
-	expect(verify(signature, 'k', 'pass-on', ['a\nb'])).toBe(false);
-	expect(verify(signature, 'other', 'pass-on', ['a', 'b'])).toBe(false);
-	expect(verify(signature, '', 'pass-on', ['a', 'b'])).toBe(false);
+	const signature = sign('k', 'check-record', ['a', 'b']);
+	expect(verify(signature, 'k', 'check-record', ['a', 'b'])).toBe(true);
+	expect(verify(signature, 'k', 'announcement', ['a', 'b'])).toBe(false);
+	expect(verify(signature, 'k', 'check-record', ['a', 'c'])).toBe(false);
+	expect(verify(signature, 'k', 'check-record', ['a\nb'])).toBe(false);
+	expect(verify(signature, 'other', 'check-record', ['a', 'b'])).toBe(false);
+	expect(verify(signature, '', 'check-record', ['a', 'b'])).toBe(false);
 	// another length, uppercase, not hex, not a string
-	expect(verify(signature.slice(0, 32), 'k', 'pass-on', ['a', 'b'])).toBe(false);
-	expect(verify(signature.toUpperCase(), 'k', 'pass-on', ['a', 'b'])).toBe(false);
-	expect(verify(`${signature.slice(0, 63)}g`, 'k', 'pass-on', ['a', 'b'])).toBe(false);
-	expect(verify(undefined, 'k', 'pass-on', ['a', 'b'])).toBe(false);
+	expect(verify(signature.slice(0, 32), 'k', 'check-record', ['a', 'b'])).toBe(false);
+	expect(verify(signature.toUpperCase(), 'k', 'check-record', ['a', 'b'])).toBe(false);
+	expect(verify(`${signature.slice(0, 63)}g`, 'k', 'check-record', ['a', 'b'])).toBe(false);
+	expect(verify(undefined, 'k', 'check-record', ['a', 'b'])).toBe(false);
 	const short = sign('k', 'address', ['a'], 32);
 	expect(short).toMatch(/^[0-9a-f]{32}$/);
 	expect(verify(short, 'k', 'address', ['a'], 32)).toBe(true);
@@ -60,8 +59,7 @@ test.each(PURPOSES.map((purpose) => [purpose]))(
 	},
 );
 
-test('hashes and secrets', () => {
-	expect(hashOf('token')).toBe(createHash('sha256').update('token').digest('hex'));
+test('secrets', () => {
 	expect(sameSecret('a'.repeat(64), 'a'.repeat(64))).toBe(true);
 	expect(sameSecret('a', 'a'.repeat(64))).toBe(false);
 });

@@ -230,12 +230,15 @@ export class WebhookTriggerUnderTest {
 		body: unknown;
 		query?: Record<string, string>;
 		headers?: Record<string, string>;
+		/** The caller gets its answer when the node ends the response, maybe before webhook() returns. */
+		onAnswer?: (response: RecordedResponse) => void;
 	}): Promise<Delivery> {
 		const env = this.env();
 		// n8n reads the workflow from its database, then runs webhook(), then saves static data:
 		// a round trip on each side lets concurrent calls overlap as they do in n8n.
 		await new Promise((resolve) => setTimeout(resolve, this.dbLatencyMs));
 		const { context, response } = webhookContext(env, request);
+		if (request.onAnswer) response.onEnded = () => request.onAnswer?.(response);
 		const result = await webhookTrigger.webhook.call(context);
 		if (result.noWebhookResponse !== true && result.workflowData && this.n8nMajor === 2) {
 			// n8n 2.x: the execution's Workflow is built over the same static data before the answer.
@@ -248,6 +251,9 @@ export class WebhookTriggerUnderTest {
 				staticData: env.workflow.staticData,
 			});
 		}
+		// n8n answers with what webhook() gave it only after saving the static data
+		if (!response.ended && !result.workflowData && result.webhookResponse !== undefined)
+			response.body = result.webhookResponse;
 		const changed = env.workflow.staticData.__dataChanged === true;
 		await new Promise((resolve) => setTimeout(resolve, this.dbLatencyMs));
 		if (changed) this.db = clone(env.workflow.staticData);
@@ -267,14 +273,17 @@ function answerWith(
 	request: { body: unknown; query: Record<string, string> },
 	res: http.ServerResponse,
 ): void {
+	const send = (response: RecordedResponse) => {
+		if (res.headersSent) return;
+		res.statusCode = response.statusCode;
+		res.setHeader('content-type', 'application/json');
+		res.end(JSON.stringify(response.body ?? { message: 'Workflow was started' }));
+	};
 	trigger
-		.deliver(request)
-		.then(({ response }) => {
-			res.statusCode = response.statusCode;
-			res.setHeader('content-type', 'application/json');
-			res.end(JSON.stringify(response.body ?? { message: 'Workflow was started' }));
-		})
+		.deliver({ ...request, onAnswer: send })
+		.then(({ response }) => send(response))
 		.catch((error: Error) => {
+			if (res.headersSent) return;
 			res.statusCode = 500;
 			res.end(JSON.stringify({ message: error.message }));
 		});

@@ -2,18 +2,14 @@
 import { readInbox } from '../../../../nodes/TaskQueue/trigger/inbox';
 
 const url = 'http://localhost:5678/webhook/b0000000-0000-4000-8000-00000000000b/task-completed';
-const token = 'a'.repeat(64);
 const bodies: Record<string, unknown> = {
 	delivery: { id: 1, status: 'completed', queue_id: 101 },
-	passedOn: { taskQueuePassedOn: { from: url, to: url, delivery: '{}', signature: token } },
 	announcement: { taskQueueWaitingRun: { address: url, tasks: [1, 2] } },
 	checkRecord: {
 		taskQueueCheckedThrough: { queueId: 101, at: '2026-11-26T10:00:00.000', ids: [1] },
 	},
-	join: { taskQueueListener: { join: { url } } },
-	leave: { taskQueueListener: { leave: { url, token } } },
-	prove: { taskQueueListener: { prove: { holder: url, nonce: token } } },
-	hold: { taskQueueListener: { hold: { from: url, others: [url], signature: token } } },
+	join: { taskQueueListener: { join: url } },
+	nudge: { taskQueueNudge: {} },
 };
 
 describe('readInbox', () => {
@@ -23,13 +19,17 @@ describe('readInbox', () => {
 		);
 		expect(kinds).toEqual({
 			delivery: 'delivery',
-			passedOn: 'passedOn',
 			announcement: 'announcement',
 			checkRecord: 'checkRecord',
-			join: 'listener',
-			leave: 'listener',
-			prove: 'listener',
-			hold: 'listener',
+			join: 'join',
+			nudge: 'nudge',
+		});
+		expect(readInbox(bodies.join)).toEqual({ kind: 'join', url });
+		expect(readInbox(bodies.nudge)).toEqual({ kind: 'nudge', look: false });
+		// a nudge carries nothing but whether to look at the queue's webhook: other keys are ignored
+		expect(readInbox({ taskQueueNudge: { look: true, tasks: [{ id: 1 }] } })).toEqual({
+			kind: 'nudge',
+			look: true,
 		});
 	});
 
@@ -42,10 +42,10 @@ describe('readInbox', () => {
 				expect(readInbox({ ...(bodies.delivery as object), ...first }).kind).not.toBe('delivery');
 			}
 		for (const body of [
-			{ taskQueueListener: { join: `${url}?secret=s` } },
+			{ taskQueueListener: { join: { url } } },
+			{ taskQueueListener: { join: 'ftp://example.com/x' } },
 			{ taskQueueListener: { hold: [], previous: 'https://collector.example.com/' } },
-			{ taskQueueListener: { join: { url }, leave: { url, token } } },
-			{ taskQueuePassedOn: { from: url, to: url, delivery: {}, signature: token } },
+			{ taskQueueNudge: 'now' },
 			{ taskQueueWaitingRun: { address: url, tasks: ['x'] } },
 			{ taskQueueCheckedThrough: { queueId: 101, at: 'now', ids: [] } },
 		])

@@ -1,10 +1,10 @@
 // Several Task Queue Triggers of one n8n on one queue: the first holds the queue's one webhook, the
-// others listen through it. Each receives every completion once; deactivating one leaves the others
-// receiving. Two triggers of two workflows behind one stand-in n8n address (the same origin, as in
-// one n8n), their deliveries run through webhook() as n8n runs them.
+// others listen: the holder nudges them after each delivery and each reads the queue itself, from
+// its own cursor. Each emits every completion once; deactivating one leaves the others emitting.
+// Triggers of several workflows behind one stand-in n8n address (the same origin, as in one n8n),
+// every call run through webhook() as n8n runs it.
 import http from 'http';
 import type { AddressInfo } from 'net';
-import type { IDataObject } from 'n8n-workflow';
 
 import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/processMemory';
 import {
@@ -59,14 +59,14 @@ const target = async () =>
 	((await env.client.getQueue(QUEUE)) as unknown as { webhook?: { target?: string } }).webhook
 		?.target ?? '';
 const emittedIds = (t: WebhookTriggerUnderTest) => t.emitted.map((task) => task.id);
-/** What a holder keeps of a listener: its address and the hash of its leave token, never its secret. */
-const listenerEntry = (t: WebhookTriggerUnderTest) => ({
-	url: t.url(),
-	leaveHash: expect.stringMatching(/^[0-9a-f]{64}$/),
-});
+/** The calls that reached a trigger's address, by kind (the body's first key, or `delivery`). */
+const callsTo = (
+	n8n: { calls: Array<{ path: string; kind: string }> },
+	t: WebhookTriggerUnderTest,
+) => n8n.calls.filter((c) => c.path === new URL(t.url()).pathname).map((c) => c.kind);
 
 describe('several Task Queue Triggers of one n8n on one queue', () => {
-	test('the second joins the first instead of failing; each receives every completion once, duplicates included', async () => {
+	test('the second listens through the first instead of failing; each emits every completion once, duplicates included, and the listener only from its own reads', async () => {
 		const a = trigger('a0000000-0000-4000-8000-00000000000a');
 		const b = trigger('b0000000-0000-4000-8000-00000000000b');
 		const n8n = await oneN8n([a, b]);
@@ -74,36 +74,46 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 			await a.activate();
 			const held = await target();
 			await b.activate();
-			// the queue's one webhook is still the first trigger's; the second listens through it
+			// the queue's one webhook is still the first trigger's; the second listens
 			expect(await target()).toBe(held);
 			expect(b.state().registration).toMatchObject({ listening: true });
-			expect(a.state().listeners).toEqual([listenerEntry(b)]);
+			// the holder keeps the listener's address, nothing else
+			expect(a.state().listeners).toEqual([b.url()]);
+			n8n.calls.length = 0;
 			await env.client.setFaults([{ webhook: 'duplicate', count: 2 }]);
 			const ids = await completeNew(3);
 			await env.client.waitForWebhookCalls(5);
 			await until(() => emittedIds(b).length === 3);
+			await new Promise((resolve) => setTimeout(resolve, 300));
 			expect(emittedIds(a)).toEqual(ids);
 			expect(emittedIds(b)).toEqual(ids);
+			// nothing but nudges reached the listener: what it emitted, it read from the service
+			expect(new Set(callsTo(n8n, b))).toEqual(new Set(['taskQueueNudge']));
 		} finally {
 			await env.client.clearFaults();
 			await n8n.close();
 		}
 	});
 
-	test('deactivating the holder hands the queue to the listener, which goes on receiving; the person-set target comes back when the last one goes', async () => {
+	test('deactivating the holder hands the queue to the listener, which loses nothing meanwhile; the person-set target comes back when the last one goes', async () => {
 		await env.client.setWebhook(QUEUE, 'https://hooks.example.com/intake');
 		const { a, b, n8n } = await holderAndListener({ replaceExistingWebhook: true });
 		try {
+			const before = await completeNew(2);
+			await env.client.waitForWebhookCalls(2);
 			await a.delete();
 			expect(await target()).toBe(`${b.url()}?secret=${b.secret()}`);
+			// b answered the hand-over, then n8n saved what it wrote
+			await until(() => (b.state().registration as { listening: boolean }).listening === false);
 			expect(b.state().registration).toMatchObject({
 				listening: false,
 				previousTarget: 'https://hooks.example.com/intake',
 			});
-			const ids = await completeNew(2);
-			await env.client.waitForWebhookCalls(2);
-			expect(emittedIds(b)).toEqual(ids);
-			expect(emittedIds(a)).toEqual([]);
+			const after = await completeNew(2);
+			await env.client.waitForWebhookCalls(4);
+			await until(() => emittedIds(b).length === 4);
+			expect(emittedIds(b)).toEqual([...before, ...after]);
+			expect(emittedIds(a)).toEqual(before);
 			await b.delete();
 			expect(await target()).toBe('https://hooks.example.com/intake');
 		} finally {
@@ -111,54 +121,42 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 		}
 	});
 
-	test('deactivating a listener leaves the holder receiving, and the listener receives nothing more', async () => {
+	test('a deactivated listener is dropped at the next nudge (n8n no longer knows its address), and the holder goes on emitting', async () => {
 		const { a, b, n8n } = await holderAndListener();
 		try {
 			await b.delete();
-			expect(a.state().listeners).toBeUndefined();
+			n8n.down.add(b);
 			const ids = await completeNew(2);
 			await env.client.waitForWebhookCalls(2);
+			await until(() => emittedIds(a).length === 2);
 			expect(emittedIds(a)).toEqual(ids);
 			expect(emittedIds(b)).toEqual([]);
+			// n8n 2.x may not save what a delivery wrote: the holder's check drops it for good
+			await a.reconcile();
+			expect(a.state().listeners).toBeUndefined();
 		} finally {
 			await n8n.close();
 		}
 	});
 
-	test('a listener activated again while the holder cannot answer (n8n 1.x at start) keeps its secret: deliveries still reach it', async () => {
-		const { a, b, n8n } = await holderAndListener();
-		try {
-			const secret = b.secret();
-			n8n.down.add(a);
-			expect(await b.checkExists()).toBe(false);
-			expect(await b.create()).toBe(true);
-			n8n.down.delete(a);
-			expect(b.secret()).toBe(secret);
-			const ids = await completeNew(1);
-			await env.client.waitForWebhookCalls(1);
-			await until(() => emittedIds(b).length === 1);
-			expect(emittedIds(b)).toEqual(ids);
-		} finally {
-			await n8n.close();
-		}
-	});
-
-	test('a listener the holder dropped (it did not answer, as during a restart) joins again at its next check', async () => {
+	test('a listener whose nudges are lost (it did not answer, as during a restart) emits every completion at its next check, and is nudged again', async () => {
 		const { a, b, n8n } = await holderAndListener();
 		try {
 			n8n.down.add(b);
-			await completeNew(1);
-			await env.client.waitForWebhookCalls(1);
-			expect(emittedIds(b)).toEqual([]);
-			// the holder dropped it (n8n 1.x saves that with the delivery; 2.x may not, and passes on again)
-			delete (a.db['node:Task Queue Trigger'] as IDataObject).listeners;
-			n8n.down.delete(b);
-			expect(await b.reconcile()).toBeNull();
-			expect(a.state().listeners).toEqual([listenerEntry(b)]);
-			const ids = await completeNew(1);
+			const lost = await completeNew(2);
 			await env.client.waitForWebhookCalls(2);
-			await until(() => emittedIds(b).length === 1);
-			expect(emittedIds(b)).toEqual(ids);
+			expect(emittedIds(b)).toEqual([]);
+			await a.reconcile();
+			expect(a.state().listeners).toBeUndefined();
+			n8n.down.delete(b);
+			// the check nudges its own trigger to look: it joins the holder again and reads
+			expect(await b.reconcile()).toBeNull();
+			expect(a.state().listeners).toEqual([b.url()]);
+			expect(emittedIds(b)).toEqual(lost);
+			const ids = await completeNew(1);
+			await env.client.waitForWebhookCalls(3);
+			await until(() => emittedIds(b).length === 3);
+			expect(emittedIds(b)).toEqual([...lost, ...ids]);
 		} finally {
 			await n8n.close();
 		}
@@ -169,31 +167,26 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 async function withSecretOf(t: WebhookTriggerUnderTest, body: unknown) {
 	return (await t.deliver({ body, query: { secret: t.secret() as string } })).response;
 }
-const hex = (c: string) => c.repeat(64);
 
 describe('triggers published together', () => {
-	test('a trigger whose holder is still being activated (its registration not saved yet: 401) joins it as soon as it is, within the activation', async () => {
+	test('a trigger whose holder is still being activated (its registration not saved yet: 401) emits from its activation on: its first check joins the holder and reads what it missed', async () => {
 		const a = trigger('a0000000-0000-4000-8000-00000000000a');
 		const b = trigger('b0000000-0000-4000-8000-00000000000b');
 		const n8n = await oneN8n([a, b]);
 		try {
 			await a.activate();
-			// n8n has not saved A's activation yet: its address knows no registration for 1.5 s
+			// n8n has not saved A's activation yet: its address knows no registration
 			const saved = a.db;
 			a.db = {};
-			const restore = new Promise<void>((resolve) =>
-				setTimeout(() => {
-					a.db = saved;
-					resolve();
-				}, 1_500),
-			);
 			await b.activate();
-			await restore;
-			expect(a.state().listeners).toEqual([listenerEntry(b)]);
+			a.db = saved;
 			expect(b.state().registration).toMatchObject({ listening: true });
+			expect(a.state().listeners).toBeUndefined();
 			const ids = await completeNew(1);
 			await env.client.waitForWebhookCalls(1);
-			await until(() => emittedIds(b).length === 1);
+			expect(emittedIds(b)).toEqual([]);
+			await b.reconcile();
+			expect(a.state().listeners).toEqual([b.url()]);
 			expect(emittedIds(b)).toEqual(ids);
 		} finally {
 			await n8n.close();
@@ -243,26 +236,21 @@ describe('Catch Up with several triggers on one queue', () => {
 });
 
 describe("the trigger's door, against a caller who has the holder's secret (the service, its admins, the workflow's readers)", () => {
-	test('no message makes a trigger call itself: a join or a hold naming the holder, or a pass-on from itself, is refused; one completion is passed on once', async () => {
+	test('no message makes a trigger call itself: a join naming the holder is refused without a call; a completion costs one nudge per listener', async () => {
 		const { a, b, n8n } = await holderAndListener();
 		try {
-			expect(
-				(await withSecretOf(a, { taskQueueListener: { join: { url: a.url() } } })).statusCode,
-			).toBe(403);
-			const hold = { from: a.url(), others: [a.url()], signature: hex('a') };
-			expect((await withSecretOf(a, { taskQueueListener: { hold } })).statusCode).toBe(401);
-			const selfPass = {
-				taskQueuePassedOn: { from: a.url(), to: a.url(), delivery: '{}', signature: hex('b') },
-			};
-			expect((await a.deliver({ body: selfPass })).response.statusCode).toBe(401);
-			expect(a.state().listeners).toEqual([listenerEntry(b)]);
 			n8n.calls.length = 0;
+			expect((await withSecretOf(a, { taskQueueListener: { join: a.url() } })).statusCode).toBe(
+				403,
+			);
+			expect(n8n.calls).toEqual([]);
+			expect(a.state().listeners).toEqual([b.url()]);
 			const ids = await completeNew(1);
 			await env.client.waitForWebhookCalls(1);
 			await until(() => emittedIds(b).length === 1);
 			await new Promise((resolve) => setTimeout(resolve, 300));
-			// the service's one delivery, and one pass-on to the listener: nothing more
-			expect(n8n.calls.map((c) => c.kind)).toEqual(['delivery', 'taskQueuePassedOn']);
+			// the service's one delivery, and one nudge to the listener: nothing more
+			expect(n8n.calls.map((c) => c.kind)).toEqual(['delivery', 'taskQueueNudge']);
 			expect(emittedIds(a)).toEqual(ids);
 			expect(emittedIds(b)).toEqual(ids);
 		} finally {
@@ -270,7 +258,7 @@ describe("the trigger's door, against a caller who has the holder's secret (the 
 		}
 	});
 
-	test('the holder joins only addresses that prove, at the address, that they are Task Queue Triggers on the queue; a redirect is never followed', async () => {
+	test('the holder keeps only addresses where a Task Queue Trigger listening to its queue answers; a redirect is never followed', async () => {
 		let outside = 0;
 		const collector = http.createServer((_req, res) => {
 			outside++;
@@ -279,8 +267,14 @@ describe("the trigger's door, against a caller who has the holder's secret (the 
 		await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
 		const collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/stolen`;
 		const a = trigger('a0000000-0000-4000-8000-00000000000a');
+		// a Task Queue Trigger of this n8n on another queue
+		const elsewhere = new WebhookTriggerUnderTest({
+			credentials: env.credentials(),
+			parameters: { event: 'taskCompleted', queue: locator(QUEUE + 1), options: {} },
+			webhookId: 'e0000000-0000-4000-8000-00000000000e',
+		});
 		const redirecting = '/webhook/c0ffee00-0000-4000-8000-000000000000/task-completed';
-		const n8n = await oneN8n([a], {
+		const n8n = await oneN8n([a, elsewhere], {
 			// another workflow's Webhook node at a trigger-like path, answering with a 307
 			[redirecting]: (_req, res) => {
 				res.statusCode = 307;
@@ -293,6 +287,7 @@ describe("the trigger's door, against a caller who has the holder's secret (the 
 			const origin = n8n.origin;
 			for (const url of [
 				`${origin}${redirecting}`,
+				elsewhere.url(),
 				`${origin}/webhook/user-form/task-completed`,
 				`${origin}/rest/task-completed`,
 				`${origin}/task-completed`,
@@ -303,19 +298,18 @@ describe("the trigger's door, against a caller who has the holder's secret (the 
 				`${origin}/webhook/d0000000-0000-4000-8000-00000000000d/task-completed?x=1`,
 				'https://collector.example.com/webhook/d0000000-0000-4000-8000-00000000000d/task-completed',
 			]) {
-				const response = await withSecretOf(a, { taskQueueListener: { join: { url } } });
+				const response = await withSecretOf(a, { taskQueueListener: { join: url } });
 				expect([url, response.statusCode]).toEqual([url, 403]);
 			}
-			// the old format, with a secret in the address, is not a message at all
-			const old = await withSecretOf(a, {
-				taskQueueListener: { join: `${origin}${redirecting}?secret=s` },
-			});
+			// an earlier format is not a message at all
+			const old = await withSecretOf(a, { taskQueueListener: { join: { url: elsewhere.url() } } });
 			expect(old.statusCode).toBe(400);
 			expect(a.state().listeners).toBeUndefined();
 			expect(outside).toBe(0);
 			const ids = await completeNew(1);
 			await env.client.waitForWebhookCalls(1);
 			expect(emittedIds(a)).toEqual(ids);
+			expect(emittedIds(elsewhere)).toEqual([]);
 			expect(outside).toBe(0);
 		} finally {
 			await n8n.close();
@@ -323,32 +317,54 @@ describe("the trigger's door, against a caller who has the holder's secret (the 
 		}
 	});
 
-	test("no workflow keeps another's secret, and a listener tells a genuine pass-on from a forged one", async () => {
+	test('nudges from anyone, with anything in them, make a listener emit only what the service lists, each once, with one read at a time', async () => {
 		const { a, b, n8n } = await holderAndListener();
 		try {
 			expect(JSON.stringify(a.db)).not.toContain(b.secret() as string);
-			const delivery = JSON.stringify({ id: 99999, status: 'completed' });
-			for (const passed of [
-				{ from: a.url(), to: b.url(), delivery, signature: hex('c') },
-				// signed with the holder's secret as the live target holds it, but for another address
-				{ from: b.url(), to: b.url(), delivery, signature: hex('d') },
-			]) {
-				const { response } = await b.deliver({ body: { taskQueuePassedOn: passed } });
-				expect(response.statusCode).toBe(401);
-			}
-			expect(b.executions).toBe(0);
+			const made = { id: 99999, status: 'completed', queue_id: QUEUE, data: { refund: 5000 } };
+			const nudge = async (look: boolean) =>
+				(await b.deliver({ body: { taskQueueNudge: { look, task: made }, ...made } })).response;
+			await env.client.clearRequests();
+			const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => nudge(i % 2 === 0)));
+			expect(new Set(answers.map((r) => r.statusCode))).toEqual(new Set([200]));
+			expect(b.emitted).toEqual([]);
+			const requests = await env.client.requests();
+			const reads = requests
+				.filter((r) => r.route === 'completed')
+				.sort((x, y) => x.arrivedAt - y.arrivedAt);
+			const webhookReads = requests.filter((r) => r.route === 'getWebhook');
+			// 40 nudges at once: the listener's reads one after the other, never two at once, fewer
+			// than the nudges; the queue's webhook read once (at most once every 2 s)
+			expect(reads.length).toBeGreaterThan(0);
+			expect(reads.length).toBeLessThan(20);
+			for (const [i, read] of reads.entries())
+				if (i > 0) expect(read.arrivedAt).toBeGreaterThan(reads[i - 1].answeredAt);
+			expect(webhookReads).toHaveLength(1);
+			const ids = await completeNew(2);
+			await Promise.all(Array.from({ length: 20 }, () => nudge(false)));
+			await env.client.waitForWebhookCalls(2);
+			await until(() => emittedIds(b).length === 2);
+			await new Promise((resolve) => setTimeout(resolve, 300));
+			expect(emittedIds(b)).toEqual(ids);
+			// the delivery a caller makes up without the secret is refused
+			expect((await b.deliver({ body: made })).response.statusCode).toBe(401);
+			expect(emittedIds(b)).toEqual(ids);
 		} finally {
 			await n8n.close();
 		}
 	});
 
-	test('a forged hold does not choose what is put back: the target restored at the end is one the service held', async () => {
+	test('a forged message does not choose what is put back, and a nudge to look never takes a webhook someone else set', async () => {
 		await env.client.setWebhook(QUEUE, 'https://hooks.example.com/intake');
 		const { a, b, n8n } = await holderAndListener({ replaceExistingWebhook: true });
 		try {
-			// to the holder: refused (it holds the queue); the old `previous` is no field of any message
 			const forged = { hold: [], previous: 'https://collector.example.com/stolen' };
 			expect((await withSecretOf(a, { taskQueueListener: forged })).statusCode).toBe(400);
+			// a person points the queue elsewhere: a nudge to look leaves it so
+			await env.client.setWebhook(QUEUE, 'https://hooks.example.com/other');
+			await b.deliver({ body: { taskQueueNudge: { look: true } } });
+			expect(await target()).toBe('https://hooks.example.com/other');
+			await env.client.setWebhook(QUEUE, `${a.url()}?secret=${a.secret()}`);
 			await a.delete();
 			expect(await target()).toBe(`${b.url()}?secret=${b.secret()}`);
 			await b.delete();
@@ -358,18 +374,14 @@ describe("the trigger's door, against a caller who has the holder's secret (the 
 		}
 	});
 
-	test('no message removes or locks out a genuine listener: a forged leave is refused, junk joins take no place, a full list says so', async () => {
+	test('junk joins take no place and remove no listener', async () => {
 		const { a, b, n8n } = await holderAndListener();
 		try {
-			const leave = { taskQueueListener: { leave: { url: b.url(), token: hex('e') } } };
-			expect((await withSecretOf(a, leave)).statusCode).toBe(403);
 			for (let i = 0; i < 25; i++) {
 				const url = `${n8n.origin}/webhook/e${String(i).padStart(7, '0')}-0000-4000-8000-000000000000/task-completed`;
-				expect((await withSecretOf(a, { taskQueueListener: { join: { url } } })).statusCode).toBe(
-					403,
-				);
+				expect((await withSecretOf(a, { taskQueueListener: { join: url } })).statusCode).toBe(403);
 			}
-			expect(a.state().listeners).toEqual([listenerEntry(b)]);
+			expect(a.state().listeners).toEqual([b.url()]);
 			const ids = await completeNew(1);
 			await env.client.waitForWebhookCalls(1);
 			await until(() => emittedIds(b).length === 1);
