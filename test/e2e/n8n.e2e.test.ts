@@ -602,26 +602,39 @@ describe('webhook trigger', () => {
 const inOneProcess = process.env.TQ_QUEUE_MODE ? describe.skip : describe;
 inOneProcess('Catch Up in a burst', () => {
 	const BURST = 2_000;
-	test(`${BURST.toLocaleString('en')} completions at once, 20% of their deliveries lost: the workflow emits each once, none missing after the next delivery`, async () => {
+	test(`${BURST.toLocaleString('en')} completions at once, 20% of their deliveries lost, three workflows on the queue (one holds it, two listen): each emits each once, none missing after the next delivery`, async () => {
 		await e.client.reset();
-		const webhookId = uniq('tq-burst');
-		const id = await createWorkflow(
-			e,
-			triggerWorkflow(e, `e2e catch-up burst ${webhookId}`, {
-				type: TYPES.trigger,
-				webhookId,
-				parameters: {
-					event: 'taskCompleted',
-					queue: queueLocator(101),
-					options: { catchUp: true, replaceExistingWebhook: true },
-				},
-			}),
-		);
-		try {
-			await activate(e, id);
-			await waitFor('the trigger registered', async () =>
-				(await webhookTarget(e, 101)).includes(webhookId),
+		const webhookIds = ['a', 'b', 'c'].map((x) => uniq(`tq-burst-${x}`));
+		const ids: string[] = [];
+		for (const [i, webhookId] of webhookIds.entries())
+			ids.push(
+				await createWorkflow(
+					e,
+					triggerWorkflow(e, `e2e catch-up burst ${webhookId}`, {
+						type: TYPES.trigger,
+						webhookId,
+						parameters: {
+							event: 'taskCompleted',
+							queue: queueLocator(101),
+							options: { catchUp: true, ...(i === 0 ? { replaceExistingWebhook: true } : {}) },
+						},
+					}),
+				),
 			);
+		try {
+			await activate(e, ids[0]);
+			await waitFor('the first trigger registered', async () =>
+				(await webhookTarget(e, 101)).includes(webhookIds[0]),
+			);
+			const listenersOf = async () =>
+				JSON.stringify((await e.n8n.api.get(`/workflows/${ids[0]}`)).data.staticData);
+			for (const [i, id] of ids.entries()) {
+				if (i === 0) continue;
+				await activate(e, id);
+				await waitFor(`the ${i === 1 ? 'second' : 'third'} trigger listens`, async () =>
+					(await listenersOf()).includes(webhookIds[i]) ? true : undefined,
+				);
+			}
 			const keyOf = (t: { id?: unknown; completed_at?: unknown }) =>
 				`${String(t.id)}:${Date.parse(String(t.completed_at))}`;
 			const before = new Set(
@@ -639,25 +652,26 @@ inOneProcess('Catch Up in a burst', () => {
 				.map(keyOf)
 				.filter((k) => !before.has(k));
 			expect(listed).toHaveLength(BURST + 1);
-			const emittedNow = async () =>
+			const emittedNow = async (id: string) =>
 				(await executions(e, id)).flatMap((x) => nodeOutput(x, 'Trigger')).map(keyOf);
-			await waitFor(
-				'every completion emitted',
-				async () => (await emittedNow()).length >= listed.length,
-				180_000,
-				1_000,
-			);
+			for (const id of ids)
+				await waitFor(
+					`every completion emitted by ${id}`,
+					async () => (await emittedNow(id)).length >= listed.length,
+					180_000,
+					1_000,
+				);
 			await sleep(5_000); // an execution emitting a completion twice would show up meanwhile
-			const emitted = await emittedNow();
-			const twice = emitted.length - new Set(emitted).size;
-			const missing = listed.filter((k) => !emitted.includes(k)).length;
-			expect({ emitted: emitted.length, twice, missing }).toEqual({
-				emitted: BURST + 1,
-				twice: 0,
-				missing: 0,
-			});
+			const counts = [];
+			for (const id of ids) {
+				const emitted = await emittedNow(id);
+				const twice = emitted.length - new Set(emitted).size;
+				const missing = listed.filter((k) => !emitted.includes(k)).length;
+				counts.push({ emitted: emitted.length, twice, missing });
+			}
+			expect(counts).toEqual(ids.map(() => ({ emitted: BURST + 1, twice: 0, missing: 0 })));
 		} finally {
-			await deleteWorkflow(e, id);
+			for (const id of ids) await deleteWorkflow(e, id);
 		}
 	}, 600_000);
 });

@@ -99,6 +99,25 @@ export function cursorAtNewest(newestFirst: CompletedTask[]): Cursor {
 	return advanceCursor(undefined, newestFirst) as Cursor;
 }
 
+/**
+ * "Now": the cursor at the newest completion the service lists, with every id that shares its
+ * instant (a service that writes whole seconds lists many at one instant), so none of them counts
+ * as new. Reads pages until one goes past that instant (at most 10).
+ */
+export async function newestCursor(this: TaskQueueContext, queueId: number): Promise<Cursor> {
+	let cursor: Cursor | undefined;
+	let [offset, limit] = [0, FIRST_PAGE_LIMIT];
+	for (let page = 0; page < 10; page++) {
+		const { tasks } = await fetchCompletedPage.call(this, queueId, offset, limit);
+		cursor = advanceCursor(cursor, tasks.slice(0, 1));
+		const same = tasks.filter((task) => timeKey(task.completed_at) === cursor?.at);
+		cursor = advanceCursor(cursor, same);
+		if (same.length < tasks.length || tasks.length < limit) break;
+		[offset, limit] = [offset + tasks.length, MAX_PAGE];
+	}
+	return cursor ?? { at: '', ids: [] };
+}
+
 /** A completed task as the item both triggers emit: the whole task, or its data only. */
 export function toItem(task: CompletedTask, dataOnly: boolean): INodeExecutionData {
 	return { json: dataOnly ? ((task.data ?? {}) as IDataObject) : (task as unknown as IDataObject) };

@@ -32,6 +32,8 @@ interface Consumer {
 	ahead: BoundedSet<string>;
 	/** The turn in progress: the next one starts when it ends. */
 	turn: Promise<unknown>;
+	/** Whether a turn waits for the one in progress (a listener's nudge then adds none). */
+	waiting?: boolean;
 }
 
 /** Completions handed out ahead of the cursor kept at most per consumer (one per delivery during a backlog read). */
@@ -140,13 +142,26 @@ export async function inTurn<T>(
 	stored: Cursor | undefined,
 	turn: (reader: CompletionReader) => Promise<T>,
 ): Promise<T> {
+	return (await inTurnUnlessWaiting(scope, stored, turn, false)) as T;
+}
+
+/** As inTurn; with `unlessWaiting`, undefined at once when a turn of the consumer waits already (it covers this one). */
+export async function inTurnUnlessWaiting<T>(
+	scope: string,
+	stored: Cursor | undefined,
+	turn: (reader: CompletionReader) => Promise<T>,
+	unlessWaiting = true,
+): Promise<T | undefined> {
 	let consumer = consumers.get(scope);
 	if (!consumer) {
 		consumer = { ahead: new BoundedSet(AHEAD_LIMIT), turn: Promise.resolve() };
 		consumers.set(scope, consumer);
 	}
 	const own = consumer;
+	if (unlessWaiting && own.waiting) return undefined;
+	own.waiting = true;
 	const mine = own.turn.then(async () => {
+		own.waiting = false;
 		const firstHere = own.cursor === undefined;
 		// no stored cursor: the consumer starts afresh (a new activation), whatever this process kept
 		own.cursor = stored ? laterCursor(own.cursor, stored) : undefined;

@@ -158,13 +158,13 @@ export const PROCESS_MEMORY = {
 			"per trigger, the queue's live webhook target as a nudge to look last read it, so that callers cannot make it read more than once every 2 s (trigger/liveTarget.ts)",
 		restart: "one read of the queue's webhook at the next nudge to look",
 	},
-	waitingListenerReads: {
-		process: 'wherever the address of a listener is answered',
-		size: '200 short strings',
+	nudgesUnderWay: {
+		process: 'where deliveries arrive (the holder of a queue)',
+		size: '200 addresses with two promises',
 		bound: 200,
 		holds:
-			'listeners with a read waiting for its turn: a nudge meanwhile starts no read, as that one covers it (trigger/listener.ts)',
-		restart: 'none (nothing waits in a process that restarted)',
+			'per listener address, the nudge under way and the one that follows it, shared by the deliveries that arrive meanwhile (trigger/holder.ts)',
+		restart: 'none (nothing is under way in a process that restarted)',
 	},
 	freshRegistrations: {
 		process: 'main (activation and the check)',

@@ -1,8 +1,7 @@
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
-import { compareCompletions, completionKey, cursorAtNewest } from '../helpers/completions';
+import { compareCompletions, completionKey, newestCursor } from '../helpers/completions';
 import { type CompletionReader, inTurn } from '../helpers/reader';
-import { fetchCompletedPage } from '../transport/completedPages';
 import type { CompletedTask } from '../transport/schemas';
 import type { SeenCompletions } from './deliveryChecks';
 import { readTriggerCursor, writeTriggerCursor } from './state/staticData';
@@ -33,8 +32,7 @@ export async function catchUp(
 	return await inTurn(`catch-up:${scope}`, readTriggerCursor(state), async (reader) => {
 		if (!reader.cursor) {
 			// activated before Catch Up kept a cursor from activation: it starts at the newest listed
-			const page = await fetchCompletedPage.call(this, queueId, 0, 1);
-			reader.startAt(cursorAtNewest(page.tasks));
+			reader.startAt(await newestCursor.call(this, queueId));
 			writeTriggerCursor(state, reader.cursor);
 			records.seen.claim([delivered]);
 			return [delivered];

@@ -2,6 +2,7 @@ import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflo
 import { sleep } from 'n8n-workflow';
 
 import { WEBHOOK_PATH } from '../helpers/webhookTarget';
+import { rememberedMap } from '../runtime/processMemory';
 import { postToThisN8n } from '../transport';
 import { nudgeCall } from './inbox';
 import { LOOK_GAP_MS } from './liveTarget';
@@ -63,6 +64,33 @@ async function nudge(
 	return answer.status === 200 && body?.listening === queueId ? 'listening' : 'gone';
 }
 
+/** Per listener address: the nudge under way, and the one that follows it. */
+const nudges = rememberedMap<string, { running?: Promise<Nudged>; next?: Promise<Nudged> }>(
+	'nudgesUnderWay',
+);
+
+/**
+ * A nudge sent after this call began: one under way now is followed by one more, shared by every
+ * delivery that arrives meanwhile (a burst of deliveries makes two nudges at a time, not one each).
+ */
+async function nudgeSoon(this: IWebhookFunctions, url: string, queueId: number): Promise<Nudged> {
+	const slot = nudges.get(url) ?? {};
+	nudges.set(url, slot);
+	const start = () => {
+		const running = nudge.call(this, url, queueId, false).finally(() => {
+			if (slot.running === running) slot.running = undefined;
+		});
+		slot.running = running;
+		return running;
+	};
+	if (!slot.running) return await start();
+	slot.next ??= slot.running.then(() => {
+		slot.next = undefined;
+		return start();
+	});
+	return await slot.next;
+}
+
 export type JoinOutcome = 'joined' | 'full' | 'not a listener';
 
 /**
@@ -96,7 +124,7 @@ export async function nudgeListeners(
 	const listeners = listenersOf(state);
 	if (listeners.length === 0) return;
 	const answers = await Promise.all(
-		listeners.map(async (url) => await nudge.call(this, url, queueId, false)),
+		listeners.map(async (url) => await nudgeSoon.call(this, url, queueId)),
 	);
 	const gone = listeners.filter((_, i) => answers[i] === 'gone');
 	if (gone.length === 0) return;

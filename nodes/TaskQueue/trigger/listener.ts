@@ -6,17 +6,15 @@ import type {
 } from 'n8n-workflow';
 
 import { getTriggerQueueId } from '../helpers/queue';
-import { cursorAtNewest } from '../helpers/completions';
-import { inTurn } from '../helpers/reader';
+import { newestCursor } from '../helpers/completions';
+import { type CompletionReader, inTurnUnlessWaiting } from '../helpers/reader';
 import {
 	classifyTarget,
 	isTriggerOfThisN8n,
 	targetWithSecret,
 	withoutQuery,
 } from '../helpers/webhookTarget';
-import { rememberedSet } from '../runtime/processMemory';
 import { postToThisN8n } from '../transport';
-import { fetchCompletedPage } from '../transport/completedPages';
 import { setWebhookTarget } from '../transport/endpoints';
 import type { CompletedTask } from '../transport/schemas';
 import { SeenCompletions } from './deliveryChecks';
@@ -41,9 +39,6 @@ const READ_BUDGET_MS = 20_000;
 /** A JOIN waits for the holder to nudge the joiner once. */
 const JOIN_TIMEOUT_MS = 15_000;
 
-/** Listeners with a read waiting for its turn: a nudge meanwhile adds nothing (that read covers it). */
-const waitingReads = rememberedSet<string>('waitingListenerReads');
-
 export async function receiveNudge(
 	this: IWebhookFunctions,
 	state: IDataObject,
@@ -65,27 +60,23 @@ export async function receiveNudge(
 	return await emitAnswered.call(this, await readOwn.call(this, state, now), dataOnly);
 }
 
-/** The completions after this listener's cursor, each once (one read at a time, one waiting). */
+/** The completions after this listener's cursor, each once (one read at a time, at most one waiting). */
 async function readOwn(
 	this: IWebhookFunctions,
 	state: IDataObject,
 	registration: Registration,
 ): Promise<CompletedTask[]> {
 	const scope = scopeOf(this, registration);
-	if (waitingReads.has(scope)) return [];
-	waitingReads.add(scope);
 	const options = this.getNodeParameter('options', {}) as IDataObject;
 	const seen = new SeenCompletions(state, scope, durableRecords.call(this, registration));
 	const skip = (t: CompletedTask) =>
 		seen.has(t) || (options.emitRecompletions === false && seen.hasTask(t));
 	const { queueId } = registration;
-	return await inTurn(`listen:${scope}`, readTriggerCursor(state), async (reader) => {
-		waitingReads.delete(scope);
+	const read = async (reader: CompletionReader) => {
 		const found: CompletedTask[] = [];
 		try {
 			if (!reader.cursor) {
-				const page = await fetchCompletedPage.call(this, queueId, 0, 1);
-				reader.startAt(cursorAtNewest(page.tasks));
+				reader.startAt(await newestCursor.call(this, queueId));
 			} else
 				await reader.read(this, queueId, {
 					deadline: Date.now() + READ_BUDGET_MS,
@@ -102,7 +93,9 @@ async function readOwn(
 		}
 		writeTriggerCursor(state, reader.cursor);
 		return found;
-	});
+	};
+	// a read that waits for its turn already covers this nudge
+	return (await inTurnUnlessWaiting(`listen:${scope}`, readTriggerCursor(state), read)) ?? [];
 }
 
 /**

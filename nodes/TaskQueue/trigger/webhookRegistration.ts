@@ -4,8 +4,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { asNodeError } from '../helpers/errors';
 import { getTriggerQueueId } from '../helpers/queue';
 import { getTaskQueueCredentials } from '../transport';
-import { fetchCompletedPage } from '../transport/completedPages';
-import { cursorAtNewest } from '../helpers/completions';
+import { newestCursor } from '../helpers/completions';
 import { getQueue, getWebhookTarget, setWebhookTarget } from '../transport/endpoints';
 import {
 	classifyTarget,
@@ -207,6 +206,5 @@ async function startCursor(
 	state: IDataObject,
 	queueId: number,
 ): Promise<void> {
-	const page = await fetchCompletedPage.call(this, queueId, 0, 1);
-	writeTriggerCursor(state, cursorAtNewest(page.tasks));
+	writeTriggerCursor(state, await newestCursor.call(this, queueId));
 }

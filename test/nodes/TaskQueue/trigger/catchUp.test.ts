@@ -130,4 +130,90 @@ describe('Catch Up with three triggers of one n8n on one queue (a holder and two
 			await n8n.close();
 		}
 	}, 240_000);
+	const threeTriggers = (options: INodeParameters = {}) =>
+		['a', 'b', 'c'].map(
+			(x) =>
+				new WebhookTriggerUnderTest({
+					credentials: env.credentials(),
+					parameters: { event: 'taskCompleted', queue: locator(QUEUE), options },
+					webhookId: `${x.repeat(8)}-0000-4000-8000-00000000000${x}`,
+				}),
+		);
+
+	test('the holder deactivated in the middle of a 1,000-completion burst: the other two emit each completion once (after a check round), and one of them holds the queue', async () => {
+		const triggers = threeTriggers();
+		const [a, b, c] = triggers;
+		const n8n = await oneN8n(triggers);
+		try {
+			for (const t of triggers) await t.activate();
+			const before = await completedBefore();
+			await env.client.createTasks(QUEUE, 1_001);
+			const burst = completeOverTime(1_000);
+			await until(async () => (await env.client.webhookCalls()).length >= 300);
+			await a.delete();
+			n8n.down.add(a);
+			await burst;
+			await env.client.completeMany(QUEUE, 1, BY);
+			await new Promise((resolve) => setTimeout(resolve, 1_000));
+			await b.reconcile();
+			await c.reconcile();
+			// a listener's read may still be under way after its check (a nudge waits for it, not its end)
+			await until(async () => {
+				for (const t of [b, c]) if ((await audit(t, before)).missing > 0) return false;
+				return true;
+			}, 30_000).catch(() => undefined);
+			for (const t of [b, c])
+				expect(await audit(t, before)).toEqual({ completions: 1_001, missing: 0, twice: 0 });
+			const target = (await env.client.getQueue(QUEUE)).webhook?.target ?? '';
+			expect([b.url(), c.url()]).toContain(target.split('?')[0]);
+		} finally {
+			await n8n.close();
+		}
+	}, 240_000);
+
+	test('a trigger published while another holds a busy queue emits every completion made after its activation, each once', async () => {
+		const [a, b] = threeTriggers();
+		const n8n = await oneN8n([a, b]);
+		try {
+			await a.activate();
+			await env.client.createTasks(QUEUE, 601);
+			const burst = completeOverTime(600);
+			await until(async () => (await env.client.webhookCalls()).length >= 100);
+			const beforeActivation = await completedBefore();
+			await b.activate();
+			const afterActivation = await completedBefore();
+			await burst;
+			await env.client.completeMany(QUEUE, 1, BY);
+			await new Promise((resolve) => setTimeout(resolve, 1_000));
+			await b.reconcile();
+			const all = await completedBefore();
+			const madeAfter = [...all].filter((k) => !afterActivation.has(k));
+			await until(async () => madeAfter.every((k) => b.emitted.map(key).includes(k)), 30_000).catch(
+				() => undefined,
+			);
+			const emitted = b.emitted.map(key);
+			expect(madeAfter.length).toBeGreaterThan(100);
+			expect(madeAfter.filter((k) => !emitted.includes(k))).toEqual([]);
+			expect(emitted.filter((k) => beforeActivation.has(k))).toEqual([]);
+			expect(emitted.length).toBe(new Set(emitted).size);
+		} finally {
+			await n8n.close();
+		}
+	}, 240_000);
 });
+
+/** Completes `count` tasks in batches of 25, 50 ms apart: a queue that stays busy for a while. */
+async function completeOverTime(count: number): Promise<void> {
+	for (let done = 0; done < count; done += 25) {
+		await env.client.completeMany(QUEUE, Math.min(25, count - done), BY);
+		await new Promise((resolve) => setTimeout(resolve, 50));
+	}
+}
+
+async function until(probe: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+	const deadline = Date.now() + timeoutMs;
+	while (!(await probe())) {
+		if (Date.now() > deadline) throw new Error('timed out');
+		await new Promise((resolve) => setTimeout(resolve, 20));
+	}
+}
