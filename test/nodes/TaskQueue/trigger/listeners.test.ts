@@ -194,6 +194,36 @@ describe('triggers published together', () => {
 	}, 30_000);
 });
 
+describe('a listener that joined late (real server F5)', () => {
+	test("it keeps what the holder puts back: after a hand-over, the person's own webhook comes back when the last trigger goes", async () => {
+		await env.client.setWebhook(QUEUE, 'https://hooks.example.com/intake');
+		const a = trigger('a0000000-0000-4000-8000-00000000000a', { replaceExistingWebhook: true });
+		const b = trigger('b0000000-0000-4000-8000-00000000000b');
+		const n8n = await oneN8n([a, b]);
+		try {
+			await a.activate();
+			const saved = a.db;
+			a.db = {};
+			await b.activate();
+			a.db = saved;
+			expect(b.state().registration).toMatchObject({ listening: true, previousTarget: null });
+			// its first check joins the holder, and learns what the holder would put back
+			await b.reconcile();
+			expect(b.state().registration).toMatchObject({
+				listening: true,
+				previousTarget: 'https://hooks.example.com/intake',
+			});
+			await a.delete();
+			expect(await target()).toBe(`${b.url()}?secret=${b.secret()}`);
+			await until(() => (b.state().registration as { listening: boolean }).listening === false);
+			await b.delete();
+			expect(await target()).toBe('https://hooks.example.com/intake');
+		} finally {
+			await n8n.close();
+		}
+	});
+});
+
 describe('Catch Up with several triggers on one queue', () => {
 	test('three triggers with Catch Up, 60 completions with 20% of deliveries dropped: each emits every completion after its activation exactly once', async () => {
 		const [a, b, c] = ['a', 'b', 'c'].map((x) =>
