@@ -13,6 +13,8 @@ import { locator, node, startEnv, TRIGGER_OF_THIS_N8N, type TestEnv } from './en
 interface JsonSchema {
 	type: string | string[];
 	properties?: Record<string, JsonSchema>;
+	/** The fields every output has; without it, every field listed (others come with some options). */
+	required?: string[];
 	items?: JsonSchema;
 }
 
@@ -32,7 +34,7 @@ function typeOf(value: unknown): string {
 	return typeof value;
 }
 
-/** Where `value` differs from `schema`: a listed field missing, or of another type. */
+/** Where `value` differs from `schema`: a required field missing, or a field of another type. */
 function mismatches(value: unknown, schema: JsonSchema, path = '$'): string[] {
 	const types = ([] as string[]).concat(schema.type);
 	const actual = typeOf(value);
@@ -40,9 +42,11 @@ function mismatches(value: unknown, schema: JsonSchema, path = '$'): string[] {
 	if (!fits) return [`${path}: ${actual}, the schema says ${types.join(' or ')}`];
 	const found: string[] = [];
 	if (actual === 'object' && schema.properties) {
+		const required = schema.required ?? Object.keys(schema.properties);
 		for (const [key, inner] of Object.entries(schema.properties)) {
-			if (!(key in (value as IDataObject))) found.push(`${path}.${key}: missing`);
-			else found.push(...mismatches((value as IDataObject)[key], inner, `${path}.${key}`));
+			if (key in (value as IDataObject))
+				found.push(...mismatches((value as IDataObject)[key], inner, `${path}.${key}`));
+			else if (required.includes(key)) found.push(`${path}.${key}: missing`);
 		}
 	}
 	if (actual === 'array' && schema.items) {
@@ -174,6 +178,64 @@ describe('each output matches its schema', () => {
 	});
 });
 
+test('Task > Create and Wait with Several People per Item: `tasks` and `people` (each answer, who decided) as the schema lists them', async () => {
+	await env.client.setWebhook(104, TRIGGER_OF_THIS_N8N);
+	const waiting = await runActionNode({
+		types: { taskQueue: node },
+		node: {
+			type: 'taskQueue',
+			parameters: {
+				resource: 'task',
+				operation: 'sendAndWait',
+				queue: locator(104),
+				taskData: {
+					mappingMode: 'defineBelow',
+					value: { customer_message: 'Refund 900 EUR', order_total: '900' },
+					matchingColumns: [],
+					schema: [],
+				},
+				resumeField: 'resume_url',
+				responseType: 'approval',
+				approvalField: 'decision',
+				approveOption: 'approve',
+				feedbackField: 'note',
+				options: { severalPeople: { values: { people: 2, decideWhen: 'allApprove' } } },
+			} as never,
+		},
+		input: [{ order: 4412 }],
+		credentials: env.credentials(),
+		executionId: 'schema-2',
+	});
+	expect(waiting.error).toBeUndefined();
+	const tasks = (await env.client.tasks(104)).filter((t) => t.id >= 1000);
+	expect(tasks).toHaveLength(2);
+	let items: INodeExecutionData[] = [];
+	for (const [i, task] of tasks.entries()) {
+		await env.client.complete(104, task.id, {
+			by: ['alice@example.com', 'bob@example.com'][i],
+			data: { decision: 'approve', note: 'ok' },
+		});
+		const call = await callWaitingNode(waiting, queryOf(String(task.data.resume_url)));
+		if (call.result.workflowData) [items] = call.result.workflowData as INodeExecutionData[][];
+	}
+	expect(items).toHaveLength(1);
+	expect(items[0].json).toHaveProperty('people');
+	expect(items[0].json).toHaveProperty('tasks');
+	const schema = schemaOf('task', 'sendAndWait');
+	expect(mismatches(items[0].json, schema)).toEqual([]);
+	// the preview lists every field of the output, and of `people` and its answers
+	const people = items[0].json.people as IDataObject;
+	expect(Object.keys(schema.properties ?? {})).toEqual(
+		expect.arrayContaining(Object.keys(items[0].json)),
+	);
+	expect(Object.keys(schema.properties?.people.properties ?? {})).toEqual(
+		expect.arrayContaining(Object.keys(people)),
+	);
+	expect(
+		Object.keys(schema.properties?.people.properties?.answers.items?.properties ?? {}),
+	).toEqual(expect.arrayContaining(Object.keys((people.answers as IDataObject[])[0])));
+});
+
 describe("a real server's answers fit the schemas (test/fixtures/real-server.json)", () => {
 	const fixture = JSON.parse(
 		readFileSync(join(__dirname, '../../fixtures/real-server.json'), 'utf8'),
@@ -186,6 +248,12 @@ describe("a real server's answers fit the schemas (test/fixtures/real-server.jso
 		['task', 'create', 'completedTask'],
 	])('%s/%s: %s', (resource, operation, answer) => {
 		expect(mismatches(fixture[answer], schemaOf(resource, operation))).toEqual([]);
+	});
+
+	test("each block's settings (the key named after its kind) are in Queue > Get's preview", () => {
+		const block = schemaOf('queue', 'get').properties?.data.items?.properties ?? {};
+		for (const listed of fixture.queue.data as IDataObject[])
+			expect(block[listed.type as string]).toEqual({ type: 'object' });
 	});
 
 	test("no schema offers the contract's description, which real servers never return", () => {
