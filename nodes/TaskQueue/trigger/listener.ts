@@ -17,7 +17,11 @@ import {
 import { postToThisN8n } from '../transport';
 import { setWebhookTarget } from '../transport/endpoints';
 import type { CompletedTask } from '../transport/schemas';
-import { SeenCompletions } from './deliveryChecks';
+import {
+	deliveriesReachSeveralProcesses,
+	markDeliveryHandledHere,
+	SeenCompletions,
+} from './deliveryChecks';
 import type { JoinOutcome } from './holder';
 import { fullListMessage, nudgeListeners } from './holder';
 import { joinCall, nudgeCall } from './inbox';
@@ -72,6 +76,11 @@ async function readOwn(
 	const skip = (t: CompletedTask) =>
 		seen.has(t) || (options.emitRecompletions === false && seen.hasTask(t));
 	const { queueId } = registration;
+	if (deliveriesReachSeveralProcesses(state, scope))
+		this.logger.warn(
+			`Task Queue Trigger: nudges of queue ${queueId} reach several n8n processes (queue mode behind a round-robin proxy?): each reads with its own memory, and a completion can then run twice. Route each webhook address to one webhook process (docs/operating.md, "Queue mode").`,
+		);
+	markDeliveryHandledHere(state);
 	const read = async (reader: CompletionReader) => {
 		const found: CompletedTask[] = [];
 		try {
