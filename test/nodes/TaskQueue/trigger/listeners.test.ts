@@ -152,6 +152,8 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 			// the check nudges its own trigger to look: it joins the holder again and reads
 			expect(await b.reconcile()).toBeNull();
 			expect(a.state().listeners).toEqual([b.url()]);
+			// answered before its read: what it reads is emitted as the call ends
+			await until(() => emittedIds(b).length >= lost.length);
 			expect(emittedIds(b)).toEqual(lost);
 			const ids = await completeNew(1);
 			await env.client.waitForWebhookCalls(3);
@@ -187,6 +189,7 @@ describe('triggers published together', () => {
 			expect(emittedIds(b)).toEqual([]);
 			await b.reconcile();
 			expect(a.state().listeners).toEqual([b.url()]);
+			await until(() => emittedIds(b).length >= ids.length);
 			expect(emittedIds(b)).toEqual(ids);
 		} finally {
 			await n8n.close();
@@ -209,6 +212,10 @@ describe('a listener that joined late (real server F5)', () => {
 			expect(b.state().registration).toMatchObject({ listening: true, previousTarget: null });
 			// its first check joins the holder, and learns what the holder would put back
 			await b.reconcile();
+			// the check's nudge is answered before n8n saves what it wrote
+			await until(
+				() => (b.state().registration as { previousTarget: string | null }).previousTarget !== null,
+			);
 			expect(b.state().registration).toMatchObject({
 				listening: true,
 				previousTarget: 'https://hooks.example.com/intake',
