@@ -168,13 +168,14 @@ export class TaskQueueTrigger implements INodeType {
 		const options = this.getNodeParameter('options', {}) as IDataObject;
 		const state = this.getWorkflowStaticData('node');
 		const registration = readRegistration(state);
-		if (registration && !registration.test) await nudgeSelf.call(this, registration);
 		const queueId = getTriggerQueueId.call(this);
 		const emitted = await checkLostCompletions.call(this, queueId, options.dataOnly === true, {
 			state,
 			triggerUrl: registration && targetWithSecret(registration.url, registration.secret),
 		});
 		await wakeRunsPastDeadline.call(this, queueId, WAKE_BUDGET_MS);
+		// last: its call writes static data, which the record's call (saved before it answers) must not race
+		if (registration && !registration.test) await nudgeSelf.call(this, registration);
 		return emitted;
 	}
 

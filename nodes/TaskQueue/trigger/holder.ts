@@ -51,14 +51,9 @@ async function nudge(
 	this: IWebhookFunctions | IHookFunctions,
 	url: string,
 	queueId: number,
-	look: boolean,
+	how: 'read' | 'answerOnly',
 ): Promise<Nudged> {
-	const answer = await postToThisN8n.call(
-		this,
-		url,
-		nudgeCall(look),
-		look ? TAKE_TIMEOUT_MS : NUDGE_TIMEOUT_MS,
-	);
+	const answer = await postToThisN8n.call(this, url, nudgeCall(how), NUDGE_TIMEOUT_MS);
 	if (!('status' in answer) || answer.status >= 500) return 'no answer';
 	const body = answer.body as IDataObject | undefined;
 	return answer.status === 200 && body?.listening === queueId ? 'listening' : 'gone';
@@ -77,7 +72,7 @@ async function nudgeSoon(this: IWebhookFunctions, url: string, queueId: number):
 	const slot = nudges.get(url) ?? {};
 	nudges.set(url, slot);
 	const start = () => {
-		const running = nudge.call(this, url, queueId, false).finally(() => {
+		const running = nudge.call(this, url, queueId, 'read').finally(() => {
 			if (slot.running === running) slot.running = undefined;
 		});
 		slot.running = running;
@@ -107,7 +102,8 @@ export async function admitListener(
 	if (listeners.includes(url)) return 'joined';
 	if (!isListenerAddress(url, holder.url)) return 'not a listener';
 	if (listeners.length >= MAX_LISTENERS) return 'full';
-	if ((await nudge.call(this, url, holder.queueId, false)) !== 'listening') return 'not a listener';
+	if ((await nudge.call(this, url, holder.queueId, 'answerOnly')) !== 'listening')
+		return 'not a listener';
 	keepListeners(state, [...listenersOf(state).filter((l) => l !== url), url]);
 	return 'joined';
 }
@@ -155,7 +151,7 @@ export async function handOver(
 	for (let round = 0; round < 2 && !taken && listeners.length > 0; round++) {
 		if (round > 0) await sleep(LOOK_GAP_MS);
 		for (const url of listeners) {
-			const answer = await postToThisN8n.call(this, url, nudgeCall(true), TAKE_TIMEOUT_MS);
+			const answer = await postToThisN8n.call(this, url, nudgeCall('look'), TAKE_TIMEOUT_MS);
 			const body = ('body' in answer ? answer.body : undefined) as IDataObject | undefined;
 			if ('status' in answer && answer.status === 200 && body?.holding === true) taken = true;
 		}

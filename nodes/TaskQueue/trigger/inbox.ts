@@ -24,14 +24,15 @@ import { readCheckRecordCall } from './relay/checkRecord';
 //   when a trigger on this queue answers there. Keeps an address, never a secret.
 // - nudge: carries no data. Anyone may send it: a trigger listening through the holder reads the
 //   queue from its own cursor (one read at a time, at most one more waiting), so what it emits is
-//   what the service lists; `look` also reads the queue's webhook (at most once every 2 s).
+//   what the service lists; `look` also reads the queue's webhook (at most once every 2 s);
+//   `answerOnly` reads nothing and writes nothing (the holder's check of a joining address).
 
 export type InboxMessage =
 	| { kind: 'delivery'; body: unknown }
 	| { kind: 'announcement'; announcement: Announcement }
 	| { kind: 'checkRecord'; call: CheckRecordCall }
 	| { kind: 'join'; url: string }
-	| { kind: 'nudge'; look: boolean }
+	| { kind: 'nudge'; look: boolean; answerOnly: boolean }
 	| { kind: 'malformed'; reason: string };
 
 const JOIN = 'taskQueueListener';
@@ -55,7 +56,11 @@ export function readInbox(body: unknown): InboxMessage {
 			}
 			case NUDGE:
 				return typeof value === 'object' && value !== null
-					? ({ kind: 'nudge', look: value.look === true } as const)
+					? ({
+							kind: 'nudge',
+							look: value.look === true,
+							answerOnly: value.answerOnly === true,
+						} as const)
 					: undefined;
 			case 'taskQueueWaitingRun': {
 				const announcement = readAnnouncement(body);
@@ -77,6 +82,7 @@ export function joinCall(url: string): IDataObject {
 	return { [JOIN]: { join: url } };
 }
 
-export function nudgeCall(look = false): IDataObject {
-	return { [NUDGE]: look ? { look: true } : {} };
+/** A nudge: `look` also reads the queue's webhook; `answerOnly` (the holder's check of a joining address) reads nothing. */
+export function nudgeCall(how: 'read' | 'look' | 'answerOnly' = 'read'): IDataObject {
+	return { [NUDGE]: how === 'read' ? {} : { [how]: true } };
 }

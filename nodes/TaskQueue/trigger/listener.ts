@@ -47,10 +47,15 @@ export async function receiveNudge(
 	this: IWebhookFunctions,
 	state: IDataObject,
 	registration: Registration | undefined,
-	look: boolean,
+	how: { look: boolean; answerOnly: boolean },
 ): Promise<IWebhookResponseData> {
-	// n8n has not saved the activation yet: the holder's nudge at join time is answered, no more
-	if (!registration) return answer.call(this, 200, { listening: getTriggerQueueId.call(this) });
+	// the holder checks a joining address (n8n may not have saved the activation yet): answered, no more
+	if (!registration || how.answerOnly) {
+		const queueId = registration?.queueId ?? getTriggerQueueId.call(this);
+		const listening = !registration || registration.listening;
+		return answer.call(this, 200, listening ? { listening: queueId } : { holding: true });
+	}
+	const { look } = how;
 	const listened = registration.listening;
 	const now = look ? await settleRole.call(this, state, registration) : registration;
 	if (!listened && !now.listening) {
@@ -183,7 +188,7 @@ export async function nudgeSelf(this: IPollFunctions, registration: Registration
 	const answer = await postToThisN8n.call(
 		this,
 		registration.url,
-		nudgeCall(true),
+		nudgeCall('look'),
 		READ_BUDGET_MS + JOIN_TIMEOUT_MS,
 	);
 	if (!('status' in answer) || answer.status !== 200)

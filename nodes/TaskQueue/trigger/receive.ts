@@ -33,8 +33,7 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	const message = readInbox(this.getBodyData());
 
 	// --- a nudge carries no data: anyone may send it, it only makes a listener read the queue ---
-	if (message.kind === 'nudge')
-		return await receiveNudge.call(this, state, registration, message.look);
+	if (message.kind === 'nudge') return await receiveNudge.call(this, state, registration, message);
 	if (!registration) {
 		const provisional = await notSavedYet.call(this, message);
 		if (!provisional) return refuse.call(this);

@@ -25,11 +25,12 @@ describe('readInbox', () => {
 			nudge: 'nudge',
 		});
 		expect(readInbox(bodies.join)).toEqual({ kind: 'join', url });
-		expect(readInbox(bodies.nudge)).toEqual({ kind: 'nudge', look: false });
-		// a nudge carries nothing but whether to look at the queue's webhook: other keys are ignored
+		expect(readInbox(bodies.nudge)).toEqual({ kind: 'nudge', look: false, answerOnly: false });
+		// a nudge carries nothing but what to do (read, look, answer only): other keys are ignored
 		expect(readInbox({ taskQueueNudge: { look: true, tasks: [{ id: 1 }] } })).toEqual({
 			kind: 'nudge',
 			look: true,
+			answerOnly: false,
 		});
 	});
 
