@@ -677,6 +677,10 @@ inOneProcess('Catch Up in a burst', () => {
 });
 
 describe('several Task Queue Triggers of this n8n on one queue', () => {
+	// queue mode as docs/operating.md asks: each webhook address routed to one webhook process (a
+	// listener's reads in two processes, round-robin, can each emit a completion: measured there)
+	beforeAll(async () => await e.queueMode?.setRouting('by-url'));
+	afterAll(async () => await e.queueMode?.setRouting('round-robin'));
 	test('the second workflow listens through the first, reading the queue itself: each emits every completion once, across a restart; deactivating the first hands the queue to the second', async () => {
 		const queue = await e.client.createQueue({
 			name: uniq('Shared queue'),
