@@ -804,6 +804,9 @@ describe('several Task Queue Triggers of this n8n on one queue', () => {
 });
 
 describe("the trigger's door in real n8n, against a caller who has the holder's secret", () => {
+	// queue mode: each webhook address routed to one process, as above
+	beforeAll(async () => await e.queueMode?.setRouting('by-url'));
+	afterAll(async () => await e.queueMode?.setRouting('round-robin'));
 	test('no join or nudge steers completions: no self-calls, no other workflow or host receives a task, no made-up task is emitted, the restored target is one the service held', async () => {
 		let outside = 0;
 		const collector = createServer((_req, res) => {
