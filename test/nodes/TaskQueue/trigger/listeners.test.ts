@@ -170,18 +170,22 @@ async function withSecretOf(t: WebhookTriggerUnderTest, body: unknown) {
 	return (await t.deliver({ body, query: { secret: t.secret() as string } })).response;
 }
 
+/** `a` activated, then `b` while n8n has not saved `a`'s activation (its address knows no registration). */
+async function activatedTogether(a: WebhookTriggerUnderTest, b: WebhookTriggerUnderTest) {
+	await a.activate();
+	const saved = a.db;
+	a.db = {};
+	await b.activate();
+	a.db = saved;
+}
+
 describe('triggers published together', () => {
 	test('a trigger whose holder is still being activated (its registration not saved yet: 401) emits from its activation on: its first check joins the holder and reads what it missed', async () => {
 		const a = trigger('a0000000-0000-4000-8000-00000000000a');
 		const b = trigger('b0000000-0000-4000-8000-00000000000b');
 		const n8n = await oneN8n([a, b]);
 		try {
-			await a.activate();
-			// n8n has not saved A's activation yet: its address knows no registration
-			const saved = a.db;
-			a.db = {};
-			await b.activate();
-			a.db = saved;
+			await activatedTogether(a, b);
 			expect(b.state().registration).toMatchObject({ listening: true });
 			expect(a.state().listeners).toBeUndefined();
 			const ids = await completeNew(1);
@@ -204,11 +208,7 @@ describe('a listener that joined late (real server F5)', () => {
 		const b = trigger('b0000000-0000-4000-8000-00000000000b');
 		const n8n = await oneN8n([a, b]);
 		try {
-			await a.activate();
-			const saved = a.db;
-			a.db = {};
-			await b.activate();
-			a.db = saved;
+			await activatedTogether(a, b);
 			expect(b.state().registration).toMatchObject({ listening: true, previousTarget: null });
 			// its first check joins the holder, and learns what the holder would put back
 			await b.reconcile();
