@@ -1,10 +1,7 @@
-// What one n8n process remembers between calls, all of it: each store with the process that holds
-// it (in queue mode each process, main, webhook processes and workers, has its own), its worst-case
-// size, and what a restart costs. Most stores are hints or caches: what must outlive a restart is in
-// the workflow's static data (trigger/state/staticData.ts) or the execution's own data. Three are duties,
-// not hints, and their restart lines say what is lost: `resumingRuns` (a run resumes once on n8n 1.x
-// within a process), `owedCompletions` (a completion to emit if no run takes it) and
-// `seenDeliveryScopes` (the only deduplication without Catch Up).
+// What one n8n process remembers between calls, all of it: each store with its process (in queue
+// mode each has its own), worst-case size and what a restart costs. Most are hints or caches (what
+// must outlive a restart is in static data or the execution's data); three are duties, whose restart
+// lines say what is lost: `resumingRuns`, `owedCompletions` and `seenDeliveryScopes`.
 
 import { BoundedMap, BoundedSet } from './bounded';
 
@@ -189,6 +186,14 @@ export const PROCESS_MEMORY = {
 		holds:
 			'per queue, the completions the confirming reads listed (each at most 20,000; waiting/confirmation.ts)',
 		restart: "the next confirming read of a queue goes down to its run's tasks' creation",
+	},
+	keptOutcomes: {
+		process: 'where waiting addresses are answered',
+		size: '100 runs, each with its completions (shared with the confirming index)',
+		bound: 100,
+		holds:
+			'per run with Several People per Item, its last outcome and the generation of the list it was decided from: a call that finds the list unchanged reuses it (waiting/people/settle.ts)',
+		restart: 'the next call of each run decides it again',
 	},
 	askedAgain: {
 		process: 'where waiting addresses are answered',

@@ -11,7 +11,7 @@ const MAX_LOOKUPS = 5;
  * A claimed completion further down than the confirming index covers (more completions above it
  * than a read lists): found by its place in the list, a binary search of one-task pages, then one
  * small page there, and added to `listed`. The service's own listing is what counts; the claim only
- * says where to look. All of a call's lookups share one deadline.
+ * says where to look. All of a call's lookups share one deadline. Returns whether it added any.
  */
 export async function lookUpClaims(
 	this: IWebhookFunctions,
@@ -19,7 +19,7 @@ export async function lookUpClaims(
 	coveredFrom: string,
 	run: { queueId: number; since: string; claimed?: Array<{ id: number; at: string }> },
 	budgetMs: number,
-): Promise<void> {
+): Promise<boolean> {
 	const deadline = Date.now() + budgetMs;
 	const missing = (run.claimed ?? [])
 		.filter(({ id, at }) => {
@@ -28,6 +28,7 @@ export async function lookUpClaims(
 			return at < coveredFrom && at >= run.since && older;
 		})
 		.slice(0, MAX_LOOKUPS);
+	let added = false;
 	for (const claim of missing) {
 		const place = await findPlace.call(
 			this,
@@ -35,10 +36,13 @@ export async function lookUpClaims(
 			(task) => timeKey(task.completed_at) > claim.at,
 			{ deadline },
 		);
-		if (!place) return;
+		if (!place) return added;
 		const page = await fetchCompletedPage.call(this, run.queueId, place.offset, 20);
 		for (const task of page.tasks)
-			if (task.id === claim.id && (task.queue_id === undefined || task.queue_id === run.queueId))
+			if (task.id === claim.id && (task.queue_id === undefined || task.queue_id === run.queueId)) {
 				listed.set(task.id, task);
+				added = true;
+			}
 	}
+	return added;
 }

@@ -3,9 +3,19 @@ import { sleep } from 'n8n-workflow';
 
 import { timeKey } from '../helpers/completions';
 import { getTaskQueueCredentials } from '../transport';
-import { rememberedMap } from '../runtime/processMemory';
 import { completedPages, MAX_PAGE } from '../transport/completedPages';
 import { lookUpClaims } from './claimLookup';
+import type { QueueIndex } from './confirmationIndex';
+import {
+	earlier,
+	forgetOldest,
+	indexes,
+	indexOf,
+	MAX_INDEXED,
+	nextGeneration,
+	REREAD_MS,
+	stopBelowFor,
+} from './confirmationIndex';
 import type { CompletedTask } from '../transport/schemas';
 
 // Confirmation: a call to a waiting address proves nothing, so the run asks the service which of its
@@ -15,13 +25,8 @@ import type { CompletedTask } from '../transport/schemas';
 // whose tasks are older than what the index covers. A call costs about a page however busy the
 // queue is and however many runs wait on it, and no answer of a run falls out of reach.
 
-/** The list is ordered by completion time, but a completion can be committed a little after a later
- * one was listed: each read goes this far below where the previous one began. */
-const REREAD_MS = 1_000;
 /** Reads of one queue start at least this far apart (a call replayed in a loop costs 4 reads a second). */
 const MIN_GAP_MS = 250;
-/** Completions kept per queue; the oldest go first, and the index then covers less far back. */
-const MAX_INDEXED = 20_000;
 /** A read lists at most what the index can hold, and for at most this long (a huge or hostile service). */
 const MAX_READ_PAGES = Math.ceil(MAX_INDEXED / MAX_PAGE) + 1;
 const READ_BUDGET_MS = 30_000;
@@ -40,56 +45,6 @@ export interface RunToConfirm {
 	claimed?: Array<{ id: number; at: string }>;
 }
 
-interface QueueIndex {
-	/** Completions listed by this process, newest listed version of each task. */
-	tasks: Map<number, CompletedTask>;
-	/** The newest completion listed when the last complete read began (timeKey; '' before any). */
-	readFrom: string;
-	/** Every completion at or after this is in `tasks` (timeKey; meaningless before any read). */
-	coveredFrom: string;
-	/** Whether the last read needed more than its first page: the next one starts with a full page. */
-	deep: boolean;
-	running?: Promise<void>;
-	/** The next read, shared by every call arriving during the running one, and how deep it must go. */
-	queued?: { read: Promise<void>; since: string; count: number };
-	lastStart: number;
-}
-
-const indexes = rememberedMap<string, QueueIndex>('confirmationIndexes');
-
-/** The queue's index, now the most recently used one. */
-function indexOf(key: string): QueueIndex {
-	const index = indexes.get(key) ?? {
-		tasks: new Map(),
-		readFrom: '',
-		coveredFrom: '',
-		deep: false,
-		lastStart: 0,
-	};
-	indexes.set(key, index);
-	return index;
-}
-
-const earlier = (key: string, ms: number) =>
-	key ? new Date(Date.parse(`${key}Z`) - ms).toISOString().slice(0, 23) : key;
-
-/** Where a read must stop for a run: down to its tasks' creation, unless the index covers that far. */
-function stopBelowFor(index: QueueIndex, since: string): string {
-	if (!index.readFrom || since < index.coveredFrom) return since;
-	const sinceLastRead = earlier(index.readFrom, REREAD_MS);
-	return sinceLastRead > since ? sinceLastRead : since;
-}
-
-function forgetOldest(index: QueueIndex): void {
-	if (index.tasks.size <= MAX_INDEXED) return;
-	const keys = [...index.tasks.values()].map((t) => timeKey(t.completed_at)).sort();
-	const cutoff = keys[keys.length - Math.floor(MAX_INDEXED * 0.75) - 1];
-	for (const [id, task] of index.tasks)
-		if (timeKey(task.completed_at) <= cutoff) index.tasks.delete(id);
-	const kept = [...index.tasks.values()].map((t) => timeKey(t.completed_at)).sort()[0];
-	if (kept && kept > index.coveredFrom) index.coveredFrom = kept;
-}
-
 /** Lists the queue from the top down to `since` or to the previous read, into the index. */
 async function read(
 	this: IWebhookFunctions,
@@ -103,6 +58,7 @@ async function read(
 	const deadline = Date.now() + READ_BUDGET_MS;
 	let readFrom: string | undefined;
 	let pages = 0;
+	let changed = false;
 	for await (const { page, last } of completedPages.call(this, queueId, sizes)) {
 		const { tasks } = page;
 		readFrom ??= tasks[0] ? timeKey(tasks[0].completed_at) : '';
@@ -111,7 +67,10 @@ async function read(
 		const ofQueue = tasks.filter(
 			(task) => task.queue_id === undefined || task.queue_id === queueId,
 		);
-		for (const task of [...ofQueue].reverse()) index.tasks.set(task.id, task);
+		for (const task of [...ofQueue].reverse()) {
+			if (index.tasks.get(task.id)?.completed_at !== task.completed_at) changed = true;
+			index.tasks.set(task.id, task);
+		}
 		const oldest = tasks[tasks.length - 1];
 		if (last || !oldest || timeKey(oldest.completed_at) < stopBelow) break;
 		if (pages >= MAX_READ_PAGES || Date.now() > deadline) {
@@ -130,7 +89,7 @@ async function read(
 	index.coveredFrom = continuous ? index.coveredFrom : stopBelow;
 	index.readFrom = readFrom || index.readFrom || stopBelow;
 	index.deep = pages > 1;
-	forgetOldest(index);
+	if (forgetOldest(index) || changed) index.generation = nextGeneration();
 }
 
 /** The run's completed tasks by input item (the newest completion of each item) among what the index holds. */
@@ -177,21 +136,25 @@ export async function confirmEveryCompletion(
 		taskIds: number[];
 		/** Tasks of the run it does not know the ids of (asked for while it waits), found by their data. */
 		also?: (task: CompletedTask) => boolean;
+		/** The generation of a previous answer: when the index has not changed since, no completions are returned. */
+		unchangedSince?: number;
 	},
-): Promise<CompletedTask[]> {
+): Promise<{ generation: number; completions?: CompletedTask[] }> {
 	const index = await refreshed.call(this, run);
+	const { generation } = index;
+	if (run.unchangedSince === generation) return { generation };
 	const known = run.taskIds.flatMap((id) => {
 		const task = index.tasks.get(id);
 		return task && run.itemOf(task) !== undefined && timeKey(task.completed_at) >= run.since
 			? [task]
 			: [];
 	});
-	if (!run.also) return known;
+	if (!run.also) return { generation, completions: known };
 	const ids = new Set(run.taskIds);
 	const found = [...index.tasks.values()].filter(
 		(task) => !ids.has(task.id) && timeKey(task.completed_at) >= run.since && run.also?.(task),
 	);
-	return [...known, ...found];
+	return { generation, completions: [...known, ...found] };
 }
 
 /** The queue's index, with a read that began after this call arrived. */
@@ -235,7 +198,8 @@ async function refreshed(this: IWebhookFunctions, run: RunToConfirm): Promise<Qu
 		index.queued = queued;
 		await queued.read;
 	}
-	await lookUpClaims.call(this, index.tasks, index.coveredFrom, run, READ_BUDGET_MS);
+	if (await lookUpClaims.call(this, index.tasks, index.coveredFrom, run, READ_BUDGET_MS))
+		index.generation = nextGeneration();
 	return index;
 }
 

@@ -1,6 +1,8 @@
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { asNodeError } from '../../helpers/errors';
+import { rememberedMap } from '../../runtime/processMemory';
+import type { CompletedTask } from '../../transport/schemas';
 import { getTaskQueueCredentials } from '../../transport';
 import { verificationKeys } from '../../transport/credentials';
 import type { RunToConfirm } from '../confirmation';
@@ -32,22 +34,32 @@ const answerFieldsOf = (settings: WaitSettings, people: PeopleSettings): string[
 		people.voteField ?? '',
 	].filter(Boolean);
 
-export async function settlePeople(
-	this: IWebhookFunctions,
-	toConfirm: RunToConfirm & { taskIds: number[] },
-	run: { wait: Wait; settings: WaitSettings; memory: PeopleRun; pastDeadline?: boolean },
+interface KeptOutcome {
+	generation: number;
+	pastDeadline: boolean;
+	tasks: number;
+	keys: string;
+	completions: CompletedTask[];
+	outcome: ReturnType<typeof peopleOutcome>;
+	extraItems: Map<number, number>;
+}
+
+/** Per run, its last outcome and the list it was decided from. */
+const keptOutcomes = rememberedMap<string, KeptOutcome>('keptOutcomes');
+
+/** Each item's decision from the run's completions (its further tasks found by their marks). */
+function decide(
+	completions: CompletedTask[],
+	run: {
+		wait: Wait;
+		settings: WaitSettings;
+		memory: PeopleRun;
+		markOf?: ReturnType<typeof extraReader>;
+		taskIds: number[];
+	},
 ) {
-	const { wait, settings, memory, pastDeadline } = run;
-	// further tasks are marked with the current key; marks made before a key change still count
-	const key = asksAgain(memory) ? (await getTaskQueueCredentials.call(this)).apiKey : '';
-	const markOf = key
-		? extraReader(wait, settings.resumeField, await verificationKeys.call(this))
-		: undefined;
-	const completions = await confirmEveryCompletion.call(this, {
-		...toConfirm,
-		...(markOf ? { also: (task) => markOf(task) !== undefined } : {}),
-	});
-	const known = new Set(toConfirm.taskIds);
+	const { wait, settings, memory, markOf } = run;
+	const known = new Set(run.taskIds);
 	const extraItems = markOf
 		? furtherTasks(
 				completions.filter((task) => !known.has(task.id)),
@@ -57,7 +69,72 @@ export async function settlePeople(
 				answerFieldsOf(settings, memory.people),
 			)
 		: new Map<number, number>();
-	const outcome = peopleOutcome(completions, memory, settings, extraItems);
+	return {
+		completions,
+		extraItems,
+		outcome: peopleOutcome(completions, memory, settings, extraItems),
+	};
+}
+
+/**
+ * The run's completions and each item's decision. A call that finds the list as the run's last call
+ * found it reuses that outcome: repeated calls cost a read shared with the others (at most 4 a
+ * second per queue), not a decision each.
+ */
+async function confirmAndDecide(
+	this: IWebhookFunctions,
+	toConfirm: RunToConfirm & { taskIds: number[] },
+	run: {
+		wait: Wait;
+		settings: WaitSettings;
+		memory: PeopleRun;
+		pastDeadline?: boolean;
+		markOf?: ReturnType<typeof extraReader>;
+		keys: string[];
+	},
+) {
+	const { wait, pastDeadline, markOf, keys } = run;
+	const runKey = `${wait.executionId}/${wait.nodeId}`;
+	const same = (kept: KeptOutcome) =>
+		kept.pastDeadline === Boolean(pastDeadline) &&
+		kept.tasks === toConfirm.taskIds.length &&
+		kept.keys === keys.join('\n');
+	const kept = keptOutcomes.get(runKey);
+	const confirmed = await confirmEveryCompletion.call(this, {
+		...toConfirm,
+		...(markOf ? { also: (task) => markOf(task) !== undefined } : {}),
+		unchangedSince: kept && same(kept) ? kept.generation : undefined,
+	});
+	const decided =
+		confirmed.completions || !kept
+			? decide(confirmed.completions ?? [], { ...run, taskIds: toConfirm.taskIds })
+			: { ...kept, extraItems: new Map(kept.extraItems) };
+	keptOutcomes.set(runKey, {
+		generation: confirmed.generation,
+		pastDeadline: Boolean(pastDeadline),
+		tasks: toConfirm.taskIds.length,
+		keys: keys.join('\n'),
+		...decided,
+		extraItems: new Map(decided.extraItems),
+	});
+	return decided;
+}
+
+export async function settlePeople(
+	this: IWebhookFunctions,
+	toConfirm: RunToConfirm & { taskIds: number[] },
+	run: { wait: Wait; settings: WaitSettings; memory: PeopleRun; pastDeadline?: boolean },
+) {
+	const { wait, settings, memory, pastDeadline } = run;
+	// further tasks are marked with the current key; marks made before a key change still count
+	const key = asksAgain(memory) ? (await getTaskQueueCredentials.call(this)).apiKey : '';
+	const keys = key ? await verificationKeys.call(this) : [];
+	const markOf = key ? extraReader(wait, settings.resumeField, keys) : undefined;
+	const { completions, outcome, extraItems } = await confirmAndDecide.call(this, toConfirm, {
+		...run,
+		markOf,
+		keys,
+	});
 	for (const [item, decision] of outcome.decisions) {
 		const values = memory.tasks[item]?.values;
 		// past the deadline the run goes on with what it has: a task asked for now would answer nothing

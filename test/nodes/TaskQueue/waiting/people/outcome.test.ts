@@ -6,6 +6,7 @@ import { runActionNode } from '../../../../helpers/n8n';
 import { callWaitingNode, queryOf } from '../../../../helpers/waiting';
 import { forgetAsAfterRestart } from '../../../../../nodes/TaskQueue/runtime/processMemory';
 import { locator, node, startEnv, type TestEnv } from '../../env';
+import * as outcomeModule from '../../../../../nodes/TaskQueue/waiting/people/outcome';
 
 const TRIGGER_OF_THIS_N8N =
 	'http://localhost:5678/webhook/6f1c2b0e-4d7a-4e8b-9a51-0c3d2e1f4a5b/task-completed?secret=s3cret';
@@ -99,6 +100,29 @@ async function call(waiting: Awaited<ReturnType<typeof run>>, taskId: number) {
 }
 
 describe('Several People per Item', () => {
+	test('bounded cost per call: calls that find the list unchanged reuse the last outcome (no decision is computed again); a new answer is decided at the next call', async () => {
+		const decisions = jest.spyOn(outcomeModule, 'peopleOutcome');
+		const waiting = await run(approval({ people: 2, decideWhen: 'allApprove' }), [INPUT[0]]);
+		const [ids] = await tasksByItem();
+		await answer(ids[0], ANN, 'approve');
+		decisions.mockClear();
+		for (let i = 0; i < 6; i++)
+			expect((await call(waiting, ids[0])).response).toMatchObject({
+				statusCode: 202,
+				body: { waiting: true, completed: 0, of: 1, taken: [ids[0]] },
+			});
+		// one decision for six calls: the others found the list as it was
+		expect(decisions).toHaveBeenCalledTimes(1);
+		await answer(ids[1], BOB, 'approve');
+		const [done] = (await call(waiting, ids[1])).result.workflowData ?? [[]];
+		expect(decisions).toHaveBeenCalledTimes(2);
+		expect((done[0] as INodeExecutionData).json).toMatchObject({
+			approved: true,
+			people: { decision: 'approved', counted: 2 },
+		});
+		decisions.mockRestore();
+	});
+
 	test("four eyes: two tasks per item; the requester's own approval is kept, never counted; both tasks answered and one counted: the item ends as not enough people (never stuck), and the output says who counted and why", async () => {
 		const waiting = await run(
 			approval({ people: 2, decideWhen: 'allApprove', neverCount: '={{ $json.requester }}' }),
