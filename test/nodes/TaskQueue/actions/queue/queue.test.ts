@@ -307,6 +307,37 @@ describe('what a real server returns: one odd queue never breaks an organization
 		]);
 	});
 
+	test('a block kind the node does not know: Get shows it, Create passes its value through as given, nothing refused', async () => {
+		const queue = await env.client.createQueue({
+			name: 'New kinds',
+			blocks: [
+				{ id: 'claim', name: 'Claim', type: 'text', text: {} },
+				{ id: 'heat', name: 'Heat', type: 'heatmap', heatmap: { colours: 3 } },
+			],
+		} as never);
+		const one = await env.run({ resource: 'queue', operation: 'get', queue: locator(queue.id) });
+		expect(one.error).toBeUndefined();
+		expect(one.items[0].json.data).toEqual([
+			{ id: 'claim', name: 'Claim', type: 'text', text: {} },
+			{ id: 'heat', name: 'Heat', type: 'heatmap', heatmap: { colours: 3 } },
+		]);
+		const created = await env.run({
+			resource: 'task',
+			operation: 'create',
+			queue: locator(queue.id),
+			taskData: {
+				mappingMode: 'defineBelow',
+				value: { claim: 'Broken kettle', heat: 'hot' },
+				matchingColumns: [],
+				schema: [],
+			},
+			options: {},
+		});
+		expect(created.error).toBeUndefined();
+		const sent = (await env.requests()).filter((r) => r.path.endsWith('/tasks/create'));
+		expect(sent.map((r) => r.body)).toEqual([{ data: { claim: 'Broken kettle', heat: 'hot' } }]);
+	});
+
 	test('a queue the node cannot read is left out of Get Many with a warning naming it; the others are listed', async () => {
 		// a real server lists each queue with its blocks (real-deployments.md); one of them odd
 		const list = [
