@@ -90,10 +90,19 @@ function standing(d: ItemDecision, rule: PeopleSettings['rule']): string {
 
 /** Each item's progress, for the log while the run waits: "item 0: 1 of 2 approvals (waiting)". */
 export function progressOf(outcome: PeopleOutcome, rule: PeopleSettings['rule']): string {
-	return [...outcome.decisions.entries()]
+	const items = [...outcome.decisions.entries()];
+	const shown = items
+		.slice(0, PROGRESS_ITEMS)
 		.map(([item, d]) => `item ${item}: ${standing(d, rule)} (${d.decision})`)
 		.join('; ');
+	if (items.length <= PROGRESS_ITEMS) return shown;
+	// one log line, whatever the run's size
+	const waiting = items.filter(([, d]) => d.decision === 'waiting').length;
+	return `${items.length} items, ${items.length - waiting} decided, ${waiting} waiting; ${shown}; …`;
 }
+
+/** Items a progress line names one by one at most. */
+const PROGRESS_ITEMS = 5;
 
 /** How far the counted answers agree, field by field (Collect All): the most common value and its share. */
 function agreement(answers: IDataObject[]): IDataObject {

@@ -263,6 +263,22 @@ describe('Several People per Item', () => {
 		]);
 	});
 
+	test('a run of many items logs one short progress line: how many are decided, and the first five', async () => {
+		const input = Array.from({ length: 7 }, (_, i) => ({ message: `Refund ${i}`, total: i }));
+		const waiting = await run(approval({ people: 2, decideWhen: 'allApprove' }), input);
+		const items = await tasksByItem();
+		await answer(items[0][0], ANN, 'approve');
+		await answer(items[0][1], BOB, 'approve');
+		info.mockClear();
+		await call(waiting, items[0][1]);
+		const lines = info.mock.calls
+			.map(([line]) => String(line))
+			.filter((l) => l.includes('still waits'));
+		expect(lines).toEqual([
+			`Task Queue: execution ${executionIdOf(waiting)} still waits: 7 items, 1 decided, 6 waiting; item 0: 2 of 2 approvals (approved); item 1: 0 of 2 approvals (waiting); item 2: 0 of 2 approvals (waiting); item 3: 0 of 2 approvals (waiting); item 4: 0 of 2 approvals (waiting); …`,
+		]);
+	});
+
 	test('one busy person answers both tasks of an item: counted once, the second kept with its reason', async () => {
 		const waiting = await run(approval({ people: 2, decideWhen: 'atLeast', approvalsNeeded: 2 }), [
 			INPUT[1],
