@@ -804,7 +804,7 @@ describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool
 	// the same review with Several People per Item (All Must Approve, two people): the example's
 	// trigger above routes the answers back
 	(majorFromEnv() === '2' ? test : test.skip)(
-		'two people must approve: the same person approving both tasks counts once and the node asks again; a second person approves and only then the gated tool runs',
+		"two people must approve: the same person approving both tasks counts once and the node asks again; tasks planted with a copy of the further task's address decide nothing; a second person approves and only then the gated tool runs",
 		async () => {
 			const path = uniq('two-approvers');
 			const example = loadExamples().find((x) => x.file === 'ai-agent-refund-needs-approval.json');
@@ -858,6 +858,21 @@ describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool
 					60_000,
 				);
 				expect(third.data.request).toBe(first.data.request);
+				// someone who saw the further task copies its address, mark included, into tasks of
+				// their own, and two colleagues approve them: they decide nothing (issue 47's attack)
+				const { ids: planted } = await e.client.createTasks(REVIEW_QUEUE, [
+					{ ...third.data, request: 'Taxi, 20 EUR' },
+					{ ...third.data, request: 'Team lunch, 12 EUR' },
+				]);
+				await e.client.complete(REVIEW_QUEUE, planted[0], {
+					by: 'bob@example.com',
+					data: { decision: 'approve' },
+				});
+				await e.client.complete(REVIEW_QUEUE, planted[1], {
+					by: 'dave@example.com',
+					data: { decision: 'approve' },
+				});
+				await sleep(8_000); // the trigger forwards each to the run, which counts neither
 				const meanwhile = await e.n8n.api.get(`/executions/${waiting.id}`);
 				expect(meanwhile.data.status).toBe('waiting');
 				expect(toolMessagesSince(requestsBefore)).not.toContain('refunded order');

@@ -55,13 +55,11 @@ export async function receiveTask(
 		);
 		return answer.call(this, 400, { message: check.reason });
 	}
-	// the triggers listening through this one read the queue themselves: they are only told to
-	const nudging = nudge ? nudgeListeners.call(this, state, registration.queueId) : undefined;
-	try {
-		return await acceptDelivery.call(this, state, registration, check.task);
-	} finally {
-		await nudging;
-	}
+	// the triggers listening through this one read the queue themselves: they are only told to, and
+	// the service does not wait for it (a busy n8n answers nudges late; a missed one costs a listener
+	// time, never a completion: its next nudge or its check reads on)
+	if (nudge) void nudgeListeners.call(this, state, registration.queueId).catch(() => undefined);
+	return await acceptDelivery.call(this, state, registration, check.task);
 }
 
 async function acceptDelivery(
