@@ -406,3 +406,26 @@ describe('Create and Wait: what it offers', () => {
 		]);
 	});
 });
+
+describe('what a real server returns', () => {
+	test('block ids that are numbers (a queue made through the API): fields keyed by their text, the selection options too', async () => {
+		const queue = await env.client.createQueue({
+			name: 'Numbered fields',
+			blocks: [
+				{ id: 1, name: 'Claim', type: 'text', text: { read_only: true } },
+				{
+					id: 2,
+					name: 'Decision',
+					type: 'single_selection',
+					single_selection: { options: [{ id: 'ok', name: 'OK' }] },
+				},
+			],
+		} as never);
+		expect(await fieldsFor(locator(queue.id, 'list'))).toEqual({
+			fields: [
+				field('1', 'Claim', 'string'),
+				field('2', 'Decision', 'options', false, [['OK', 'ok']]),
+			],
+		});
+	});
+});

@@ -621,3 +621,60 @@ describe('Create and Wait refuses before creating anything', () => {
 		expect(waiting.run.status).toBe('waiting');
 	});
 });
+
+describe('what a real server returns', () => {
+	test('block ids that are numbers: the address goes to field "1", the approval is read from field "2", and the run resumes approved', async () => {
+		const queue = await env.client.createQueue({
+			name: 'Numbered approvals',
+			blocks: [
+				{ id: 1, name: 'Link', type: 'text', text: { read_only: true } },
+				{ id: 3, name: 'Request', type: 'text', text: { read_only: true } },
+				{
+					id: 2,
+					name: 'Decision',
+					type: 'single_selection',
+					single_selection: {
+						options: [
+							{ id: 'ok', name: 'OK' },
+							{ id: 'no', name: 'No' },
+						],
+					},
+				},
+			],
+		} as never);
+		await env.client.setWebhook(queue.id, TRIGGER_OF_THIS_N8N);
+		const waiting = await runActionNode({
+			types: { taskQueue: node },
+			node: {
+				type: 'taskQueue',
+				parameters: {
+					resource: 'task',
+					operation: 'sendAndWait',
+					queue: locator(queue.id),
+					taskData: {
+						mappingMode: 'defineBelow',
+						value: { 3: 'Refund 20 EUR' },
+						matchingColumns: [],
+						schema: [],
+					},
+					resumeField: '1',
+					responseType: 'approval',
+					approvalField: '2',
+					approveOption: 'ok',
+					options: {},
+				} as never,
+			},
+			input: [{}],
+			credentials: env.credentials(),
+			executionId: 'numbered-1',
+		});
+		expect(waiting.error).toBeUndefined();
+		const [task] = await env.client.tasks(queue.id);
+		expect(String(task.data[1])).toContain('/webhook-waiting/numbered-1/');
+		expect(task.data[3]).toBe('Refund 20 EUR');
+		await env.client.complete(queue.id, task.id, { by: 'alice@example.com', data: { 2: 'ok' } });
+		const call = await callWaitingNode(waiting, queryOf(String(task.data[1])));
+		const [items] = call.result.workflowData as INodeExecutionData[][];
+		expect(items[0].json).toMatchObject({ id: task.id, approved: true, data: { 2: 'ok' } });
+	});
+});
