@@ -840,3 +840,55 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		expect(waitTill - started).toBeLessThan(62_000);
 	});
 });
+
+test('block ids that are numbers (a queue made through the API): the trigger finds the address in field "1" and the run resumes once; a task with no address is emitted', async () => {
+	const queue = await env.client.createQueue({
+		name: 'Numbered fields',
+		blocks: [
+			{ id: 1, name: 'Link', type: 'text', text: { read_only: true } },
+			{ id: 3, name: 'Request', type: 'text', text: { read_only: true } },
+		],
+	} as never);
+	triggerCredentials = env.credentials();
+	trigger = new WebhookTriggerUnderTest({
+		credentials: triggerCredentials,
+		parameters: { event: 'taskCompleted', queue: locator(queue.id), options: {} },
+	});
+	server = await startWebhookServer(trigger, waiting);
+	await trigger.activate();
+	const run = await runActionNode({
+		types: { taskQueue: node },
+		node: {
+			type: 'taskQueue',
+			parameters: {
+				resource: 'task',
+				operation: 'sendAndWait',
+				queue: locator(queue.id),
+				taskData: {
+					mappingMode: 'defineBelow',
+					value: { 3: 'Refund' },
+					matchingColumns: [],
+					schema: [],
+				},
+				resumeField: '1',
+				options: {},
+			},
+		},
+		input: [{}],
+		credentials: env.credentials(),
+		executionId: 'numbered',
+		additionalData: { webhookWaitingBaseUrl: server.waitingBaseUrl },
+	});
+	expect(run.error).toBeUndefined();
+	waiting.add('numbered', run);
+	const [task] = await env.client.tasks(queue.id);
+	await env.client.complete(queue.id, task.id, { by: 'alice@example.com' });
+	await env.client.waitForWebhookCalls(1);
+	await until('the resume', () => waiting.resumed.has('numbered'));
+	expect(waiting.resumes.get('numbered')).toBe(1);
+	const { ids } = await env.client.createTasks(queue.id, [{ 3: 'plain task' }]);
+	await env.client.complete(queue.id, ids[0], { by: 'alice@example.com' });
+	await env.client.waitForWebhookCalls(2);
+	await until('the plain task emitted', () => trigger.emitted.length === 1);
+	expect(trigger.emitted.map((t) => t.id)).toEqual(ids);
+});
