@@ -56,7 +56,7 @@ export class TaskQueueTrigger implements INodeType {
 		properties: [
 			{
 				displayName:
-					"The service gives each queue one webhook: the first active Task Queue Trigger of this n8n on the queue holds it, and the others on that queue read the queue themselves when it tells them, so several workflows can listen. The service must be able to reach n8n's webhook URL (a service on the same machine or network reaches localhost or a private address); if it cannot, use the Task Queue Poll Trigger instead. Create and Wait runs on this queue get their answers through these triggers. Unpublishing (deactivating) the last one while runs wait leaves them Waiting with no word in n8n: the service keeps their answers, and the first check after it is published again passes them on (within a minute).",
+					"The service gives each queue one webhook: the first active Task Queue Trigger of this n8n on the queue holds it, and the others on that queue read the queue themselves when it tells them, so several workflows can listen. The service must be able to reach n8n's webhook URL (a service on the same machine or network reaches localhost or a private address); if it cannot, use the Task Queue Poll Trigger instead. Create and Wait runs on this queue get their answers through these triggers. Unpublishing (deactivating) the last one while runs wait leaves them Waiting (its log names them in a warning): the service keeps their answers, and the first check after it is published again passes them on (within a minute).",
 				name: 'notice',
 				type: 'notice',
 				default: '',

@@ -286,27 +286,39 @@
 			checked: !!preset.readOnly,
 		});
 		function sync() {
-			options.hidden = kind.value !== 'single_selection';
+			optionsLabel.hidden = kind.value !== 'single_selection';
 		}
 		kind.addEventListener('change', sync);
+		var optionsLabel = el('label', { class: 'field-part' }, 'Options ', options);
 		var row = el(
 			'div',
 			{ class: 'row field-row', testid: 'field-row-' + n },
-			el('input', {
-				testid: 'field-name-' + n,
-				'aria-label': 'Name of field ' + n,
-				placeholder: 'Field name',
-				value: preset.name || '',
-			}),
-			el('input', {
-				testid: 'field-id-' + n,
-				'aria-label': 'ID of field ' + n,
-				placeholder: 'ID (from the name)',
-				value: preset.id || '',
-			}),
-			kind,
+			el('strong', { text: 'Field ' + n }),
+			el(
+				'label',
+				{ class: 'field-part' },
+				'Name ',
+				el('input', {
+					testid: 'field-name-' + n,
+					'aria-label': 'Name of field ' + n,
+					placeholder: 'e.g. Customer message',
+					value: preset.name || '',
+				}),
+			),
+			el(
+				'label',
+				{ class: 'field-part' },
+				'ID ',
+				el('input', {
+					testid: 'field-id-' + n,
+					'aria-label': 'ID of field ' + n,
+					placeholder: 'empty: from the name',
+					value: preset.id || '',
+				}),
+			),
+			el('label', { class: 'field-part' }, 'Kind ', kind),
 			el('label', {}, readOnly, ' read-only (people see it, cannot change it)'),
-			options,
+			optionsLabel,
 		);
 		row.read = function () {
 			var inputs = row.querySelectorAll('input');
@@ -344,7 +356,8 @@
 				'Fields marked read-only are filled when a task is created (by n8n) and shown to people; ' +
 					'the others people fill in. For Create and Wait add the read-only field for the address.',
 			),
-			el('label', {}, 'Name ', name),
+			el('label', {}, 'Queue name ', name),
+			el('h4', { text: 'Fields, in the order people see them' }),
 			list,
 			el(
 				'div',

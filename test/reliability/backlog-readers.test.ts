@@ -1,6 +1,7 @@
 // A backlog of 25,000 completions on a service that answers each request 600 ms late, read by the
-// one reader (nodes/TaskQueue/helpers/reader.ts) for Catch Up (on the next deliveries) and for the
-// Poll Trigger (on its next polls, within n8n 2.x's poll budget): every completion once, the
+// one reader (nodes/TaskQueue/helpers/reader.ts) for Catch Up (on the next deliveries), a listener
+// (on the holder's next nudges) and the Poll Trigger (on its next polls, within n8n 2.x's poll
+// budget): every completion once, the
 // backlog oldest first, every round moving. The rounds and seconds are recorded
 // (.tmp/reliability/backlog-readers.json; bench/RESULTS.md quotes them), not asserted.
 import type { INodeParameters } from 'n8n-workflow';
@@ -11,6 +12,7 @@ import { forgetAsAfterRestart } from '../../nodes/TaskQueue/runtime/processMemor
 import { startWaitingRun, WaitingEndpoint } from '../helpers/waiting';
 import {
 	locator,
+	oneN8n,
 	PollTriggerUnderTest,
 	startTriggerEnv,
 	startWebhookServer,
@@ -107,6 +109,62 @@ test(`Catch Up: ${BACKLOG.toLocaleString('en')} completions between two deliveri
 		await server.close();
 	}
 }, 600_000);
+
+test(`a listener: ${BACKLOG.toLocaleString('en')} completions between two nudges, ${LATENCY_MS} ms a request: all once, oldest first, every nudge moves`, async () => {
+	forgetAsAfterRestart();
+	const trigger = (webhookId: string) =>
+		new WebhookTriggerUnderTest({
+			credentials: env.credentials(),
+			parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} },
+			webhookId,
+		});
+	const holder = trigger('a0000000-0000-4000-8000-00000000000a');
+	const listener = trigger('b0000000-0000-4000-8000-00000000000b');
+	const n8n = await oneN8n([holder, listener]);
+	try {
+		await holder.activate();
+		await listener.activate();
+		expect(listener.state().registration).toMatchObject({ listening: true });
+		const before = await completedNow();
+		await env.client.createTasks(QUEUE, BACKLOG + 20);
+		// the backlog's deliveries are lost: the holder never nudges for them
+		await env.client.setFaults([{ webhook: 'drop', count: BACKLOG }]);
+		await env.client.completeMany(QUEUE, BACKLOG, BY);
+		await env.client.waitForWebhookCalls(BACKLOG, 120_000);
+		await env.client.clearFaults();
+		await env.client.setLatency(LATENCY_MS);
+		const perNudge: Array<{ emitted: number; seconds: number }> = [];
+		try {
+			for (let round = 0; round < 10 && listener.emitted.length < BACKLOG + round; round++) {
+				const emittedBefore = listener.emitted.length;
+				const started = Date.now();
+				// one delivery: the holder emits it and nudges the listener, which reads from its cursor
+				await env.client.completeMany(QUEUE, 1, BY);
+				const deadline = Date.now() + 120_000;
+				while (listener.emitted.length === emittedBefore) {
+					if (Date.now() > deadline) throw new Error(`round ${round}: the listener did not read`);
+					await new Promise((resolve) => setTimeout(resolve, 100));
+				}
+				perNudge.push({
+					emitted: listener.emitted.length - emittedBefore,
+					seconds: (Date.now() - started) / 1000,
+				});
+			}
+		} finally {
+			await env.client.setLatency(0);
+		}
+		figures.listener = { nudges: perNudge.length, perNudge };
+		const listed = await listedSince(before);
+		const emitted = listener.emitted.map(key);
+		expect(new Set(emitted).size).toBe(emitted.length); // none twice
+		expect([...emitted].sort()).toEqual([...listed].sort()); // none missing
+		// oldest first: the listener reads from its cursor, so all it emits comes in the list's order
+		expect(emitted).toEqual(listed);
+		expect(perNudge.slice(0, -1).every((n) => n.emitted > 1)).toBe(true);
+	} finally {
+		await n8n.close();
+	}
+}, 900_000);
 
 test(`the Poll Trigger: ${BACKLOG.toLocaleString('en')} completions between two polls, ${LATENCY_MS} ms a request, a 30 s poll budget: all once, oldest first, every poll moves`, async () => {
 	const t = new PollTriggerUnderTest({

@@ -254,7 +254,16 @@ test("a builder (an organization's admin) makes a queue with a read-only address
 	await page.getByTestId('field-name-3').fill('Urgency');
 	await page.getByTestId('field-kind-3').selectOption('single_selection');
 	await page.getByTestId('field-options-3').fill('Low, High');
+	// each input is labelled on the page, not only by a placeholder that goes once something is typed
+	const row = await page.getByTestId('field-row-3').innerText();
+	for (const label of ['Field 3', 'Name', 'ID', 'Kind', 'read-only', 'Options'])
+		expect(row).toContain(label);
+	expect(await page.getByTestId('field-row-1').innerText()).not.toContain('Options');
+	expect(await page.getByTestId('new-queue-1').innerText()).toContain('Queue name');
 	await page.getByTestId('add-address-field').click();
+	await page
+		.getByTestId('new-queue-1')
+		.screenshot({ path: join(tmpdir(), 'sandbox-page-new-queue-form.png') });
 	// a mistake first: the form says what is wrong, and nothing is made
 	await page.getByTestId('field-id-2').fill('2answer');
 	await page.getByTestId('create-queue').click();

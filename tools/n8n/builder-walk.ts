@@ -2,8 +2,9 @@
 //   npx tsx tools/n8n/builder-walk.ts                   n8n 2.41.1
 //   TQ_N8N_VERSION=1 npx tsx tools/n8n/builder-walk.ts  n8n 1.123.81
 //   ... --people   the four-eyes path: Approval, Several People per Item (two people, All Must
-//                  Approve, Max Tasks 3); Alice approves both tasks (she counts once, the node asks
-//                  again), Bob approves the third; the IF tests the people's decision; with a
+//                  Approve, Never Count mapped to the request's requester_email, Max Tasks 3); Alice
+//                  approves, the requester (Dave) approves the second task (he never counts, the
+//                  node asks again), Bob approves the third; the IF tests the people's decision; with a
 //                  deadline (Limit Wait Time, 2 minutes): a second request only Bob approves goes
 //                  on at its deadline with his approval, timed out, to the IF's false branch
 // First the builder makes their queue on the sandbox's page (New queue (admin): a customer message,
@@ -30,6 +31,8 @@ const QUEUE_NAME = 'My refunds';
 /** `--people`: the four-eyes path of docs/waiting.md (Several People per Item), issue 39. */
 const PEOPLE = process.argv.includes('--people');
 const MESSAGE = 'The kettle arrived broken';
+/** Who sent the request (`--people`): Never Count holds them, so their approval never counts. */
+const REQUESTER = 'dave@example.com';
 const started = Date.now();
 let actions = 0;
 
@@ -310,6 +313,14 @@ async function setUpTwoApprovers(page: Page): Promise<void> {
 	await addOption(page, 'Several People per Item');
 	const rule = await selectValue(page, 'decideWhen');
 	check('Several People per Item starts as All Must Approve', rule === 'All Must Approve', rule);
+	const notice = page.getByText('Never Count is empty:', { exact: false });
+	check('Never Count empty: the notice says a requester would count', await notice.isVisible(), '');
+	await typeExpression(
+		page,
+		page.locator('[data-test-id="parameter-input-neverCount"]'),
+		page.locator('[data-test-id$="neverCount-parameter-input-options-container"]'),
+		'{{ $json.body.requester_email }}',
+	);
 	step('Max Tasks per Item: 3');
 	const maxTasks = page.locator('[data-test-id="parameter-input-maxTasks"] input').first();
 	await maxTasks.fill('3');
@@ -335,7 +346,11 @@ async function oneApprovalThenTheDeadline(
 	const message = 'The lid does not close';
 	step('a second request; only Bob answers it');
 	const sentAt = Date.now();
-	await axios.post(`${n8n.url}/webhook/my-refund`, { message, order_total: 7 });
+	await axios.post(`${n8n.url}/webhook/my-refund`, {
+		message,
+		order_total: 7,
+		requester_email: REQUESTER,
+	});
 	await answerOnPeoplesPage(page, `${sandbox.baseUrl}/app/`, message, 'Approve', 'bob@example.com');
 	step('wait for the deadline (2 minutes; the trigger checks every minute)');
 	const until = Date.now() + 5 * 60_000;
@@ -366,13 +381,13 @@ async function oneApprovalThenTheDeadline(
 	);
 }
 
-/** Alice approves the item's second task too (she counts once), the node asks again, Bob approves. */
-async function answerTwiceThenBob(
+/** The requester approves the item's second task (he never counts), the node asks again, Bob approves. */
+async function requesterThenBob(
 	page: Page,
 	sandbox: Awaited<ReturnType<typeof startEditorSession>>['sandbox'],
 	queueId: number,
 ): Promise<void> {
-	await answerOnPeoplesPage(page, `${sandbox.baseUrl}/app/`, MESSAGE, 'Approve');
+	await answerOnPeoplesPage(page, `${sandbox.baseUrl}/app/`, MESSAGE, 'Approve', REQUESTER);
 	const tasks = async () =>
 		(
 			await axios.get(`${sandbox.baseUrl}/_sandbox/queues/${queueId}/tasks`, {
@@ -384,11 +399,11 @@ async function answerTwiceThenBob(
 		if (Date.now() > deadline) throw new Error('timed out: the node did not ask again');
 		await page.waitForTimeout(500);
 	}
-	check('the same person twice: the node asked again (a third task)', true, '');
+	check('the requester does not count: the node asked again (a third task)', true, '');
 	await answerOnPeoplesPage(page, `${sandbox.baseUrl}/app/`, MESSAGE, 'Approve', 'bob@example.com');
 }
 
-/** The run's output: two people counted, Alice's second approval kept as the same person. */
+/** The run's output: two people counted, the requester's approval kept and not counted. */
 async function checkTwoPeopleCounted(n8n: N8nHandle, workflowId: string): Promise<void> {
 	const list = await n8n.api.get('/executions', { params: { workflowId, includeData: true } });
 	const run = (list.data.data as WalkRun[]).find(
@@ -401,13 +416,13 @@ async function checkTwoPeopleCounted(n8n: N8nHandle, workflowId: string): Promis
 		a.reason ?? '',
 	]);
 	check(
-		'the output: approved by two people, the same person once',
+		'the output: approved by two people, the requester not counted',
 		people?.decision === 'approved' &&
 			people?.counted === 2 &&
 			JSON.stringify(answers) ===
 				JSON.stringify([
 					['alice@example.com', true, ''],
-					['alice@example.com', false, 'samePerson'],
+					[REQUESTER, false, 'neverCount'],
 					['bob@example.com', true, ''],
 				]),
 		people,
@@ -572,10 +587,11 @@ async function main() {
 		const request = await axios.post(`${n8n.url}/webhook/my-refund`, {
 			message: MESSAGE,
 			order_total: 19,
+			requester_email: REQUESTER,
 		});
 		check('the workflow took the request', request.status === 200, request.status);
 		await answerOnPeoplesPage(page, `${sandbox.baseUrl}/app/`, MESSAGE, 'Approve');
-		if (PEOPLE) await answerTwiceThenBob(page, sandbox, queueId);
+		if (PEOPLE) await requesterThenBob(page, sandbox, queueId);
 		const ran = await finishedRun(n8n, workflowId, 'no run went on after the answer', (nodes) =>
 			nodes.includes('Webhook'),
 		);

@@ -80,8 +80,12 @@ export async function getSelectionFields(
 	return asOptions((await blocksOf(this)).filter((block) => block.type === 'single_selection'));
 }
 
+/** Text fields, for the optional Feedback and Message Fields: "None" first (n8n flags a value it does not list). */
 export async function getTextFields(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
-	return asOptions((await blocksOf(this)).filter((block) => block.type === 'text'));
+	return [
+		{ name: 'None', value: '', description: 'Not used' },
+		...asOptions((await blocksOf(this)).filter((block) => block.type === 'text')),
+	];
 }
 
 /**

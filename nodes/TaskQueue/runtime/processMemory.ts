@@ -58,16 +58,14 @@ export const PROCESS_MEMORY = {
 		bound: 200_000,
 		holds:
 			'which waiting run each announced task belongs to, and one of its addresses (trigger/relay/knownRuns.ts)',
-		restart:
-			'a completion whose address a person replaced is routed by that address until the run is known again',
+		restart: 'a task whose address a person replaced is routed by it until the run is known again',
 	},
 	runTasks: {
 		process: 'where deliveries and announcements arrive, and main',
 		size: '5,000 runs, 200,000 ids in all (a run has at most 60,000): ~10 MB at worst',
 		bound: 5_000,
 		holds: "each known run's task ids (trigger/relay/knownRuns.ts)",
-		restart:
-			"a completion reaching a finished run the process no longer knows is not emitted (it may have been the run's)",
+		restart: "a completion for a finished run no longer known is not emitted (it may be the run's)",
 	},
 	answeredRunTasks: {
 		process: 'where deliveries and announcements arrive, and main',
@@ -77,6 +75,14 @@ export const PROCESS_MEMORY = {
 			"each known run's task ids as the run itself answered them: only these keep a completion routed to a finished run by id alone from being emitted (trigger/relay/knownRuns.ts)",
 		restart:
 			'a completion whose address a person replaced, reaching its finished run by id, is emitted as an ordinary one',
+	},
+	waitingRuns: {
+		process: 'where deliveries and announcements arrive, and main',
+		size: '5,000 short strings',
+		bound: 5_000,
+		holds:
+			"runs heard to wait on a queue and not seen to end, named when the queue's last trigger is deactivated (trigger/relay/knownRuns.ts)",
+		restart: 'runs that waited before the restart are named once heard from again',
 	},
 	settledCompletions: {
 		process: 'where deliveries arrive, and main (the check)',
@@ -93,8 +99,7 @@ export const PROCESS_MEMORY = {
 		bound: 10_000,
 		holds:
 			'delivered completions no run could take yet: emitted if none takes them (trigger/relay/checkLostCompletions.ts)',
-		restart:
-			'such a completion is passed on by the first check but not emitted if it belongs to no run',
+		restart: 'such a completion is passed on by the first check, not emitted if no run has it',
 	},
 	retryCompletions: {
 		process: 'main (the check)',
@@ -105,8 +110,7 @@ export const PROCESS_MEMORY = {
 		restart: 'none: the first check looks back 24 hours',
 	},
 	completionConsumers: {
-		process:
-			'where deliveries and nudges arrive (Catch Up, listeners), and main (the check, the Poll Trigger)',
+		process: 'where deliveries and nudges arrive, and main (the check, the Poll Trigger)',
 		size: '1,000 cursors, each with a place in the list and its turn in progress',
 		bound: 1_000,
 		holds:
@@ -114,7 +118,6 @@ export const PROCESS_MEMORY = {
 		restart:
 			'none: each consumer goes on from the cursor its static data (or the check record) holds; a backlog read looks for its place again',
 	},
-
 	lostCompletionRecords: {
 		process: 'main (the check)',
 		size: '200 short strings',
@@ -201,8 +204,7 @@ export const PROCESS_MEMORY = {
 		bound: 10_000,
 		holds:
 			'further tasks this process created for an item of a waiting run (Several People per Item asking again), one per run, item and slot, claimed before the create so that calls at once do not ask twice (waiting/people/extraTasks.ts)',
-		restart:
-			'a call after the restart that finds the slot unanswered asks once more (one extra task per process at most)',
+		restart: 'a call after the restart that finds the slot unanswered asks once more (one task)',
 	},
 	progressLogged: {
 		process: 'where waiting addresses are answered',
@@ -213,8 +215,7 @@ export const PROCESS_MEMORY = {
 		restart: "the first call after a restart logs the run's progress once more",
 	},
 	runDeadlines: {
-		process:
-			'where runs answer forward calls or announce themselves to a trigger, and main (its check)',
+		process: 'where runs answer forward calls or announce themselves, and main (the check)',
 		size: '10,000 addresses with a time',
 		bound: 10_000,
 		holds:

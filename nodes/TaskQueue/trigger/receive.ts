@@ -13,7 +13,7 @@ import { receiveNudge } from './listener';
 import type { CheckRecordCall } from './relay/checkRecord';
 import { isSignedRecord, keepCheckRecord } from './relay/checkRecord';
 import { rememberDeadline } from './relay/deadlines';
-import { rememberRun } from './relay/knownRuns';
+import { rememberRun, runWaits } from './relay/knownRuns';
 import { answer, durableRecords, receiveTask, scopeOf } from './webhookDelivery';
 import type { Registration } from './state/staticData';
 import { readRegistration } from './state/staticData';
@@ -85,6 +85,7 @@ async function receiveAnnouncement(
 	);
 	const execution = `${address.executionId}/${address.nodeId}`;
 	rememberRun(address.url, execution, announced.tasks, signed ? 'answer' : 'announcement');
+	runWaits(execution, address.queueId, true);
 	// a deadline only from the run's own word: the check wakes the run then (relay/deadlines.ts)
 	if (signed && announced.deadline !== undefined)
 		rememberDeadline(execution, {

@@ -1,4 +1,5 @@
 import type { IDataObject, IHookFunctions } from 'n8n-workflow';
+import { runsWaitingOn } from './relay/knownRuns';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { getTriggerQueueId } from '../helpers/queue';
@@ -107,4 +108,9 @@ async function letGo(
 			? `Task Queue Trigger: restored the previous webhook of queue ${queueId} (${withoutQuery(back)})`
 			: `Task Queue Trigger: removed this workflow's webhook from queue ${queueId}`,
 	);
+	const waiting = runsWaitingOn(queueId);
+	if (waiting.length > 0)
+		this.logger.warn(
+			`Task Queue Trigger: queue ${queueId} has no Task Queue Trigger of this n8n now, and Create and Wait execution(s) ${waiting.slice(0, 20).join(', ')}${waiting.length > 20 ? ` and ${waiting.length - 20} more` : ''} were waiting for its answers when last heard from: they stay Waiting until a Task Queue Trigger on the queue is published again (its first check passes on their answers) or their Limit Wait Time ends`,
+		);
 }

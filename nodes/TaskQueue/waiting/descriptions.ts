@@ -107,14 +107,13 @@ export const severalPeopleOption: INodeProperties = {
 			name: 'values',
 			values: [
 				{
-					displayName: 'Approvals Needed',
-					name: 'approvalsNeeded',
+					displayName: 'Ask How Many People',
+					name: 'people',
 					type: 'number',
 					default: 2,
 					typeOptions: { minValue: 1, maxValue: 20 },
-					displayOptions: { show: { decideWhen: ['atLeast'] } },
-					description: 'N, the approvals that approve the item (at most People per Item)',
-					hint: 'The editor cannot compare it with People per Item: a number above it is refused when the run starts, before any task',
+					description:
+						'How many different people answer each item: this many tasks are created per item. The same person answering two of them counts once.',
 				},
 				{
 					displayName: 'Decide When',
@@ -153,6 +152,29 @@ export const severalPeopleOption: INodeProperties = {
 					],
 				},
 				{
+					displayName: 'Decide When: Approvals Needed',
+					name: 'approvalsNeeded',
+					type: 'number',
+					default: 2,
+					typeOptions: { minValue: 1, maxValue: 20 },
+					displayOptions: { show: { decideWhen: ['atLeast'] } },
+					description: 'N, the approvals that approve the item (at most Ask How Many People)',
+					hint: 'The editor cannot compare it with Ask How Many People: a number above it is refused when the run starts, before any task',
+				},
+				{
+					displayName: 'Decide When: Vote Field Name or ID',
+					name: 'voteField',
+					type: 'options',
+					typeOptions: {
+						loadOptionsMethod: 'getSelectionFields',
+						loadOptionsDependsOn: ['queue.value'],
+					},
+					default: '',
+					displayOptions: { show: { decideWhen: ['majority', 'firstAnswer'] } },
+					description:
+						'Task Values only: the selection field whose option is each person\'s vote (with Approval, the Approval Field is). Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+				},
+				{
 					displayName: 'Max Tasks per Item',
 					name: 'maxTasks',
 					type: 'number',
@@ -172,33 +194,11 @@ export const severalPeopleOption: INodeProperties = {
 				},
 				{
 					displayName:
-						'Never Count is empty: the node does not know who asked, so a requester who approves their own request counts. For four eyes, map the requester\'s email here.',
+						"Never Count is empty: the node does not know who asked, so a requester who approves their own request counts. For four eyes, map the requester's email here (an expression shows this notice until the previous node has run).",
 					name: 'neverCountNotice',
 					type: 'notice',
 					default: '',
 					displayOptions: { show: { neverCount: [''], decideWhen: ['allApprove', 'atLeast'] } },
-				},
-				{
-					displayName: 'People per Item',
-					name: 'people',
-					type: 'number',
-					default: 2,
-					typeOptions: { minValue: 1, maxValue: 20 },
-					description:
-						'How many different people answer each item: this many tasks are created per item. The same person answering two of them counts once.',
-				},
-				{
-					displayName: 'Vote Field Name or ID',
-					name: 'voteField',
-					type: 'options',
-					typeOptions: {
-						loadOptionsMethod: 'getSelectionFields',
-						loadOptionsDependsOn: ['queue.value'],
-					},
-					default: '',
-					displayOptions: { show: { decideWhen: ['majority', 'firstAnswer'] } },
-					description:
-						'Task Values only: the selection field whose option is each person\'s vote (with Approval, the Approval Field is). Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
 				},
 			],
 		},

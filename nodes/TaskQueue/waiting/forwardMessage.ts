@@ -101,6 +101,8 @@ export type AnswerReading =
 			outcomes: Map<number, Outcome>;
 			why: string;
 			resumed: boolean;
+			/** The run waits no more: it resumed, finished or is gone. */
+			ended?: boolean;
 			/** n8n answered 404: no such execution (deleted, made up, or n8n 1.x while it starts). */
 			gone?: boolean;
 	  }
@@ -115,6 +117,7 @@ export function readForwardAnswer(answer: ReceivedAnswer, tasks: CompletedTask[]
 		outcomes: new Map(tasks.map((t) => [t.id, outcome])),
 		why,
 		resumed,
+		ended: resumed || outcome === 'finished',
 	});
 	// 503: the execution could not read the service, or n8n's database was not ready; 502/504: a
 	// proxy; 409 "running": it is resuming right now; 500: n8n could not start it

@@ -10,6 +10,7 @@ import {
 	readForwardAnswer,
 } from '../../waiting/messages';
 import { MAX_WAKES, type RunToWake } from './checkRecord';
+import { runWaits } from './knownRuns';
 
 // Waking runs at their deadline (Several People per Item with Limit Wait Time). At a wait's limit
 // n8n resumes the run without running any node code and passes the node's input on: the answers so
@@ -94,6 +95,7 @@ export async function wakeRunsPastDeadline(
 			continue;
 		}
 		forgetDeadline(execution);
+		if (reading !== 'refusedAddress' && reading.ended) runWaits(execution, run.queueId, false);
 		if (reading === 'refusedAddress' || !reading.resumed) continue;
 		resumed++;
 		this.logger.info(

@@ -13,6 +13,9 @@ const runOfTask = rememberedMap<number, { url: string; execution: string }>('run
 /** Each remembered run's tasks. */
 const runs = rememberedMap<string, Set<number>>('runTasks');
 
+/** Runs this process heard wait on a queue and has not seen end, by execution: their queue. */
+const waitingRuns = rememberedMap<string, number>('waitingRuns');
+
 /** Each run's tasks as the run itself answered them (from the address n8n signed). */
 const answeredRuns = rememberedMap<string, Set<number>>('answeredRunTasks');
 
@@ -87,9 +90,23 @@ export function afterTheRun(execution: string, taskId: number): 'other' | 'finis
 	return tasks.has(taskId) ? 'finished' : 'other';
 }
 
+/** A run announced itself or answered that it still waits on the queue; or that it waits no more. */
+export function runWaits(execution: string, queueId: number, waits: boolean): void {
+	if (waits) waitingRuns.set(execution, queueId);
+	else waitingRuns.delete(execution);
+}
+
+/** The executions this process knows wait on the queue, as far as it has heard. */
+export function runsWaitingOn(queueId: number): string[] {
+	return [...waitingRuns]
+		.filter(([, queue]) => queue === queueId)
+		.map(([run]) => run.split('/')[0]);
+}
+
 /** Forgets every run (the sandbox hands out task ids again after a reset; a service never does). */
 export function forgetRuns(): void {
 	runOfTask.clear();
 	runs.clear();
 	answeredRuns.clear();
+	waitingRuns.clear();
 }

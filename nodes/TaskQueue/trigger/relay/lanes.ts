@@ -7,7 +7,7 @@ import type { CompletedTask } from '../../transport/schemas';
 import type { AnswerReading, Outcome, ReceivedAnswer } from '../../waiting/messages';
 import { deadlineOf, forwardCall, readForwardAnswer, runTasksOf } from '../../waiting/messages';
 import { forgetDeadline, rememberDeadline } from './deadlines';
-import { afterTheRun, rememberRun } from './knownRuns';
+import { afterTheRun, rememberRun, runWaits } from './knownRuns';
 
 // The lanes of the forwarding (forward.ts): one per execution of this n8n process, which calls the
 // execution with the completions waiting in it, one call at a time, and settles each.
@@ -175,6 +175,7 @@ export async function drain(this: TriggerContext, key: string, lane: Lane): Prom
 			if (deadline !== undefined)
 				rememberDeadline(key, { url, queueId: tasks[0].queue_id, at: deadline });
 			else if (reading.resumed) forgetDeadline(key);
+			runWaits(key, tasks[0].queue_id, reading.ended !== true);
 			settleAll.call(this, lane, waiters, outcomesOf(key, reading, waiters), reading.why);
 		}
 	} finally {

@@ -62,6 +62,8 @@ export interface ItemDecision {
 	/** Every task answered, undecided, and the item may have another: the run asks again. */
 	askAgain?: boolean;
 	answers: JudgedAnswer[];
+	/** The emails that never count for the item (the run's Never Count). */
+	neverCount?: string[];
 }
 
 const person = (email: string | null) => (email ?? '').trim().toLowerCase();

@@ -58,15 +58,16 @@ export function peopleOutcome(
 		});
 		// an item whose values the run did not keep cannot be asked about again
 		const rule = task.values ? memory.people : { ...memory.people, maxTasks: memory.people.people };
-		decisions.set(
-			task.item,
-			decide(rule, answers, {
+		const neverCount = task.neverCount ?? [];
+		decisions.set(task.item, {
+			...decide(rule, answers, {
 				tasks: ids.length,
-				neverCount: task.neverCount ?? [],
+				neverCount,
 				usesVotes: usesVotes(memory.people, settings),
 				optionVotes: settings.responseType !== 'approval' && memory.people.voteField !== undefined,
 			}),
-		);
+			neverCount,
+		});
 	}
 	const final = [...decisions.values()].filter((d) => d.final).length;
 	const enough = settings.waitFor === 'all' ? final === decisions.size : final > 0;
@@ -163,6 +164,7 @@ function peopleReport(
 			? { choice: decision.choice, choiceLabel: voteLabels?.[decision.choice] ?? decision.choice }
 			: {}),
 		people: run.people.people,
+		neverCount: decision.neverCount ?? [],
 		needed: decision.needed,
 		counted: decision.counted,
 		approvals: decision.approvals,

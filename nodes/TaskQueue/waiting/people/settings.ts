@@ -5,7 +5,7 @@ import type { CompiledQueue } from '../../helpers/blockModel';
 import type { WaitSettings } from '../settings';
 import type { PeopleRule, Rule, Vote } from './decide';
 
-// Create and Wait's "Several People per Item" option: read and checked before any task is created,
+// Create and Wait's "Several Ask How Many People" option: read and checked before any task is created,
 // then kept with the run (waiting/memory.ts), so every call to the run decides by what the run was
 // started with, whatever the workflow says now.
 
@@ -57,7 +57,7 @@ export function readPeopleSettings(
 	return { rule, ...counts, ...(voteField ? { voteField } : {}) };
 }
 
-/** People per Item, Approvals Needed and Max Tasks per Item, each within what can decide. */
+/** The people per item, Approvals Needed and Max Tasks per Item, each within what can decide. */
 function readCounts(
 	this: IExecuteFunctions,
 	values: IDataObject,
@@ -67,22 +67,22 @@ function readCounts(
 	if (!Number.isInteger(people) || people < 1 || people > MAX_PEOPLE)
 		throw fail(
 			this,
-			`People per Item must be a whole number from 1 to ${MAX_PEOPLE}, not ${JSON.stringify(values.people)}`,
-			'Set People per Item to how many different people must answer each item (2 for four eyes).',
+			`Ask How Many People (per item) must be a whole number from 1 to ${MAX_PEOPLE}, not ${JSON.stringify(values.people)}`,
+			'Set Ask How Many People to how many different people must answer each item (2 for four eyes).',
 		);
 	const approvalsNeeded = rule === 'atLeast' ? Number(values.approvalsNeeded ?? people) : people;
 	if (!Number.isInteger(approvalsNeeded) || approvalsNeeded < 1 || approvalsNeeded > people)
 		throw fail(
 			this,
-			`Approvals Needed must be a whole number from 1 to People per Item (${people}), not ${JSON.stringify(values.approvalsNeeded)}`,
-			'Lower Approvals Needed, or raise People per Item: a rule no number of people can meet would never decide.',
+			`Approvals Needed must be a whole number from 1 to the people per item (Ask How Many People: ${people}), not ${JSON.stringify(values.approvalsNeeded)}`,
+			'Lower Decide When: Approvals Needed, or raise Ask How Many People: a rule no number of people can meet would never decide.',
 		);
 	const maxTasks = Number(values.maxTasks ?? 0) || people;
 	if (!Number.isInteger(maxTasks) || maxTasks < people || maxTasks > MAX_TASKS)
 		throw fail(
 			this,
-			`Max Tasks per Item must be 0 or a whole number from People per Item (${people}) to ${MAX_TASKS}, not ${JSON.stringify(values.maxTasks)}`,
-			'Set Max Tasks per Item to 0 (never ask again) or to at least People per Item: below it the node could not even ask everyone once.',
+			`Max Tasks per Item must be 0 or a whole number from the people per item (Ask How Many People: ${people}) to ${MAX_TASKS}, not ${JSON.stringify(values.maxTasks)}`,
+			'Set Max Tasks per Item to 0 (never ask again) or to at least the people per item: below it the node could not even ask everyone once.',
 		);
 	return { people, approvalsNeeded, maxTasks };
 }
@@ -99,7 +99,7 @@ function checkVoteField(
 		throw fail(
 			this,
 			'Decide When "Majority" needs a Vote Field: the selection field whose option is each person\'s vote',
-			'Pick the Vote Field (a selection field of the queue), or set Response Type to Approval.',
+			'Pick Decide When: Vote Field (a selection field of the queue), or set Response Type to Approval.',
 		);
 	if (!voteField) return;
 	const block = queue.blocks.get(voteField)?.block;

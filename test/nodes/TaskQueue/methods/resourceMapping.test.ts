@@ -354,6 +354,14 @@ describe('Create and Wait: what it offers', () => {
 		);
 	});
 
+	test('Feedback and Message Fields (optional) list None first: left empty, n8n does not flag them as a value it does not list', async () => {
+		const offered = await node.methods.loadOptions.getTextFields.call(
+			context({ queue: locator(105), responseType: 'approval' }),
+		);
+		expect(offered[0]).toEqual({ name: 'None', value: '', description: 'Not used' });
+		expect(offered.slice(1).map((o) => o.value)).toEqual(['request', 'resume_url', 'feedback']);
+	});
+
 	test("Approve Option: the Approval Field's options; before the field is chosen, every selection field's, named with their field (n8n loads the list when it appears and may skip the reload after the field is picked)", async () => {
 		const choices = async (approvalField: string) =>
 			(

@@ -224,10 +224,21 @@ describe('the forward call and its answer', () => {
 			received({ status: 200, body: { message: 'Workflow was started' } }),
 			tasks,
 		);
-		expect(resumed).toEqual({ outcomes: new Map([[5, 'taken']]), why: 'resumed', resumed: true });
+		expect(resumed).toEqual({
+			outcomes: new Map([[5, 'taken']]),
+			why: 'resumed',
+			resumed: true,
+			ended: true,
+		});
 		expect(outcomes(readForwardAnswer({ status: 200, body: '<html>', html: true }, tasks))).toEqual(
 			{ 5: 'finished' },
 		);
+		// the run waits no more (resumed, finished or gone), or still waits (it named what it took)
+		const ended = (answer: Parameters<typeof readForwardAnswer>[0]) =>
+			(readForwardAnswer(answer, tasks) as { ended?: boolean }).ended === true;
+		expect(ended({ status: 200, body: '<html>', html: true })).toBe(true);
+		expect(ended(received({ status: 404, body: {} }))).toBe(true);
+		expect(ended(received({ status: 202, body: { waiting: true, taken: [5] } }))).toBe(false);
 		expect(outcomes(readForwardAnswer(received({ status: 404, body: {} }), tasks))).toEqual({
 			5: 'finished',
 		});

@@ -15,6 +15,12 @@ import { forgetRuns, runOf } from '../../../../../nodes/TaskQueue/trigger/relay/
 import { runsToWake } from '../../../../../nodes/TaskQueue/trigger/relay/deadlines';
 import { forgetAsAfterRestart } from '../../../../../nodes/TaskQueue/runtime/processMemory';
 
+/** n8n's Logger, which `this.logger` of every node context is. */
+const { Logger } = require(
+	require.resolve('@n8n/backend-common', { paths: [require.resolve('n8n-core')] }),
+) as typeof import('@n8n/backend-common');
+const warn = jest.spyOn(Logger.prototype, 'warn');
+
 const QUEUE = 104;
 const ITEMS = 550;
 let env: TriggerTestEnv;
@@ -80,3 +86,51 @@ test(`a run of ${ITEMS * 2} tasks: the trigger knows every task and the deadline
 		await server.close();
 	}
 }, 240_000);
+
+test("deactivating the queue's last trigger while runs wait names them in a warning; a run that went on is not named", async () => {
+	forgetAsAfterRestart();
+	forgetRuns();
+	await env.client.reset();
+	const waiting = new WaitingEndpoint();
+	const trigger = new WebhookTriggerUnderTest({
+		credentials: env.credentials(),
+		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} as INodeParameters },
+	});
+	const server = await startWebhookServer(trigger, waiting);
+	try {
+		await trigger.activate();
+		for (const executionId of ['4801', '4802', '4803']) {
+			const run = await startWaitingRun({
+				credentials: env.credentials(),
+				executionId,
+				input: [{ message: `refund ${executionId}` }],
+				waitingBaseUrl: server.waitingBaseUrl,
+			});
+			expect(run.error).toBeUndefined();
+			waiting.add(executionId, run);
+		}
+		// 4802's person answers: the run goes on, and the trigger hears it
+		const task = (await env.client.tasks(QUEUE)).find((t) =>
+			String(t.data.resume_url).includes('/4802/'),
+		);
+		await env.client.complete(QUEUE, task!.id, {
+			by: 'alice@example.com',
+			data: { decision: 'approve' },
+		});
+		await until('the resume', () => waiting.resumed.has('4802'));
+		await until('the trigger hears it', async () =>
+			(await env.client.webhookCalls()).every((c) => c.finishedAt),
+		);
+		await new Promise((resolve) => setTimeout(resolve, 200));
+		warn.mockClear();
+		await trigger.delete();
+		const lines = warn.mock.calls
+			.map(([message]) => String(message))
+			.filter((l) => l.includes(`queue ${QUEUE} has no Task Queue Trigger`));
+		expect(lines).toEqual([
+			`Task Queue Trigger: queue ${QUEUE} has no Task Queue Trigger of this n8n now, and Create and Wait execution(s) 4801, 4803 were waiting for its answers when last heard from: they stay Waiting until a Task Queue Trigger on the queue is published again (its first check passes on their answers) or their Limit Wait Time ends`,
+		]);
+	} finally {
+		await server.close();
+	}
+}, 60_000);

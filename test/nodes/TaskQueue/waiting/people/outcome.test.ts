@@ -118,7 +118,8 @@ describe('Several People per Item', () => {
 		expect(decisions).toHaveBeenCalledTimes(2);
 		expect((done[0] as INodeExecutionData).json).toMatchObject({
 			approved: true,
-			people: { decision: 'approved', counted: 2 },
+			// Never Count was empty: the output says so (who asked is unknown to the node)
+			people: { decision: 'approved', counted: 2, neverCount: [] },
 		});
 		decisions.mockRestore();
 	});
@@ -163,6 +164,7 @@ describe('Several People per Item', () => {
 				rule: 'allApprove',
 				decision: 'notEnoughPeople',
 				people: 2,
+				neverCount: ['dave@example.com'], // as compared: lower case
 				needed: 2,
 				counted: 1,
 				approvals: 1,
@@ -700,12 +702,12 @@ describe('Never Count reads what mail triggers give (issue 47)', () => {
 
 describe('Several People per Item refuses a set-up that cannot decide, before any task', () => {
 	test.each([
-		['People per Item 0', { people: 0 }, {}, /People per Item must be a whole number from 1 to 20/],
+		['People per Item 0', { people: 0 }, {}, /Ask How Many People \(per item\) must be a whole number from 1 to 20/],
 		[
 			'Approvals Needed above People per Item',
 			{ people: 2, decideWhen: 'atLeast', approvalsNeeded: 3 },
 			{},
-			/Approvals Needed must be a whole number from 1 to People per Item \(2\)/,
+			/Approvals Needed must be a whole number from 1 to the people per item \(Ask How Many People: 2\)/,
 		],
 		[
 			'All Must Approve with Task Values',
@@ -723,7 +725,7 @@ describe('Several People per Item refuses a set-up that cannot decide, before an
 			'Max Tasks per Item below People per Item',
 			{ people: 3, decideWhen: 'allApprove', maxTasks: 2 },
 			{},
-			/Max Tasks per Item must be 0 or a whole number from People per Item \(3\) to 60/,
+			/Max Tasks per Item must be 0 or a whole number from the people per item \(Ask How Many People: 3\) to 60/,
 		],
 		[
 			'a Vote Field that is not a selection',
