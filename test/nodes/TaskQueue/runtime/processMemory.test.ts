@@ -45,4 +45,19 @@ describe('what a process remembers', () => {
 		expect(unlisted).toEqual(['TaskQueue/trigger/relay/lanes.ts: lanes']);
 		expect([...used].sort()).toEqual(Object.keys(PROCESS_MEMORY).sort());
 	});
+
+	it('docs/operating.md lists every store with the bound the code gives it, and what it holds and a restart costs', () => {
+		const docs = readFileSync(join(__dirname, '../../../../docs/operating.md'), 'utf8');
+		const section = docs.slice(docs.indexOf('## What one n8n process remembers'));
+		const rows = [...section.matchAll(/^\| `(\w+)` \| ([\d,]+) \|(.*)\|$/gm)].map(
+			([, name, bound, rest]) => ({
+				name,
+				bound: Number(bound.replace(/,/g, '')),
+				cells: rest.split(' | ').map((cell) => cell.trim()),
+			}),
+		);
+		expect(Object.fromEntries(rows.map((r) => [r.name, r.bound]))).toEqual(PROCESS_MEMORY);
+		// in which process, worst-case size, what it holds, what a restart costs: each said
+		for (const row of rows) expect(row.cells.filter((cell) => cell.length > 0)).toHaveLength(4);
+	});
 });
