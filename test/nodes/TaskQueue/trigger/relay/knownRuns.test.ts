@@ -36,7 +36,8 @@ async function until(what: string, probe: () => boolean | Promise<boolean>, time
 	}
 }
 
-test(`a run of ${ITEMS * 2} tasks: the trigger knows every task and the deadline; a late answer past the first 1,000 is not emitted`, async () => {
+/** A new n8n process (nothing remembered, the sandbox reset) with a Task Queue Trigger on the queue. */
+async function newProcessWithTrigger() {
 	forgetAsAfterRestart();
 	forgetRuns();
 	await env.client.reset();
@@ -45,7 +46,11 @@ test(`a run of ${ITEMS * 2} tasks: the trigger knows every task and the deadline
 		credentials: env.credentials(),
 		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} as INodeParameters },
 	});
-	const server = await startWebhookServer(trigger, waiting);
+	return { waiting, trigger, server: await startWebhookServer(trigger, waiting) };
+}
+
+test(`a run of ${ITEMS * 2} tasks: the trigger knows every task and the deadline; a late answer past the first 1,000 is not emitted`, async () => {
+	const { waiting, trigger, server } = await newProcessWithTrigger();
 	try {
 		await trigger.activate();
 		const run = await startWaitingRun({
@@ -88,15 +93,7 @@ test(`a run of ${ITEMS * 2} tasks: the trigger knows every task and the deadline
 }, 240_000);
 
 test("deactivating the queue's last trigger while runs wait names them in a warning; a run that went on is not named", async () => {
-	forgetAsAfterRestart();
-	forgetRuns();
-	await env.client.reset();
-	const waiting = new WaitingEndpoint();
-	const trigger = new WebhookTriggerUnderTest({
-		credentials: env.credentials(),
-		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options: {} as INodeParameters },
-	});
-	const server = await startWebhookServer(trigger, waiting);
+	const { waiting, trigger, server } = await newProcessWithTrigger();
 	try {
 		await trigger.activate();
 		for (const executionId of ['4801', '4802', '4803']) {
