@@ -118,3 +118,16 @@ test('every error a troubleshooting table quotes is one the nodes have', () => {
 	);
 	expect(missing).toEqual([]);
 });
+
+test("docs/triggers.md's static data table names every key the triggers keep, and only those", () => {
+	const code = readFileSync(join(ROOT, 'nodes/TaskQueue/trigger/state/staticData.ts'), 'utf8');
+	const keys = new Set([...code.matchAll(/\bstate\.(\w+)/g)].map((m) => m[1]));
+	const docs = readFileSync(join(ROOT, 'docs/triggers.md'), 'utf8');
+	const section = docs.slice(docs.indexOf('## What the triggers keep in static data'));
+	const documented = new Set(
+		[...section.slice(0, section.indexOf('\n## ')).matchAll(/^\| ([\w, ]+) \|/gm)]
+			.flatMap((m) => m[1].split(',').map((key) => key.trim()))
+			.filter((key) => key !== 'key'),
+	);
+	expect([...documented].sort()).toEqual([...keys].sort());
+});

@@ -18,16 +18,9 @@ import { isCompletedTask } from '../../transport/schemas';
 // - in poll(): saved only when the poll emits items: the Check for Lost Completions therefore
 //   sends its record to its own trigger's address (trigger/relay/checkRecord.ts).
 // Copies saved by two calls at once: the last one wins (docs/scaling.md says why each key copes).
-//
-// | key | what it holds | written by | process (queue mode) |
-// |---|---|---|---|
-// | registration | the trigger's queue, URL, secret, previous target, whether it listens | activation, deactivation (webhookRegistration.ts, webhookRemoval.ts), a nudge to look (listener.ts) | main; a nudge on a webhook process |
-// | cursor | Catch Up's or a listener's point: the newest completion emitted, with the ids sharing its time | activation, deliveries with Catch Up (catchUp.ts), a listener's nudges (listener.ts) | main; webhook processes |
-// | seen | the last 1,000 completion keys accepted (Catch Up on, or re-completions dropped) | deliveries (deliveryChecks.ts) | webhook processes |
-// | lastDelivery | which process handled the last such delivery, and when | deliveries (deliveryChecks.ts) | webhook processes |
-// | listeners | the addresses a holder nudges, never a secret | joins, nudges (holder.ts) | webhook processes |
-// | lostCompletionCheck | where Check for Lost Completions restarts, and the deadlines of the runs it wakes (relay/deadlines.ts) | its signed record (relay/checkRecord.ts via receive.ts) | webhook processes |
-// | queueId, cursor, unsettled | the Poll Trigger's queue, cursor, and completions to pass on again | its poll (pollTrigger.ts) | main |
+
+// Every key, what it holds, who writes it and in which process: docs/triggers.md, "What the
+// triggers keep in static data".
 
 /** What a Task Queue Trigger registered (`registration`). */
 export interface Registration {
