@@ -85,7 +85,8 @@ async function receiveAnnouncement(
 	);
 	const execution = `${address.executionId}/${address.nodeId}`;
 	rememberRun(address.url, execution, announced.tasks, signed ? 'answer' : 'announcement');
-	runWaits(execution, address.queueId, true);
+	// named if the queue's last trigger goes: only a run's own word (a claim could name any execution)
+	if (signed) runWaits(execution, address.queueId, true);
 	// a deadline only from the run's own word: the check wakes the run then (relay/deadlines.ts)
 	if (signed && announced.deadline !== undefined)
 		rememberDeadline(execution, {

@@ -92,7 +92,7 @@ test(`a run of ${ITEMS * 2} tasks: the trigger knows every task and the deadline
 	}
 }, 240_000);
 
-test("deactivating the queue's last trigger while runs wait names them in a warning; a run that went on is not named", async () => {
+test("deactivating the queue's last trigger while runs wait names them in a warning; a run that went on is not named, nor one only claimed with the trigger's secret", async () => {
 	const { waiting, trigger, server } = await newProcessWithTrigger();
 	try {
 		await trigger.activate();
@@ -119,6 +119,13 @@ test("deactivating the queue's last trigger while runs wait names them in a warn
 			(await env.client.webhookCalls()).every((c) => c.finishedAt),
 		);
 		await new Promise((resolve) => setTimeout(resolve, 200));
+		// a claim with the trigger's secret (unsigned by the credential) names a made-up execution
+		const made = String(task!.data.resume_url).replace('/4802/', '/4899/');
+		const { response } = await trigger.deliver({
+			body: { taskQueueWaitingRun: { address: made, tasks: [task!.id] } },
+			query: { secret: trigger.secret() as string },
+		});
+		expect(response.statusCode).toBe(200);
 		warn.mockClear();
 		await trigger.delete();
 		const lines = warn.mock.calls
