@@ -10,11 +10,11 @@ import type {
 	INodeType,
 	IRunExecutionData,
 } from 'n8n-workflow';
-import { createServer } from 'net';
 
 import { TaskQueueApi } from '../../credentials/TaskQueueApi.credentials';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { SandboxClient } from '../../sandbox/client';
+import { closedPort } from '../helpers/ports';
 import {
 	makeAdditionalData,
 	makeWorkflow,
@@ -94,14 +94,6 @@ async function testCredential(
 			return { status: 'Error', message: `Received HTTP status code: ${status}` };
 		return { status: 'Error', message: cause?.code ?? (error as Error).message };
 	}
-}
-
-async function closedPort(): Promise<number> {
-	const server = createServer();
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	const { port } = server.address() as { port: number };
-	await new Promise((resolve) => server.close(resolve));
-	return port;
 }
 
 describe('TaskQueueApi credential test', () => {

@@ -1,11 +1,10 @@
 // Each error class, as the node reports it after a real request to the sandbox.
-import http from 'http';
-import type { AddressInfo } from 'net';
 
 import { TaskQueueTrigger } from '../../../../nodes/TaskQueue/TaskQueueTrigger.node';
 import { isMalformedAnswer } from '../../../../nodes/TaskQueue/transport/errors';
 import { setWebhookTarget } from '../../../../nodes/TaskQueue/transport/endpoints';
 import { hookContext, makeWebhookEnv } from '../../../helpers/n8n';
+import { closedPort } from '../../../helpers/ports';
 import { startProxy } from '../proxy';
 import { locator, startEnv, type TestEnv } from '../env';
 
@@ -32,14 +31,6 @@ const OTHER_WRONG_KEY = ['tqs', 'wrong', 'value', '456'].join('_');
 
 function expectNoSecret(value: unknown, secret: string) {
 	expect(JSON.stringify(value)).not.toContain(secret);
-}
-
-async function closedPort(): Promise<number> {
-	const server = http.createServer();
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	const { port } = server.address() as AddressInfo;
-	await new Promise<void>((resolve) => server.close(() => resolve()));
-	return port;
 }
 
 describe('errors become NodeApiErrors that say what happened and how to fix it', () => {
