@@ -279,11 +279,11 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 		killGroup('SIGTERM');
 		let timer: NodeJS.Timeout | undefined;
 		const timedOut = new Promise<boolean>((resolve) => {
-			// past n8n's own graceful shutdown (N8N_GRACEFUL_SHUTDOWN_TIMEOUT, 30 s): n8n answers
-			// webhooks while it shuts down, and a kill before it is done crashes the executions it
-			// started meanwhile (seen: three deliveries answered 200 at the 20 s kill, their executions
-			// crashed); an operator's restart lets n8n finish
-			timer = setTimeout(() => resolve(false), 40_000);
+			// a forced stop, as a container's stop timeout is: n8n answers webhooks while it shuts down,
+			// and this kill crashes the executions it started meanwhile (the chaos runs count them
+			// apart). Waiting 40 s instead (past n8n's own 30 s), the next start found n8n's task
+			// broker port still in use (CI14), so the kill stays at 20 s
+			timer = setTimeout(() => resolve(false), 20_000);
 		});
 		const done = await Promise.race([exited.then(() => true), timedOut]);
 		clearTimeout(timer);
