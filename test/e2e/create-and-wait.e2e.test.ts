@@ -429,12 +429,16 @@ test('the service cannot be read when the waiting node confirms the completion: 
 	// waiting node has failed to confirm: the trigger's catch-up read, the check's if its minute comes,
 	// and the waiting node's confirmation (a count of two faults failed in CI when the check took one)
 	await e.client.setFaults([{ route: 'completed', kind: 'html500' }]);
-	await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'approve' } });
-	const notYet = `completion of task ${task.id} not taken by execution ${waiting.id} yet; trying again`;
-	await waitFor('the run could not confirm it', async () => e.n8n.logs.text().includes(notYet));
-	expect((await executions(e, id)).map((x) => x.status)).toEqual([]);
-	// the service can be read again: the trigger's next call is confirmed and the run resumes
-	await e.client.clearFaults();
+	try {
+		await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'approve' } });
+		const notYet = `completion of task ${task.id} not taken by execution ${waiting.id} yet; trying again`;
+		await waitFor('the run could not confirm it', async () => e.n8n.logs.text().includes(notYet));
+		expect((await byId(waiting.id)).status).toBe('waiting');
+	} finally {
+		// the service can be read again (also for the next tests, whatever happened here)
+		await e.client.clearFaults();
+	}
+	// the trigger's next call is confirmed and the run resumes
 	const done = await resumed(waiting.id, 'success', 60_000);
 	expect(nodeOutput(done, 'Ask a person').map((o) => o.id)).toEqual([task.id]);
 	expect((await executions(e, id)).map((x) => x.status)).toEqual(['success']);
