@@ -7,7 +7,8 @@
 //   --short-rounds N  rounds of the trigger and poll scenarios (default 3)
 //   --only 1,2,5      run only these scenarios (1 create, 2 get completed, 3 trigger, 4 poll, 5 footprint,
 //                     6 Create and Wait, 7 the trigger in queue mode, 8 what waiting costs the service,
-//                     9 two triggers on one queue, holder and listener side by side)
+//                     9 two triggers on one queue, holder and listener side by side; 12 Escalate, only
+//                     when named: about 5 minutes of waiting for level times)
 //   --wait-items N    items waiting in one execution in scenario 6 (default 1000)
 //   --skip-build      use the dist/ already built
 //   --out FILE        where to write the results (default bench/RESULTS.md; "none" to only print)
@@ -46,6 +47,7 @@ import {
 	type BenchContext,
 	type Section,
 } from './scenarios';
+import { scenarioEscalation } from './escalation';
 import { scenarioListeners } from './listeners';
 
 function option(name: string): string | undefined {
@@ -139,7 +141,7 @@ async function main(): Promise<void> {
 			sections.push(scenarioWaitingReads());
 			log(`scenario 8 done (${secs()})`);
 		}
-		const needN8n = ['1', '2', '3', '4', '6', '9'].some((s) => only.has(s));
+		const needN8n = ['1', '2', '3', '4', '6', '9', '12'].some((s) => only.has(s));
 		if (needN8n) {
 			n8n = await startN8n({
 				port: 0,
@@ -166,6 +168,7 @@ async function main(): Promise<void> {
 				['3', async () => await scenarioTrigger(ctx)],
 				['4', async () => await scenarioPoll(ctx)],
 				['9', async () => await scenarioListeners(ctx)],
+				['12', async () => await scenarioEscalation(ctx, Math.max(5, shortRounds))],
 				[
 					'6',
 					async () => await scenarioWaiting(ctx, Math.max(10, shortRounds * 4), waitItems, 200),

@@ -30,7 +30,7 @@ const ENDED = new Set(['success', 'error', 'crashed', 'canceled']);
 const QUEUE = 104;
 const TRIGGER_WEBHOOK_ID = 'bench-caw-route-back';
 
-function hook(path: string) {
+export function hook(path: string) {
 	return {
 		name: 'Start',
 		type: 'n8n-nodes-base.webhook',
@@ -41,7 +41,7 @@ function hook(path: string) {
 	};
 }
 
-const items = {
+export const items = {
 	name: 'Items',
 	type: 'n8n-nodes-base.code',
 	typeVersion: 2,
@@ -52,7 +52,7 @@ const items = {
 	},
 };
 
-const done = {
+export const done = {
 	name: 'Done',
 	type: 'n8n-nodes-base.noOp',
 	typeVersion: 1,
@@ -60,7 +60,7 @@ const done = {
 	parameters: {},
 };
 
-function chain(names: string[]): WorkflowJson['connections'] {
+export function chain(names: string[]): WorkflowJson['connections'] {
 	return Object.fromEntries(
 		names
 			.slice(0, -1)
@@ -68,11 +68,23 @@ function chain(names: string[]): WorkflowJson['connections'] {
 	);
 }
 
-/** Create and Wait; with `people`, Several People per Item (All Must Approve by that many people). */
-function createAndWaitWorkflow(ctx: BenchContext, people?: number): WorkflowJson {
-	const path = people ? 'bench-create-and-wait-people' : 'bench-create-and-wait';
+/** The Approval on the Decision field, with these options of Create and Wait. */
+export const approval = (options: Record<string, unknown>) => ({
+	responseType: 'approval',
+	approvalField: 'decision',
+	approveOption: 'approve',
+	options,
+});
+
+/** A workflow: a webhook at `path`, its items, Create and Wait on Refund Decisions with `parameters`. */
+export function askingWorkflow(
+	ctx: BenchContext,
+	name: string,
+	path: string,
+	parameters: Record<string, unknown>,
+): WorkflowJson {
 	return {
-		name: people ? `bench: Create and Wait, ${people} people` : 'bench: Create and Wait',
+		name,
 		nodes: [
 			hook(path),
 			items,
@@ -92,16 +104,8 @@ function createAndWaitWorkflow(ctx: BenchContext, people?: number): WorkflowJson
 						schema: [],
 					},
 					resumeField: 'resume_url',
-					...(people
-						? {
-								responseType: 'approval',
-								approvalField: 'decision',
-								approveOption: 'approve',
-								options: {
-									severalPeople: { values: { people, decideWhen: 'allApprove' } },
-								},
-							}
-						: { options: {} }),
+					options: {},
+					...parameters,
 				},
 				credentials: { taskQueueApi: ctx.creds.taskQueue },
 			},
@@ -112,8 +116,19 @@ function createAndWaitWorkflow(ctx: BenchContext, people?: number): WorkflowJson
 	};
 }
 
+/** Create and Wait; with `people`, Several People per Item (All Must Approve by that many people). */
+function createAndWaitWorkflow(ctx: BenchContext, people?: number): WorkflowJson {
+	if (!people) return askingWorkflow(ctx, 'bench: Create and Wait', 'bench-create-and-wait', {});
+	return askingWorkflow(
+		ctx,
+		`bench: Create and Wait, ${people} people`,
+		'bench-create-and-wait-people',
+		approval({ severalPeople: { values: { people, decideWhen: 'allApprove' } } }),
+	);
+}
+
 /** The floor (bench/floor): a do-nothing waiting node whose tasks carry `$execution.resumeUrl`. */
-function floorWaitWorkflow(ctx: BenchContext): WorkflowJson {
+export function floorWaitWorkflow(ctx: BenchContext): WorkflowJson {
 	return {
 		name: "bench: n8n's floor of waiting for a person",
 		nodes: [
@@ -135,7 +150,7 @@ function floorWaitWorkflow(ctx: BenchContext): WorkflowJson {
 }
 
 /** The floor's route back: a do-nothing trigger forwarding each delivery to the address its task carries. */
-function floorRouteWorkflow(): WorkflowJson {
+export function floorRouteWorkflow(): WorkflowJson {
 	return {
 		name: "bench: n8n's floor of routing a completion back",
 		nodes: [
@@ -187,19 +202,23 @@ function waitNodeWorkflow(): WorkflowJson {
 	};
 }
 
-function routeBackWorkflow(ctx: BenchContext): WorkflowJson {
+export function routeBackWorkflow(
+	ctx: BenchContext,
+	queue = QUEUE,
+	webhookId = TRIGGER_WEBHOOK_ID,
+): WorkflowJson {
 	return {
-		name: 'bench: completions of Refund Decisions',
+		name: `bench: completions of queue ${queue}`,
 		nodes: [
 			{
 				name: 'Task completed',
 				type: `${PKG}.taskQueueTrigger`,
 				typeVersion: 1,
 				position: [0, 0],
-				webhookId: TRIGGER_WEBHOOK_ID,
+				webhookId,
 				parameters: {
 					event: 'taskCompleted',
-					queue: { __rl: true, mode: 'id', value: String(QUEUE) },
+					queue: { __rl: true, mode: 'id', value: String(queue) },
 					options: {},
 				},
 				credentials: { taskQueueApi: ctx.creds.taskQueue },
@@ -210,7 +229,7 @@ function routeBackWorkflow(ctx: BenchContext): WorkflowJson {
 	};
 }
 
-async function post(n8n: N8nHandle, path: string, body: unknown): Promise<void> {
+export async function post(n8n: N8nHandle, path: string, body: unknown): Promise<void> {
 	const res = await axios.post(`${n8n.webhookBase}/${path}`, body, {
 		validateStatus: () => true,
 		timeout: 60_000,
@@ -218,7 +237,7 @@ async function post(n8n: N8nHandle, path: string, body: unknown): Promise<void> 
 	if (res.status >= 400) throw new Error(`webhook ${path}: HTTP ${res.status}`);
 }
 
-async function until<T>(
+export async function until<T>(
 	what: string,
 	probe: () => Promise<T | undefined>,
 	timeoutMs: number,
@@ -233,7 +252,7 @@ async function until<T>(
 	}
 }
 
-async function executionIn(
+export async function executionIn(
 	n8n: N8nHandle,
 	workflowId: string,
 	after: number,
@@ -374,37 +393,7 @@ async function measureWaiting(
 			throw new Error(`two-people execution ${end.id} ended ${end.status}`);
 		return Date.parse(String(end.stoppedAt)) - t0;
 	};
-	// the floor: the queue's webhook goes to the do-nothing route for its rounds, then back to ours
-	const oneFloor = async () => {
-		const after = await lastExecutionId(n8n);
-		await post(n8n, 'bench-create-and-wait-floor', { count: 1 });
-		const waiting = await executionIn(n8n, floor, after, 'waiting');
-		const [task] = await until(
-			`the floor's task of execution ${waiting.id}`,
-			async () => {
-				const found = (await client.tasks(QUEUE)).filter(
-					(t) =>
-						t.status !== 'completed' &&
-						new RegExp(`/webhook-waiting/${waiting.id}(\\?|$)`).test(String(t.data.resume_url)),
-				);
-				return found.length === 1 ? found : undefined;
-			},
-			60_000,
-			100,
-		);
-		await client.setWebhook(QUEUE, `${n8n.webhookBase}/bench-floor-route`);
-		try {
-			await sleep(200);
-			const t0 = Date.now();
-			await client.complete(QUEUE, task.id, { by: PERSON, data: { decision: 'approve' } });
-			const end = await executionIn(n8n, floor, after, 'stopped', 60_000);
-			if (end.status !== 'success')
-				throw new Error(`floor execution ${end.id} ended ${end.status}`);
-			return Date.parse(String(end.stoppedAt)) - t0;
-		} finally {
-			await client.setWebhook(QUEUE, ourTarget);
-		}
-	};
+	const oneFloor = async () => await floorRound(ctx, floor, ourTarget);
 	const oneTheirs = async () => {
 		const after = await lastExecutionId(n8n);
 		await post(n8n, 'bench-wait-node', {});
@@ -641,4 +630,45 @@ async function measureWaiting(
 			`${title}: ${fmtNum(f50, 2)}x / ${fmtNum(f95, 2)}x of n8n's floor, ${fmtNum(r50, 2)}x / ${fmtNum(r95, 2)}x of the Wait node; ${fmtNum(bulk)} items resumed ${fmtMs(resumeAfterLast)} after the last completion with ${fmtNum(requests / bulk, 2)} requests each`,
 		],
 	};
+}
+
+/**
+ * One round of n8n's floor (bench/floor): a person completes the floor's task; its delivery goes to
+ * the do-nothing route for the round, then the queue's webhook goes back to `ourTarget`. Returns the
+ * time from the completion to the end of the resumed execution.
+ */
+export async function floorRound(
+	ctx: BenchContext,
+	floorWorkflowId: string,
+	ourTarget: string,
+): Promise<number> {
+	const { n8n } = ctx;
+	const client = ctx.sandbox.client;
+	const after = await lastExecutionId(n8n);
+	await post(n8n, 'bench-create-and-wait-floor', { count: 1 });
+	const waiting = await executionIn(n8n, floorWorkflowId, after, 'waiting');
+	const [task] = await until(
+		`the floor's task of execution ${waiting.id}`,
+		async () => {
+			const found = (await client.tasks(QUEUE)).filter(
+				(t) =>
+					t.status !== 'completed' &&
+					new RegExp(`/webhook-waiting/${waiting.id}(\\?|$)`).test(String(t.data.resume_url)),
+			);
+			return found.length === 1 ? found : undefined;
+		},
+		60_000,
+		100,
+	);
+	await client.setWebhook(QUEUE, `${n8n.webhookBase}/bench-floor-route`);
+	try {
+		await sleep(200);
+		const t0 = Date.now();
+		await client.complete(QUEUE, task.id, { by: PERSON, data: { decision: 'approve' } });
+		const end = await executionIn(n8n, floorWorkflowId, after, 'stopped', 60_000);
+		if (end.status !== 'success') throw new Error(`floor execution ${end.id} ended ${end.status}`);
+		return Date.parse(String(end.stoppedAt)) - t0;
+	} finally {
+		await client.setWebhook(QUEUE, ourTarget);
+	}
 }

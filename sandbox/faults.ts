@@ -29,6 +29,8 @@ export function mulberry32(seed: number): () => number {
 interface Counted<T> {
 	rule: T;
 	remaining: number;
+	/** matching requests let through so far (the rule's `after`) */
+	passed: number;
 }
 
 export class Faults {
@@ -52,12 +54,14 @@ export class Faults {
 				if (rule && 'webhook' in rule) {
 					if (!WEBHOOK_KINDS.has(rule.webhook))
 						throw new Error(`unknown webhook fault ${rule.webhook}`);
-					webhookRules.push({ rule, remaining: rule.count ?? Infinity });
+					webhookRules.push({ rule, remaining: rule.count ?? Infinity, passed: 0 });
 				} else if (rule && ROUTE_KINDS.has(rule.kind)) {
 					if (rule.route !== undefined && !ROUTES.has(rule.route)) {
 						throw new Error(`unknown route ${rule.route}`);
 					}
-					routeRules.push({ rule, remaining: rule.count ?? Infinity });
+					if (rule.after !== undefined && !(Number.isInteger(rule.after) && rule.after >= 0))
+						throw new Error('after must be a whole number of at least 0');
+					routeRules.push({ rule, remaining: rule.count ?? Infinity, passed: 0 });
 				} else {
 					throw new Error(`malformed fault rule ${JSON.stringify(rule)}`);
 				}
@@ -107,12 +111,16 @@ export class Faults {
 		}
 	}
 
-	private pick<T extends { probability?: number }>(
+	private pick<T extends { probability?: number; after?: number }>(
 		list: Array<Counted<T>>,
 		matches: (r: T) => boolean,
 	): T | null {
 		for (const entry of list) {
 			if (entry.remaining <= 0 || !matches(entry.rule)) continue;
+			if (entry.passed < (entry.rule.after ?? 0)) {
+				entry.passed++;
+				continue;
+			}
 			const p = entry.rule.probability ?? 1;
 			if (p < 1 && this.rng() >= p) continue;
 			entry.remaining--;

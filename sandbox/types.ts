@@ -180,6 +180,8 @@ export interface RouteFaultRule {
 	probability?: number;
 	/** apply at most this many times */
 	count?: number;
+	/** let this many matching requests through first (a fault in the middle of a read) */
+	after?: number;
 	/** seconds, sent as Retry-After with 429 and 503 */
 	retryAfter?: number;
 	/** for `slow`, default 1000 */

@@ -17,6 +17,7 @@ import * as webhook from './actions/webhook';
 import { searchQueues } from './methods/listSearch';
 import {
 	getApprovalChoices,
+	getEscalationQueues,
 	getResumeFields,
 	getRouteBackState,
 	getSelectionFields,
@@ -80,6 +81,7 @@ export class TaskQueue implements INodeType {
 		listSearch: { searchQueues },
 		loadOptions: {
 			getApprovalChoices,
+			getEscalationQueues,
 			getResumeFields,
 			getRouteBackState,
 			getSelectionFields,

@@ -11,13 +11,14 @@ import { join } from 'path';
 import { chromium, type Browser } from 'playwright-core';
 
 import { majorFromEnv } from '../../tools/n8n/install';
-import { createCredential, loadExamples, prepareWorkflow } from '../../tools/n8n/provision';
+import { loadExamples, prepareWorkflow } from '../../tools/n8n/provision';
 import {
 	activate,
 	createWorkflow,
 	credentialRef,
 	deleteWorkflow,
 	executions,
+	mockModel,
 	nodeOutput,
 	queueLocator,
 	saved,
@@ -31,7 +32,7 @@ import {
 	type E2E,
 	type Execution,
 } from './helpers';
-import { startOpenAiMock, type OpenAiMock } from '../../tools/stand-in-model';
+import type { OpenAiMock } from '../../tools/stand-in-model';
 
 const QUEUE = 104;
 const ALICE = 'alice@example.com';
@@ -724,31 +725,19 @@ describe("the AI agent's human review (n8n 2.x: the Task Queue node gates a tool
 	let workflowId = '';
 	let mock: OpenAiMock | undefined;
 	let workflowModelCredential: Record<string, { id: string; name: string }> = {};
-	/** What the model was told the tools gave since the `from`-th request (unescaped). */
-	const toolMessagesSince = (from: number) =>
-		mock!.requests
-			.slice(from)
-			.flatMap((r) =>
-				r.messages.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content)),
-			)
-			.join('\n')
-			.replace(/\\/g, '');
+	let toolMessagesSince: (from: number) => string = () => '';
 
 	beforeAll(async () => {
 		if (majorFromEnv() !== '2') return;
 		// the scripted model calls the first tool it is given, the gated refund_order, with these arguments
-		mock = await startOpenAiMock(() => ({
+		const model = await mockModel(e, () => ({
 			toolParameters: { order: 4411, amount: 89.9 },
 			hitlParameters: {},
 		}));
-		const credName = `mock model ${uniq('m')}`;
-		const credId = await createCredential(e.n8n, credName, 'openAiApi', {
-			apiKey: 'sk-mock',
-			url: mock.baseUrl,
-		});
+		({ mock, toolMessagesSince } = model);
 		const example = loadExamples().find((x) => x.file === 'ai-agent-refund-needs-approval.json');
 		const wf = prepareWorkflow(example!.text, e.credentialId);
-		workflowModelCredential = { openAiApi: { id: credId, name: credName } };
+		workflowModelCredential = model.credentials;
 		wf.nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi')!.credentials =
 			workflowModelCredential;
 		workflowId = await createWorkflow(e, wf);

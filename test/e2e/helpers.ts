@@ -8,9 +8,10 @@ import { join } from 'path';
 import { startSandbox, type Sandbox } from '../../sandbox/index';
 import { SandboxClient } from '../../sandbox/client';
 import { buildAndPack, extractInto } from '../../tools/n8n/package';
-import { ensureCredential, type WorkflowJson } from '../../tools/n8n/provision';
+import { createCredential, ensureCredential, type WorkflowJson } from '../../tools/n8n/provision';
 import { startQueueMode, type QueueModeN8n } from '../../tools/n8n/queue-mode';
 import { startN8n, type N8nHandle } from '../../tools/n8n/start';
+import { startOpenAiMock, type OpenAiMock } from '../../tools/stand-in-model';
 
 export const PKG = 'n8n-nodes-task-queue';
 export const TYPES = {
@@ -229,6 +230,9 @@ export function nodeOutput(x: Execution, node: string, index = 0): Array<Record<
  * Runs one Task Queue action in a real workflow: Webhook (answers with every output item) -> the node.
  * Returns the node's output items as n8n saved them in the execution (and the webhook answered them).
  */
+/** How long runAction waits for n8n's answer to the workflow's webhook call. */
+const ANSWER_WITHIN_MS = 120_000;
+
 export async function runAction(
 	e: E2E,
 	parameters: Record<string, unknown>,
@@ -295,7 +299,15 @@ export async function runAction(
 		await activate(e, id);
 		const url = `${e.n8n.webhookBase}/${path}`;
 		const response = await waitFor(`webhook ${path} registered`, async () => {
-			const res = await axios.post(url, options.body ?? {}, { validateStatus: () => true });
+			const res = await axios
+				.post(url, options.body ?? {}, { validateStatus: () => true, timeout: ANSWER_WITHIN_MS })
+				.catch((error: unknown) => {
+					// n8n (queue mode: the webhook process waits for the worker's "finished") may never
+					// answer: the stored execution says what ran, and the test fails on it, not on a hang
+					if (!axios.isAxiosError(error) || error.code !== 'ECONNABORTED') throw error;
+					console.warn(`[e2e] n8n did not answer ${path} within ${ANSWER_WITHIN_MS} ms`);
+					return { status: 0, data: undefined };
+				});
 			return res.status === 404 ? undefined : res;
 		});
 		const execution = await waitFor(
@@ -353,4 +365,34 @@ export function triggerWorkflow(
 export async function webhookTarget(e: E2E, queueId: number): Promise<string> {
 	const q = await e.client.getQueue(queueId);
 	return q.webhook?.target ?? '';
+}
+
+/**
+ * The scripted model (tools/stand-in-model.ts) and an n8n OpenAI credential pointing at it, for the
+ * AI agent examples; `toolMessagesSince(n)`: what the model was told the tools gave since its n-th
+ * request (unescaped).
+ */
+export async function mockModel(
+	e: E2E,
+	script: Parameters<typeof startOpenAiMock>[0],
+): Promise<{
+	mock: OpenAiMock;
+	credentials: Record<string, { id: string; name: string }>;
+	toolMessagesSince: (from: number) => string;
+}> {
+	const mock = await startOpenAiMock(script);
+	const name = `mock model ${uniq('m')}`;
+	const id = await createCredential(e.n8n, name, 'openAiApi', {
+		apiKey: 'sk-mock',
+		url: mock.baseUrl,
+	});
+	const toolMessagesSince = (from: number) =>
+		mock.requests
+			.slice(from)
+			.flatMap((r) =>
+				r.messages.filter((m) => m.role === 'tool').map((m) => JSON.stringify(m.content)),
+			)
+			.join('\n')
+			.replace(/\\/g, '');
+	return { mock, credentials: { openAiApi: { id, name } }, toolMessagesSince };
 }

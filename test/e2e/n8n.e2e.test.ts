@@ -8,7 +8,6 @@ import { chromium, type Browser } from 'playwright-core';
 
 import { asDelivered } from '../../sandbox/time';
 import {
-	createCredential,
 	ensureCredential,
 	isActivatable,
 	loadExamples,
@@ -21,6 +20,7 @@ import {
 	deactivate,
 	deleteWorkflow,
 	executions,
+	mockModel,
 	nodeOutput,
 	queueLocator,
 	runAction,
@@ -34,7 +34,6 @@ import {
 	type E2E,
 	type Execution,
 } from './helpers';
-import { startOpenAiMock } from '../../tools/stand-in-model';
 
 const ALICE = 'alice@example.com';
 const PREVIOUS_TARGET = 'https://hooks.example.com/set-by-a-person';
@@ -46,6 +45,8 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
+	// TQ_DUMP_LOG=file keeps n8n's log of this file's run
+	if (process.env.TQ_DUMP_LOG && e) writeFileSync(process.env.TQ_DUMP_LOG, e.n8n.logs.text());
 	await e?.stop();
 });
 
@@ -1199,20 +1200,15 @@ describe('example workflows', () => {
 	});
 
 	test('AI agent: when unsure it asks a person through the Task Queue tool', async () => {
-		const mock = await startOpenAiMock((text) => ({
+		const { mock, credentials } = await mockModel(e, (text) => ({
 			customer_message: /Customer message: (.*)/.exec(text)?.[1] ?? text,
 			order_total: Number(/Order total: ([\d.]+)/.exec(text)?.[1] ?? 0),
 			receipt_url: /Receipt: (\S+)/.exec(text)?.[1] ?? '',
 		}));
 		try {
-			const credName = `mock model ${uniq('m')}`;
-			const credId = await createCredential(e.n8n, credName, 'openAiApi', {
-				apiKey: 'sk-mock',
-				url: mock.baseUrl,
-			});
 			const { id } = await importExample('ai-agent-asks-a-person.json', (wf) => {
 				const model = wf.nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi')!;
-				model.credentials = { openAiApi: { id: credId, name: credName } };
+				model.credentials = credentials;
 			});
 			await activate(e, id);
 			const res = await waitFor('the agent webhook', async () => {

@@ -35,3 +35,14 @@ test.each(examples)('%s: no node covers a sticky note', (_file, workflow) => {
 	}
 	expect(covering).toEqual([]);
 });
+
+test.each(examples)(
+	'%s: every node has its own id, every webhook its own webhookId',
+	(_file, workflow) => {
+		const nodes = workflow.nodes as Array<Node & { id: string; webhookId?: string }>;
+		const ids = nodes.map((n) => n.id);
+		expect(new Set(ids).size).toBe(ids.length);
+		const webhookIds = nodes.flatMap((n) => (n.webhookId ? [n.webhookId] : []));
+		expect(new Set(webhookIds).size).toBe(webhookIds.length);
+	},
+);

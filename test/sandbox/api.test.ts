@@ -13,7 +13,7 @@ test('startSandbox gives the base URL, page URL, organization, queues and API ke
 	expect(env.sandbox.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 	expect(env.sandbox.pageUrl).toBe(`${env.sandbox.baseUrl}/app/`);
 	expect(env.sandbox.organizationId).toBe(1);
-	expect(env.sandbox.queueIds).toEqual([101, 102, 103, 104, 105, 106]);
+	expect(env.sandbox.queueIds).toEqual([101, 102, 103, 104, 105, 106, 107]);
 	expect(env.sandbox.apiKey).toBe('tqs_sandbox_2f8a61c4e9d07b35');
 	expect(env.sandbox.adminSecret).toBe('sandbox-admin');
 });
@@ -42,6 +42,7 @@ describe.each(['queues', 'workflows'])('under /orgs/1/%s', (noun) => {
 			expect.objectContaining({ id: 104, name: 'Refund Decisions', n_tasks: 0 }),
 			expect.objectContaining({ id: 105, name: 'Agent Approvals', n_tasks: 0 }),
 			expect.objectContaining({ id: 106, name: 'Questions', n_tasks: 0 }),
+			expect.objectContaining({ id: 107, name: 'Supervisors', n_tasks: 0 }),
 		]);
 		for (const q of res.json as Array<Record<string, unknown>>)
 			expect(q).not.toHaveProperty('data');

@@ -146,6 +146,7 @@ describe('SandboxClient', () => {
 			104,
 			105,
 			106,
+			107,
 			q.id,
 		]);
 
@@ -161,7 +162,7 @@ describe('SandboxClient', () => {
 		);
 		await client.reset();
 		expect(((await call(sandbox.baseUrl, 'GET', '/orgs/1/queues')).json as unknown[]).length).toBe(
-			6,
+			7,
 		);
 	});
 });

@@ -46,6 +46,18 @@ test('429 with Retry-After, applied count times, nothing stored', async () => {
 	expect((await api('GET', '/orgs/1/queues')).status).toBe(200);
 });
 
+test('after N: the first N matching requests pass, then the fault applies (count times)', async () => {
+	await env.client.setFaults([{ route: 'createTask', kind: '429', after: 2, count: 1 }]);
+	expect((await api('GET', '/orgs/1/queues')).status).toBe(200); // another route: not counted
+	expect((await createTask()).status).toBe(201);
+	expect((await createTask()).status).toBe(201);
+	expect((await createTask()).status).toBe(429);
+	expect((await createTask()).status).toBe(201);
+	await expect(
+		env.client.setFaults([{ route: 'createTask', kind: '429', after: -1 }]),
+	).rejects.toMatchObject({ status: 400 });
+});
+
 test('503 (HTML, with Retry-After when given)', async () => {
 	await env.client.setFaults([{ route: 'listQueues', kind: '503', retryAfter: 1 }]);
 	const res = await api('GET', '/orgs/1/workflows');

@@ -7,6 +7,10 @@
 //                  node asks again), Bob approves the third; the IF tests the people's decision; with a
 //                  deadline (Limit Wait Time, 2 minutes): a second request only Bob approves goes
 //                  on at its deadline with his approval, timed out, to the IF's false branch
+//   ... --people --escalate   also Escalate: a second queue (My supervisors) made on the page, a
+//                  second Task Queue Trigger on it in the same workflow, one level after 15 s; a
+//                  request only Bob approves gets a supervisor task, Erin approves it on the page, and
+//                  the run takes the true branch with escalation level 1 (decided at level 1)
 // First the builder makes their queue on the sandbox's page (New queue (admin): a customer message,
 // a note, a decision, and the read-only address field). Then what docs/waiting.md sets up, through
 // the editor only: a Task Queue Trigger on that queue, a Webhook, Create and Wait (first on Refund
@@ -30,6 +34,10 @@ import type { N8nHandle } from './start';
 const QUEUE_NAME = 'My refunds';
 /** `--people`: the four-eyes path of docs/waiting.md (Several People per Item), issue 39. */
 const PEOPLE = process.argv.includes('--people');
+/** `--escalate` (with `--people`): Escalate to the builder's second queue, issue 49. */
+const ESCALATE = process.argv.includes('--escalate');
+const SUPERVISORS_NAME = 'My supervisors';
+const SUPERVISOR = 'erin@example.com';
 const MESSAGE = 'The kettle arrived broken';
 /** Who sent the request (`--people`): Never Count holds them, so their approval never counts. */
 const REQUESTER = 'dave@example.com';
@@ -59,6 +67,11 @@ async function addNode(page: Page, opener: Locator, search: string, action?: str
 	await page.waitForTimeout(800);
 	await page.keyboard.press('Enter');
 	await page.waitForTimeout(800);
+	// a workflow with a trigger already: the node's trigger is under its folded Triggers section
+	const triggers = page.getByText(/^Triggers \(\d+\)$/);
+	const shown = async (what: Locator) => await what.first().isVisible().catch(() => false);
+	if (action && !(await shown(page.getByText(action, { exact: true }))) && (await shown(triggers)))
+		await click(page, 'unfold Triggers', triggers);
 	if (action) await click(page, `pick "${action}"`, page.getByText(action, { exact: true }));
 	await page.locator('[data-test-id="ndv"]').first().waitFor({ timeout: 15_000 });
 	await page.waitForTimeout(1200);
@@ -83,18 +96,35 @@ async function chooseQueue(page: Page, queue: string): Promise<string> {
 	return shown;
 }
 
-/** The builder's queue, made on the sandbox's page as its admin does in the service's UI. */
-async function makeQueueOnPage(page: Page, peoplesPage: string): Promise<number> {
-	step(`open the people's page ${peoplesPage}`);
-	await page.goto(peoplesPage);
+/**
+ * The page asks who you are until someone is picked. It renders after loading its users, so wait
+ * for it to show either the question or an organization's queues (CI: checked too early, the walk
+ * went on unpicked and found no New queue).
+ */
+async function pickAliceIfAsked(page: Page): Promise<void> {
+	await page
+		.locator('[data-testid="pick-user"], [data-testid^="org-"]')
+		.first()
+		.waitFor({ timeout: 15_000 });
 	const alice = page.getByText('Alice Example', { exact: true });
 	if (await alice.isVisible().catch(() => false)) await click(page, 'pick Alice', alice);
+}
+
+/** The builder's queue, made on the sandbox's page as its admin does in the service's UI. */
+async function makeQueueOnPage(
+	page: Page,
+	peoplesPage: string,
+	name = QUEUE_NAME,
+): Promise<number> {
+	step(`open the people's page ${peoplesPage}`);
+	await page.goto(peoplesPage);
+	await pickAliceIfAsked(page);
 	await click(page, 'New queue (admin)', page.locator('[data-testid="new-queue-1"] summary'));
 	const fill = async (what: string, testId: string, value: string) => {
 		step(`${what}: ${value}`);
 		await page.locator(`[data-testid="${testId}"]`).fill(value);
 	};
-	await fill('queue name', 'new-queue-name', QUEUE_NAME);
+	await fill('queue name', 'new-queue-name', name);
 	await fill('field 1', 'field-name-1', 'Customer message');
 	await fill('its ID', 'field-id-1', 'customer_message');
 	await fill('field 2', 'field-name-2', 'Note');
@@ -112,7 +142,7 @@ async function makeQueueOnPage(page: Page, peoplesPage: string): Promise<number>
 	await click(page, 'Create queue', page.locator('[data-testid="create-queue"]'));
 	const made = await page.locator('[data-testid="queue-created"]').textContent({ timeout: 15_000 });
 	const id = Number(/Queue (\d+) /.exec(made ?? '')?.[1]);
-	check('the page made the queue', made === `Queue ${id} "${QUEUE_NAME}" created.`, made);
+	check('the page made the queue', made === `Queue ${id} "${name}" created.`, made);
 	return id;
 }
 
@@ -228,25 +258,37 @@ async function answerOnPeoplesPage(
 	message: string,
 	decision: string,
 	person = 'alice@example.com',
+	queueName = QUEUE_NAME,
+	waitMs = 30_000,
 ): Promise<void> {
 	step(`open the people's page ${peoplesPage}`);
 	await page.goto(peoplesPage);
-	const alice = page.getByText('Alice Example', { exact: true });
-	if (await alice.isVisible().catch(() => false)) await click(page, 'pick Alice', alice);
+	await pickAliceIfAsked(page);
 	if (person !== 'alice@example.com') {
 		step(`the person: ${person}`);
 		await page.locator('[data-testid="user-select"]').selectOption(person);
 		await page.waitForTimeout(800);
 	}
-	await click(page, `open ${QUEUE_NAME}`, page.getByText(QUEUE_NAME, { exact: true }));
+	await click(page, `open ${queueName}`, page.getByText(queueName, { exact: true }));
 	// the request answers before the run has created its task
-	const deadline = Date.now() + 30_000;
+	const deadline = Date.now() + waitMs;
 	while (!(await page.getByText(message).first().isVisible())) {
-		if (Date.now() > deadline) throw new Error(`timed out: no task "${message}" in ${QUEUE_NAME}`);
+		if (Date.now() > deadline) throw new Error(`timed out: no task "${message}" in ${queueName}`);
 		await page.waitForTimeout(1000);
 		await page.reload();
+		// the page may come back on its list of queues: open the queue again
+		const queueLink = page.getByText(queueName, { exact: true }).first();
+		if (await queueLink.isVisible().catch(() => false)) await queueLink.click();
+		await page.waitForTimeout(300);
 	}
-	await click(page, 'Take next task', page.getByText('Take next task'));
+	// the next task; with Escalate, the task of this request (a decided run's other tasks stay open)
+	if (!ESCALATE) await click(page, 'Take next task', page.getByText('Take next task'));
+	else
+		await click(
+			page,
+			`Open the task "${message}"`,
+			page.locator('[data-testid^="pending-row-"]', { hasText: message }).getByText('Open'),
+		);
 	step(`Decision: ${decision}`);
 	await page.locator('select[name="decision"]').selectOption({ label: decision });
 	await click(page, 'Complete task', page.getByText('Complete task', { exact: true }));
@@ -334,6 +376,97 @@ async function setUpTwoApprovers(page: Page): Promise<void> {
 	await amount.fill('2');
 	await blur(page);
 	await page.waitForTimeout(500);
+}
+
+/** Escalate, one level: after 15 s (the deadline is 2 minutes), the builder's second queue. */
+async function setUpEscalation(page: Page, supervisors: string): Promise<void> {
+	await addOption(page, 'Escalate');
+	await click(page, 'Add Level', page.getByText('Add Level', { exact: true }).last());
+	step('After: 0.25');
+	const after = page.locator('[data-test-id="parameter-input-after"] input').first();
+	await after.fill('0.25');
+	await blur(page);
+	await pickOption(page, 'unit', 'Minutes');
+	// the level's queue: its trigger is in this workflow, not published yet
+	await click(
+		page,
+		'open the level\'s Queue list',
+		page.locator('[data-test-id="parameter-input-queue"] input').last(),
+	);
+	const listed = page.locator('.el-select-dropdown:visible li', { hasText: supervisors }).first();
+	const shown = ((await listed.textContent({ timeout: 15_000 })) ?? '').trim();
+	check(
+		"the level's Queue list says the supervisors' queue is not routed back yet, and what to do",
+		shown.startsWith(`${supervisors} · not routed back`) &&
+			shown.includes('Activate a Task Queue Trigger on queue'),
+		shown,
+	);
+	await click(page, `pick ${supervisors}`, listed);
+	await page.waitForTimeout(1500);
+}
+
+/** A request only Bob approves: a supervisor task comes, Erin approves, the run goes on approved at level 1. */
+async function escalatedToTheSupervisor(
+	page: Page,
+	n8n: N8nHandle,
+	sandbox: Awaited<ReturnType<typeof startEditorSession>>['sandbox'],
+	workflowId: string,
+): Promise<void> {
+	const message = 'The handle came off';
+	step('a third request; only Bob answers it, then nobody for 15 s');
+	const sentAt = Date.now();
+	await axios.post(`${n8n.url}/webhook/my-refund`, {
+		message,
+		order_total: 12,
+		requester_email: REQUESTER,
+	});
+	await answerOnPeoplesPage(page, `${sandbox.baseUrl}/app/`, message, 'Approve', 'bob@example.com');
+	step('wait for the supervisor task (the level after 15 s; the trigger checks every minute)');
+	await answerOnPeoplesPage(
+		page,
+		`${sandbox.baseUrl}/app/`,
+		message,
+		'Approve',
+		SUPERVISOR,
+		SUPERVISORS_NAME,
+		100_000,
+	);
+	const until = Date.now() + 60_000;
+	let run: WalkRun | undefined;
+	while (!run) {
+		if (Date.now() > until) throw new Error('timed out: the escalated run did not go on');
+		await page.waitForTimeout(1000);
+		const list = await n8n.api.get('/executions', { params: { workflowId, includeData: true } });
+		run = (list.data.data as WalkRun[]).find(
+			(r) =>
+				r.status === 'success' &&
+				(createAndWaitOutput(r)?.escalation as IDataObject | undefined)?.decidedAtLevel === 1,
+		);
+	}
+	const output = createAndWaitOutput(run) as IDataObject;
+	const escalation = output.escalation as IDataObject;
+	const answers = ((output.people as IDataObject).answers as IDataObject[]).map((a) => [
+		a.by,
+		a.level,
+		a.counted,
+	]);
+	const ran = Object.keys(run.data?.resultData?.runData ?? {});
+	const tookSeconds = ((Date.parse(run.stoppedAt ?? '') - sentAt) / 1000).toFixed(0);
+	check(
+		`escalated: Erin's approval at level 1 decided (${tookSeconds} s after the request), to the true branch`,
+		output.approved === true &&
+			escalation.level === 1 &&
+			escalation.queue === SUPERVISORS_NAME &&
+			escalation.decidedBy === SUPERVISOR &&
+			JSON.stringify(answers) ===
+				JSON.stringify([
+					['bob@example.com', 0, true],
+					[SUPERVISOR, 1, true],
+				]) &&
+			ran.includes('No Operation, do nothing') &&
+			!ran.includes('No Operation, do nothing1'),
+		{ escalation, answers, ran },
+	);
 }
 
 /** A second request only Bob approves: at its deadline the run goes on with his answer, timed out. */
@@ -438,6 +571,10 @@ async function main() {
 		console.log("the builder's queue, on the sandbox's page:");
 		const queueId = await makeQueueOnPage(page, `${sandbox.baseUrl}/app/`);
 		const queue = `${QUEUE_NAME} (${queueId})`;
+		if (ESCALATE && !PEOPLE) throw new Error('--escalate goes with --people');
+		const supervisors = ESCALATE
+			? `${SUPERVISORS_NAME} (${await makeQueueOnPage(page, `${sandbox.baseUrl}/app/`, SUPERVISORS_NAME)})`
+			: '';
 		await signIn(page, n8n);
 		await page.goto(`${n8n.url}/workflow/new`);
 		await page.locator('[data-test-id="canvas-add-button"]').first().waitFor({ timeout: 30_000 });
@@ -463,6 +600,12 @@ async function main() {
 		await closeNode(page);
 
 		const plus = page.locator('[data-test-id="node-creator-plus-button"]');
+		if (ESCALATE) {
+			// the level's queue needs its own route back: a second trigger, in the same workflow
+			await addNode(page, plus, 'task queue', 'On task completed');
+			await chooseQueue(page, supervisors);
+			await closeNode(page);
+		}
 		await addNode(page, plus, 'webhook');
 		await click(page, 'HTTP Method', page.locator('[data-test-id="parameter-input-httpMethod"]'));
 		await click(page, 'POST', page.locator('.el-select-dropdown:visible li', { hasText: 'POST' }));
@@ -521,6 +664,7 @@ async function main() {
 			await mappedValue(page, 'customer_message'),
 		);
 		if (PEOPLE) await setUpTwoApprovers(page);
+		if (ESCALATE) await setUpEscalation(page, supervisors);
 		await closeNode(page);
 
 		await addNode(page, plus, 'if');
@@ -648,6 +792,7 @@ async function main() {
 			(nodes) => nodes.length === 1 && nodes[0] === 'Task Queue Trigger',
 		);
 		check("the workflow's own Task Queue Trigger receives the queue's completions", true, '');
+		if (ESCALATE) await escalatedToTheSupervisor(page, n8n, sandbox, workflowId);
 		if (PEOPLE) await oneApprovalThenTheDeadline(page, n8n, sandbox, workflowId);
 	} catch (error) {
 		failed = true;

@@ -94,10 +94,11 @@ async function main() {
 	try {
 		const example = result.workflows.find((w) => w.file === WORKFLOW_FILE);
 		if (!example?.active) throw new Error(`${WORKFLOW_FILE} is not active`);
-		// the tour follows this example's trigger on Refund Decisions: the other example with its own
-		// trigger there (it would listen through this one, and hold the queue once this one stops) is off
+		// the tour follows this example's trigger on Refund Decisions: the other examples with their own
+		// trigger there (each would listen through this one, and hold the queue once this one stops) are off
+		const othersOnTheQueue = ['refund-needs-two-approvers.json', 'refund-escalates-to-supervisors.json'];
 		for (const other of result.workflows)
-			if (other.active && other.file === 'refund-needs-two-approvers.json')
+			if (other.active && othersOnTheQueue.includes(other.file))
 				await n8n.api.post(`/workflows/${other.id}/deactivate`, {});
 		const page = await browser.newPage({
 			viewport: { width: 1440, height: 900 },

@@ -3,7 +3,7 @@ import type { ILoadOptionsFunctions, INodePropertyOptions } from 'n8n-workflow';
 import { fieldsInValuesToSend } from '../waiting/settings';
 import { canCarryAddress, isMeantForAddress, optionsOf } from '../helpers/blockModel';
 import { parseQueueId } from '../helpers/queue';
-import { getQueue, getWebhookTarget } from '../transport/endpoints';
+import { getQueue, getWebhookTarget, listQueues } from '../transport/endpoints';
 import { chooseResumeField } from '../waiting/resumeField';
 import { describeRouteBack, routeBackOf } from '../waiting/setup';
 import type { Block } from '../transport/schemas';
@@ -143,4 +143,25 @@ export async function getRouteBackState(
 		target,
 	);
 	return state(name, detail);
+}
+
+/** Escalate's queue picker: each queue says whether a Task Queue Trigger of this n8n routes it back. */
+export async function getEscalationQueues(
+	this: ILoadOptionsFunctions,
+): Promise<INodePropertyOptions[]> {
+	const queues = (await listQueues.call(this)).sort((a, b) => a.name.localeCompare(b.name));
+	const base = this.getInstanceBaseUrl();
+	return await Promise.all(
+		queues.slice(0, 50).map(async (queue) => {
+			const target = await getWebhookTarget.call(this, queue.id).catch(() => null);
+			const routed = routeBackOf(target, base) === 'routed';
+			return {
+				name: `${queue.name} (${queue.id}) · ${routed ? 'can be a level' : 'not routed back'}`,
+				value: String(queue.id),
+				description: routed
+					? "Its completions come back through this n8n's Task Queue Trigger"
+					: `Activate a Task Queue Trigger on queue ${queue.id} first: its answers must come back to the run`,
+			};
+		}),
+	);
 }

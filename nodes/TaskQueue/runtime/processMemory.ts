@@ -23,7 +23,6 @@ export const PROCESS_MEMORY = {
 	owedCompletions: 10_000,
 	retryCompletions: 10_000,
 	completionConsumers: 1000,
-	lostCompletionRecords: 200,
 	heldCheckRecords: 200,
 	writingDeliveries: 200,
 	resumingRuns: 10_000,
@@ -36,6 +35,7 @@ export const PROCESS_MEMORY = {
 	askedAgain: 10_000,
 	progressLogged: 10_000,
 	runDeadlines: 10_000,
+	announcedWakes: 1000,
 } as const;
 
 export type StoreName = keyof typeof PROCESS_MEMORY;

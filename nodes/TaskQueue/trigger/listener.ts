@@ -81,12 +81,14 @@ async function readOwn(
 	const skip = (t: CompletedTask) =>
 		seen.has(t) || (options.emitRecompletions === false && seen.hasTask(t));
 	const { queueId } = registration;
-	if (deliveriesReachSeveralProcesses(state, scope))
-		this.logger.warn(
-			`Task Queue Trigger: nudges of queue ${queueId} reach several n8n processes (queue mode behind a round-robin proxy?): each reads with its own memory, and a completion can then run twice. Route each webhook address to one webhook process (docs/operating.md, "Queue mode").`,
-		);
-	markDeliveryHandledHere(state);
+	// static data is written only in a read's turn: a nudge a waiting read covers saves nothing (n8n
+	// saves each call's copy whole, and its older cursor would be stored after a newer one)
 	const read = async (reader: CompletionReader) => {
+		if (deliveriesReachSeveralProcesses(state, scope))
+			this.logger.warn(
+				`Task Queue Trigger: nudges of queue ${queueId} reach several n8n processes (queue mode behind a round-robin proxy?): each reads with its own memory, and a completion can then run twice. Route each webhook address to one webhook process (docs/operating.md, "Queue mode").`,
+			);
+		markDeliveryHandledHere(state);
 		const found: CompletedTask[] = [];
 		try {
 			if (!reader.cursor) {
@@ -108,8 +110,11 @@ async function readOwn(
 		writeTriggerCursor(state, reader.cursor);
 		return found;
 	};
-	// a read that waits for its turn already covers this nudge
-	return (await inTurnUnlessWaiting(`listen:${scope}`, readTriggerCursor(state), read)) ?? [];
+	// a read that waits for its turn already covers this nudge. One reader per trigger address and
+	// queue, not per secret: each activation of a listener registers anew (a new secret) while nudges that
+	// loaded the registration before it still arrive, and both must read from one cursor
+	const reader = `listen:${registration.url}:${queueId}`;
+	return (await inTurnUnlessWaiting(reader, readTriggerCursor(state), read)) ?? [];
 }
 
 /**

@@ -12,7 +12,7 @@ import { readInbox } from './inbox';
 import { receiveNudge } from './listener';
 import type { CheckRecordCall } from './relay/checkRecord';
 import { isSignedRecord, keepCheckRecord } from './relay/checkRecord';
-import { rememberDeadline } from './relay/deadlines';
+import { rememberAnnounced, takeAnnounced } from './relay/deadlines';
 import { rememberRun, runWaits } from './relay/knownRuns';
 import { answer, durableRecords, receiveTask, scopeOf } from './webhookDelivery';
 import type { Registration } from './state/staticData';
@@ -89,7 +89,7 @@ async function receiveAnnouncement(
 	if (signed) runWaits(execution, address.queueId, true);
 	// a deadline only from the run's own word: the check wakes the run then (relay/deadlines.ts)
 	if (signed && announced.deadline !== undefined)
-		rememberDeadline(execution, {
+		rememberAnnounced(execution, {
 			url: address.url,
 			queueId: address.queueId,
 			at: announced.deadline,
@@ -114,8 +114,10 @@ async function receiveCheckRecord(
 		call.record,
 		durableRecords.call(this),
 	);
-	// answered by n8n once it has saved the record: the check's next record starts from it
-	return { webhookResponse: { recorded: kept } };
+	// answered by n8n once it has saved the record: the check's next record starts from it; with
+	// the runs announced to this process, which the check wakes (trigger/relay/deadlines.ts)
+	const wake = takeAnnounced(registration.queueId);
+	return { webhookResponse: { recorded: kept, ...(wake.length > 0 ? { wake } : {}) } };
 }
 
 /**

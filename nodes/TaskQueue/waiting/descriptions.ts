@@ -1,6 +1,13 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 /** The test that tells an answer from a timeout, right after the node (docs/waiting.md gives the same). */
+/** The units of a wait or of an escalation level's time. */
+export const TIME_UNITS = [
+	{ name: 'Minutes', value: 'minutes' },
+	{ name: 'Hours', value: 'hours' },
+	{ name: 'Days', value: 'days' },
+];
+
 export const TIMEOUT_TEST =
 	"{{ $json.wait?.outcome === 'completed' && $json.wait.node === $prevNode.name }}";
 const TIMEOUT_HINT = `On a timeout n8n passes this node's input on unchanged, with no answer: put an IF on ${TIMEOUT_TEST} right after it, before branching on the answer. With Several People per Item it is a deadline instead: the run goes on with the answers so far (wait.outcome "timedOut", people.decision "timedOut").`;
@@ -52,11 +59,7 @@ export const limitWaitTimeOption: INodeProperties = {
 					type: 'options',
 					default: 'hours',
 					displayOptions: { show: { limitType: ['afterTimeInterval'] } },
-					options: [
-						{ name: 'Minutes', value: 'minutes' },
-						{ name: 'Hours', value: 'hours' },
-						{ name: 'Days', value: 'days' },
-					],
+					options: TIME_UNITS,
 					description: 'Unit of the interval value',
 				},
 				{

@@ -7,6 +7,8 @@ import type {
 
 import { timeKey } from '../helpers/completions';
 import { waitingNodeContext } from '../runtime/n8nInternals';
+import type { Escalation } from './escalation/levels';
+import { readStoredEscalation } from './escalation/settings';
 import type { PeopleSettings } from './people/settings';
 import { readStoredPeople } from './people/settings';
 
@@ -31,6 +33,7 @@ export interface WaitingTask {
 	neverCount?: string[];
 	/** Several People per Item asking again: the task's values as sent (its address included). */
 	values?: IDataObject;
+	levels?: string[]; // Escalate: the item's address for each level's queue, signed when the run started
 }
 
 export interface RunMemory {
@@ -44,6 +47,7 @@ export interface RunMemory {
 	people?: PeopleSettings;
 	/** When the run goes on with the answers so far (ms, n8n's clock; waiting/waitLimit.ts). */
 	deadline?: number;
+	escalation?: Escalation;
 }
 
 /** Every task id of the run: each item's task and its copies. */
@@ -127,8 +131,10 @@ export function keepRunMemory(
 		settings: PeopleSettings;
 		copies: WaitingTask['copies'][];
 		neverCount: string[][];
-		/** Each item's values as sent, kept when the run may ask again. */
+		/** Each item's values as sent, kept when the run may ask again or escalate. */
 		values?: Array<IDataObject | undefined>;
+		escalation?: Escalation;
+		levels?: string[][]; // each item's address per level
 	},
 ): void {
 	const tasks: WaitingTask[] = items.map((entry, item) => {
@@ -138,11 +144,13 @@ export function keepRunMemory(
 		if (!sent) return { item };
 		const createdAt = typeof entry.json.created_at === 'string' ? entry.json.created_at : undefined;
 		const values = people?.values?.[item];
+		const levels = people?.levels?.[item];
 		const extra = people
 			? {
 					copies: people.copies[item] ?? [],
 					neverCount: people.neverCount[item] ?? [],
 					...(values ? { values } : {}),
+					...(levels ? { levels } : {}),
 				}
 			: {};
 		return { item, taskId: entry.json.id as number, createdAt, ...extra };
@@ -154,6 +162,7 @@ export function keepRunMemory(
 		...kept,
 		...(deadline !== undefined ? { deadline } : {}),
 		...(people ? { people: people.settings } : {}),
+		...(people?.escalation ? { escalation: people.escalation } : {}),
 	};
 	context.getContext('node')[KEY] = stored;
 }
@@ -192,18 +201,21 @@ export function readRunMemory(
 	}
 	const people = stored.people === undefined ? undefined : readStoredPeople(stored.people);
 	if (stored.people !== undefined && !people) return undefined;
+	const escalation = stored.escalation && readStoredEscalation(stored.escalation);
+	if (stored.escalation !== undefined && !escalation) return undefined;
 	return {
 		tasks,
 		resumeField: typeof stored.resumeField === 'string' ? stored.resumeField : undefined,
 		labels: readLabels(stored.labels),
 		...(people ? { people } : {}),
 		...(Number.isSafeInteger(stored.deadline) ? { deadline: stored.deadline } : {}),
+		...(escalation ? { escalation } : {}),
 	};
 }
 
 function readPeopleOfItem(
 	entry: WaitingTask,
-): Pick<WaitingTask, 'copies' | 'neverCount' | 'values'> {
+): Pick<WaitingTask, 'copies' | 'neverCount' | 'values' | 'levels'> {
 	const copies = Array.isArray(entry.copies)
 		? entry.copies.filter((c) => Number.isSafeInteger(c?.taskId))
 		: undefined;
@@ -214,7 +226,9 @@ function readPeopleOfItem(
 		typeof entry.values === 'object' && entry.values !== null && !Array.isArray(entry.values)
 			? entry.values
 			: undefined;
+	const levels = Array.isArray(entry.levels) ? entry.levels.map(String) : undefined;
 	return {
+		...(levels ? { levels } : {}),
 		...(copies ? { copies } : {}),
 		...(neverCount ? { neverCount } : {}),
 		...(values ? { values } : {}),

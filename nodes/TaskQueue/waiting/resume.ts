@@ -201,7 +201,7 @@ function respond(
 		progressLogged.set(wait.executionId, progress);
 		this.logger.info(`Task Queue: execution ${wait.executionId} still waits: ${progress}`);
 	}
-	const deadline = memory?.deadline;
+	const deadline = result.wakeAt ?? memory?.deadline; // its next escalation level's time, or its deadline
 	if (!resumes)
 		return answer.call(
 			this,
@@ -244,6 +244,7 @@ async function settle(
 		of: wait.count,
 		progress: undefined,
 		extraIds: new Set<number>(),
+		wakeAt: undefined as number | undefined,
 		items: (meta: IDataObject) => resumedItems(wait, memory, found, settings, meta),
 	};
 }

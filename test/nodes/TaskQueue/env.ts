@@ -29,6 +29,17 @@ export interface TestEnv {
 
 export const node = new TaskQueue();
 
+/** The node as n8n 2.x's human-review tool variant describes it: with the reviewer's Message. */
+export const reviewTool = Object.assign(Object.create(node) as typeof node, {
+	description: {
+		...node.description,
+		properties: [
+			...node.description.properties,
+			{ displayName: 'Message', name: 'message', type: 'string' as const, default: '' },
+		],
+	},
+});
+
 /** The production address of a Task Queue Trigger of the n8n the tests run in (localhost:5678): Create and Wait's route back. */
 export const TRIGGER_OF_THIS_N8N =
 	'http://localhost:5678/webhook/6f1c2b0e-4d7a-4e8b-9a51-0c3d2e1f4a5b/task-completed?secret=s3cret';

@@ -4,6 +4,7 @@
 // the node does not return, or with another type.
 import { readdirSync, readFileSync } from 'fs';
 import { join } from 'path';
+import { sleep } from 'n8n-workflow';
 import type { IDataObject, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { callWaitingNode, queryOf } from '../../helpers/waiting';
@@ -178,29 +179,35 @@ describe('each output matches its schema', () => {
 	});
 });
 
+/** Create and Wait on Refund Decisions as an Approval, with these options. */
+const approvalOn104 = (options: IDataObject) =>
+	({
+		resource: 'task',
+		operation: 'sendAndWait',
+		queue: locator(104),
+		taskData: {
+			mappingMode: 'defineBelow',
+			value: { customer_message: 'Refund 900 EUR', order_total: '900' },
+			matchingColumns: [],
+			schema: [],
+		},
+		resumeField: 'resume_url',
+		responseType: 'approval',
+		approvalField: 'decision',
+		approveOption: 'approve',
+		feedbackField: 'note',
+		options,
+	}) as never;
+
 test('Task > Create and Wait with Several People per Item: `tasks` and `people` (each answer, who decided) as the schema lists them', async () => {
 	await env.client.setWebhook(104, TRIGGER_OF_THIS_N8N);
 	const waiting = await runActionNode({
 		types: { taskQueue: node },
 		node: {
 			type: 'taskQueue',
-			parameters: {
-				resource: 'task',
-				operation: 'sendAndWait',
-				queue: locator(104),
-				taskData: {
-					mappingMode: 'defineBelow',
-					value: { customer_message: 'Refund 900 EUR', order_total: '900' },
-					matchingColumns: [],
-					schema: [],
-				},
-				resumeField: 'resume_url',
-				responseType: 'approval',
-				approvalField: 'decision',
-				approveOption: 'approve',
-				feedbackField: 'note',
-				options: { severalPeople: { values: { people: 2, decideWhen: 'allApprove' } } },
-			} as never,
+			parameters: approvalOn104({
+				severalPeople: { values: { people: 2, decideWhen: 'allApprove' } },
+			}),
 		},
 		input: [{ order: 4412 }],
 		credentials: env.credentials(),
@@ -234,6 +241,44 @@ test('Task > Create and Wait with Several People per Item: `tasks` and `people` 
 	expect(
 		Object.keys(schema.properties?.people.properties?.answers.items?.properties ?? {}),
 	).toEqual(expect.arrayContaining(Object.keys((people.answers as IDataObject[])[0])));
+});
+
+test("Task > Create and Wait with Escalate: `escalation` and each answer's level and queue as the schema lists them", async () => {
+	await env.client.setWebhook(104, TRIGGER_OF_THIS_N8N);
+	await env.client.setWebhook(107, TRIGGER_OF_THIS_N8N);
+	const waiting = await runActionNode({
+		types: { taskQueue: node },
+		node: {
+			type: 'taskQueue',
+			parameters: approvalOn104({
+				escalate: { levels: [{ after: 0.01, unit: 'minutes', queue: '107', people: 1 }] },
+			}),
+		},
+		input: [{ order: 4413 }],
+		credentials: env.credentials(),
+		executionId: 'schema-3',
+	});
+	expect(waiting.error).toBeUndefined();
+	const [task] = (await env.client.tasks(104)).filter((t) => t.id >= 1000);
+	await sleep(900);
+	await callWaitingNode(waiting, queryOf(String(task.data.resume_url)), { tasks: [] });
+	const [supervisorTask] = (await env.client.tasks(107)).filter((t) => t.id >= 1000);
+	await env.client.complete(107, supervisorTask.id, {
+		by: 'erin@example.com',
+		data: { decision: 'approve', note: 'ok' },
+	});
+	const call = await callWaitingNode(waiting, queryOf(String(supervisorTask.data.resume_url)));
+	const [items] = (call.result.workflowData ?? [[]]) as INodeExecutionData[][];
+	expect(items[0].json).toHaveProperty('escalation');
+	const schema = schemaOf('task', 'sendAndWait');
+	expect(mismatches(items[0].json, schema)).toEqual([]);
+	expect(Object.keys(schema.properties?.escalation.properties ?? {}).sort()).toEqual(
+		Object.keys(items[0].json.escalation as IDataObject).sort(),
+	);
+	const [answer] = (items[0].json.people as IDataObject).answers as IDataObject[];
+	expect(
+		Object.keys(schema.properties?.people.properties?.answers.items?.properties ?? {}),
+	).toEqual(expect.arrayContaining(Object.keys(answer)));
 });
 
 describe("a real server's answers fit the schemas (test/fixtures/real-server.json)", () => {

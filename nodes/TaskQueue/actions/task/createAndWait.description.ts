@@ -2,6 +2,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { queueLocator } from '../../helpers/descriptions';
 import { limitWaitTimeOption, severalPeopleOption } from '../../waiting/descriptions';
+import { escalateOption } from '../../waiting/escalation/description';
 import * as create from './create.operation';
 
 /** The parameters of Task > Create and Wait, in the order the editor shows them. */
@@ -167,6 +168,7 @@ export const createAndWaitProperties: INodeProperties[] = [
 			},
 			limitWaitTimeOption,
 			severalPeopleOption,
+			escalateOption,
 			create.maxConcurrencyOption,
 		],
 	},

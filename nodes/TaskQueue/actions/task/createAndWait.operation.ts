@@ -3,16 +3,13 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { choiceLabels } from '../../helpers/blockModel';
 import { oneQueueOfRun } from '../../helpers/queue';
-import { requireSignedCalls, signedResumeUrl, waitingBaseUrl } from '../../runtime/n8nInternals';
+import { requireSignedCalls, waitingBaseUrl } from '../../runtime/n8nInternals';
 import { getTaskQueueCredentials } from '../../transport';
-import { addressTag, resumeAddressQuery } from '../../waiting/messages';
 import { announceRun } from '../../waiting/announce';
+import { nextWake } from '../../waiting/escalation/levels';
+import { checkEscalation, readLevels } from '../../waiting/escalation/settings';
 import { keepRunMemory, runToken, waitingItems } from '../../waiting/memory';
-import {
-	neverCountFor,
-	readPeopleSettings,
-	type PeopleSettings,
-} from '../../waiting/people/settings';
+import { peopleOfRun } from '../../waiting/people/settings';
 import { copiesOf, createCopies } from '../../waiting/people/copies';
 import { readWaitSettings, type WaitSettings } from '../../waiting/settings';
 import {
@@ -27,34 +24,12 @@ import { waitLimits, waitTill } from '../../waiting/waitLimit';
 import type { CreateState } from './create.operation';
 import * as create from './create.operation';
 import { createAndWaitProperties } from './createAndWait.description';
+import { resumeAddress, type WaitState } from '../../waiting/waitState';
 
 export const description = updateDisplayOptions(
 	{ show: { resource: ['task'], operation: ['sendAndWait'] } },
 	createAndWaitProperties,
 );
-
-interface WaitState {
-	settings: WaitSettings;
-	queueId: number;
-	/** Input items whose task is sent (items refused under "Continue" are not waited for). */
-	waitedFor: number;
-	/** When n8n ends the wait on its own (with Several People per Item and a limit: after the deadline). */
-	waitTill: Date;
-	/** Several People per Item with Limit Wait Time: when the run goes on with the answers so far. */
-	deadline?: number;
-	queueName: string;
-	/** The Task Queue Trigger's address (with its secret) when it is the route back. */
-	triggerUrl?: string;
-	/** Unix seconds, written into every address of the run. */
-	createdAt: number;
-	/** The labels of the options of the fields people choose in, for the output's `labels`. */
-	labels: Record<string, Record<string, string>>;
-	/** The credential's key, which tags the run's addresses (waiting/messages.ts); never output. */
-	addressKey: string;
-	/** Several People per Item, and each item's Never Count. */
-	people?: PeopleSettings;
-	neverCount: string[][];
-}
 
 /** Create and Wait's state: Create's, and the wait its `prepare` set up. */
 interface WaitingState extends CreateState {
@@ -80,32 +55,30 @@ export async function prepare(
 	settings.resumeField = checkFields.call(this, queue, settings);
 	const waitingBase = waitingBaseUrl(this);
 	checkResumeFieldTakesAddress.call(this, queue, settings, waitingBase);
-	const people = readPeopleSettings.call(this, settings, queue);
-	const neverCount = people
-		? Array.from({ length: itemCount }, (_, i) => neverCountFor.call(this, i))
-		: [];
-	if (
-		people &&
-		['allApprove', 'atLeast'].includes(people.rule) &&
-		neverCount.every((l) => !l.length)
-	)
-		this.logger.info(
-			"Task Queue: Several People per Item approves with Never Count empty: who asked is unknown to the node, so a requester who approves their own request counts (map the requester's email into Never Count for four eyes)",
-		);
+	const levels = readLevels.call(this);
+	const { people, neverCount } = peopleOfRun.call(
+		this,
+		settings,
+		queue,
+		itemCount,
+		levels.length > 0,
+	);
 	const triggerUrl =
 		settings.routeBack === 'trigger'
 			? await checkTriggerRoutesBack.call(this, queueId, waitingBase)
 			: undefined;
-	const placeholder = 'https://resume.example/resume';
-	await create.prepareTasks.call(this, itemCount, state, (input, _queue, itemIndex) => {
-		const filled: IDataObject = { ...input, [settings.resumeField]: placeholder };
-		if (settings.responseType === 'approval' && settings.messageField) {
-			const message = reviewMessage.call(this, itemIndex);
-			if (message) filled[settings.messageField] = message;
-		}
-		return filled;
-	});
+	await prepareWaitingTasks.call(this, itemCount, state, settings);
 	const waitedFor = state.prepared.filter((p) => !('error' in p)).length;
+	const escalation = levels.length
+		? await checkEscalation.call(this, {
+				levels,
+				queue,
+				sent: state.prepared.flatMap((p) => ('error' in p ? [] : Object.keys(p.data))),
+				queueOf: async (id) => await state.queues.get(this, id, 0),
+				settings,
+				waitingBase,
+			})
+		: undefined;
 	requireSignedCalls(this);
 	state.wait = {
 		settings,
@@ -119,21 +92,26 @@ export async function prepare(
 		addressKey: (await getTaskQueueCredentials.call(this)).apiKey,
 		...(people ? { people } : {}),
 		neverCount,
+		...(escalation ? { escalation: { ...escalation, queueId } } : {}),
 	};
 }
 
-/** The run's resume address for one input item, signed by n8n and tagged with the credential's key. */
-function resumeAddress(this: IExecuteFunctions, wait: WaitState, item: number, inputs: number) {
-	const parts = {
-		item,
-		count: wait.waitedFor,
-		inputs,
-		queueId: wait.queueId,
-		createdAt: wait.createdAt,
-	};
-	const executionId = String(this.getExecutionId());
-	const tag = addressTag(wait.addressKey, { ...parts, executionId, nodeId: this.getNode().id });
-	return signedResumeUrl(this, resumeAddressQuery({ ...parts, tag }));
+/** Each item's task data, with a placeholder where its address goes (and the review message). */
+async function prepareWaitingTasks(
+	this: IExecuteFunctions,
+	itemCount: number,
+	state: WaitingState,
+	settings: WaitSettings,
+): Promise<void> {
+	const placeholder = 'https://resume.example/resume';
+	await create.prepareTasks.call(this, itemCount, state, (input, _queue, itemIndex) => {
+		const filled: IDataObject = { ...input, [settings.resumeField]: placeholder };
+		if (settings.responseType === 'approval' && settings.messageField) {
+			const message = reviewMessage.call(this, itemIndex);
+			if (message) filled[settings.messageField] = message;
+		}
+		return filled;
+	});
 }
 
 export const concurrency = create.concurrency;
@@ -174,9 +152,19 @@ function remember(
 	for (const [index, item] of items.entries())
 		if (copies && typeof item.json.id === 'number')
 			item.json.tasks = [item.json.id, ...(copies[index] ?? []).map((copy) => copy.taskId)];
-	// asking again creates an item's task anew while the run waits: it keeps what was sent
-	const asksAgain = wait.people !== undefined && wait.people.maxTasks > wait.people.people;
+	// asking again and escalating create an item's task anew while the run waits: it keeps what was sent
+	const { escalation } = wait;
+	const asksAgain =
+		wait.people !== undefined && (wait.people.maxTasks > wait.people.people || !!escalation);
 	const values = prepared.map((p) => ('error' in p ? undefined : (p.data as IDataObject)));
+	// each item's address for each level's queue, signed now: a waiting run cannot sign
+	const levels = escalation
+		? items.map((_, item) =>
+				escalation.levels.map((level) =>
+					resumeAddress.call(this, wait, item, items.length, level.queueId),
+				),
+			)
+		: undefined;
 	keepRunMemory(
 		this,
 		runToken({ createdAt: wait.createdAt, count: wait.waitedFor, inputs: items.length }),
@@ -188,6 +176,7 @@ function remember(
 					copies,
 					neverCount: wait.neverCount,
 					...(asksAgain ? { values } : {}),
+					...(escalation ? { escalation, levels } : {}),
 				}
 			: undefined,
 	);
@@ -228,6 +217,8 @@ export async function finish(
 	const sent = items.findIndex(
 		(item) => item.json.wait && (item.json.wait as IDataObject).outcome === 'waiting',
 	);
+	// the trigger wakes the run at its first level's time, or at its deadline
+	const wakeAt = nextWake(wait.escalation, wait.deadline);
 	if (wait.triggerUrl && sent >= 0) {
 		const address = resumeAddress.call(this, wait, sent, items.length);
 		await announceRun.call(this, wait.triggerUrl, wait.queueId, {
@@ -235,7 +226,7 @@ export async function finish(
 			tasks: results
 				.flat()
 				.flatMap((item) => (typeof item.json.id === 'number' ? [item.json.id] : [])),
-			...(wait.deadline !== undefined ? { deadline: wait.deadline } : {}),
+			...(wakeAt !== undefined ? { deadline: wakeAt } : {}),
 		});
 	}
 	return [items];

@@ -31,8 +31,6 @@ const settledHere = rememberedSet<string>('settledCompletions');
 const owedHere = rememberedMap<string, CompletedTask>('owedCompletions');
 /** Completions a round could not settle (the service or n8n unreachable): passed on again next round. */
 const retryHere = rememberedMap<string, CompletedTask>('retryCompletions');
-/** The restart point each trigger's static data holds, as this process last sent it. */
-const recorded = rememberedMap<string, string>('lostCompletionRecords');
 
 /** Records what a delivery's forward came to, so the next round does not pass it on again for nothing. */
 export function noteDelivered(task: CompletedTask, outcome: Outcome | undefined): void {
@@ -92,7 +90,7 @@ export async function checkLostCompletions(
 			(task) => task.queue_id === queueId,
 		);
 		if (again.length > 0) emit.push(...(await passOn.call(this, queueId, again)));
-		if (reader.cursor) await record.call(this, scope, queueId, reader.cursor, home);
+		if (reader.cursor) await record.call(this, queueId, reader.cursor, home);
 		emit.sort(compareCompletions);
 		return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;
 	});
@@ -150,22 +148,32 @@ async function passOn(
 	return emit;
 }
 
-/** Sends where the check stands to the trigger's static data when it moved (checkRecord.ts). */
+/**
+ * Sends where the check stands to the trigger's static data, every round: the process that takes
+ * the call hands over the runs announced to it (queue mode: a webhook process), which the check wakes.
+ */
 async function record(
 	this: IPollFunctions,
-	scope: string,
 	queueId: number,
 	cursor: Cursor,
 	home: CheckHome,
 ): Promise<void> {
-	if (!home.triggerUrl) return;
+	const url = home.triggerUrl;
+	if (!url) return;
 	const unsettled = [...owedHere.values(), ...retryHere.values()].filter(
 		(task) => task.queue_id === queueId,
 	);
-	const wake = runsToWake(queueId);
-	const point = { ...restartPoint(queueId, cursor, unsettled), ...(wake.length ? { wake } : {}) };
-	const key = JSON.stringify(point);
-	const stored = storedCheckRecord(home.state, queueId);
-	if ((recorded.get(scope) ?? JSON.stringify(stored)) === key) return;
-	if (await sendCheckRecord.call(this, home.triggerUrl, point)) recorded.set(scope, key);
+	const point = restartPoint(queueId, cursor, unsettled);
+	const send = async () => {
+		const wake = runsToWake(queueId);
+		const sent = { ...point, ...(wake.length ? { wake } : {}) };
+		return restoreRunsToWake.call(this, queueId, await sendCheckRecord.call(this, url, sent));
+	};
+	const learnt = await send();
+	if (learnt === 0) return;
+	this.logger.info(
+		`Task Queue Trigger: the check of queue ${queueId} learnt of ${learnt} waiting run(s) to wake from the process their announcement reached`,
+	);
+	// written into the record at once, to be known after a restart
+	await send();
 }

@@ -202,12 +202,15 @@ export function restartPoint(
 	return { queueId, at: point.at, ids: point.ids };
 }
 
-/** Sends the record to the trigger's own address; false unless it is stored (sent again next round). */
+/**
+ * Sends the record to the trigger's own address (each round: one not stored is sent again); returns
+ * the runs announced to the process that took the call (deadlines.ts).
+ */
 export async function sendCheckRecord(
 	this: IPollFunctions,
 	triggerUrl: string,
 	record: CheckRecord,
-): Promise<boolean> {
+): Promise<RunToWake[]> {
 	const { apiKey } = await getTaskQueueCredentials.call(this);
 	const answer = await postToThisN8n.call(
 		this,
@@ -215,11 +218,10 @@ export async function sendCheckRecord(
 		checkRecordCall(record, apiKey),
 		10_000,
 	);
-	// held for the trigger's next delivery: sent again next round, in case none comes
 	if ('status' in answer && answer.status === 200)
-		return (answer.body as { recorded?: unknown } | undefined)?.recorded === 'stored';
+		return readWakes(((answer.body ?? {}) as IDataObject).wake) ?? [];
 	this.logger.debug(
 		`Task Queue Trigger: the trigger of queue ${record.queueId} did not take where its check for lost completions stands (${'status' in answer ? `HTTP ${answer.status}` : answer.error}); after a restart the first check reads the last 24 hours`,
 	);
-	return false;
+	return [];
 }

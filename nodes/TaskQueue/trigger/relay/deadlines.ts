@@ -28,6 +28,12 @@ interface DueRun extends RunToWake {
 }
 
 const runDeadlines = rememberedMap<string, DueRun>('runDeadlines');
+/**
+ * Runs that announced themselves to this process, until the check takes them: in queue mode the
+ * announcement reaches a webhook process while the check runs on the main, which asks the trigger's
+ * address for them each round (the record call, checkRecord.ts), so a run nobody answered is woken.
+ */
+const announcedWakes = rememberedMap<string, DueRun>('announcedWakes');
 
 /** Runs woken per round at most, and for how long: the rest wait for the next round. */
 const WAKES_PER_ROUND = 50;
@@ -37,6 +43,21 @@ const WAKE_CALL_TIMEOUT_MS = 20_000;
 
 export function rememberDeadline(execution: string, run: DueRun): void {
 	runDeadlines.set(execution, run);
+}
+
+/** A run's own announcement: woken by the check of this process, or of the main that asks for it. */
+export function rememberAnnounced(execution: string, run: DueRun): void {
+	rememberDeadline(execution, run);
+	announcedWakes.set(execution, run);
+}
+
+/** The runs announced here since the last time, for the check that asks (taken once). */
+export function takeAnnounced(queueId: number): RunToWake[] {
+	const taken = [...announcedWakes.entries()]
+		.filter(([, run]) => run.queueId === queueId)
+		.slice(0, MAX_WAKES);
+	for (const [execution] of taken) announcedWakes.delete(execution);
+	return taken.map(([, { url, at }]) => ({ url, at }));
 }
 
 export function forgetDeadline(execution: string): void {
@@ -52,20 +73,26 @@ export function runsToWake(queueId: number): RunToWake[] {
 		.map(({ url, at }) => ({ url, at }));
 }
 
-/** After a restart: the runs the check's record lists, each an address of this n8n on this queue. */
+/**
+ * The runs the check's record lists (after a restart), or the trigger's address handed over: each an
+ * address of this n8n on this queue; a run known here already keeps what this process knows.
+ */
 export function restoreRunsToWake(
 	this: IPollFunctions,
 	queueId: number,
 	wake: RunToWake[] | undefined,
-): void {
+): number {
 	const base = waitingBaseUrl(this);
+	let added = 0;
 	for (const { url, at } of wake ?? []) {
 		const address = parseResumeAddress(url, base);
 		if (!address || address.queueId !== queueId) continue;
 		const execution = `${address.executionId}/${address.nodeId}`;
-		if (!runDeadlines.has(execution))
-			rememberDeadline(execution, { url: address.url, queueId, at });
+		if (runDeadlines.has(execution)) continue;
+		rememberDeadline(execution, { url: address.url, queueId, at });
+		added++;
 	}
+	return added;
 }
 
 /**

@@ -10,8 +10,7 @@ export interface PeopleRule {
 	rule: Rule;
 	/** People per item: the tasks created for it, and the counted answers the rule waits for. */
 	people: number;
-	/** At Least N Approve: N. */
-	approvalsNeeded: number;
+	approvalsNeeded: number; // At Least N Approve: N
 	/** Tasks an item may have in all: above `people`, an answer that does not count asks again. */
 	maxTasks: number;
 }
@@ -25,6 +24,7 @@ export interface Answer {
 	at: string;
 	data: IDataObject;
 	vote: Vote;
+	level?: number; // Escalate: the level whose task it answers (0: the run's own queue)
 }
 
 export type NotCounted = 'samePerson' | 'neverCount' | 'unknownPerson' | 'noVote' | 'afterDecision';
@@ -49,10 +49,8 @@ export interface ItemDecision {
 	decision: Decision;
 	/** Whether nothing more can change it: decided, or every task of the item answered. */
 	final: boolean;
-	/** Majority or First Answer on a selection: the option chosen. */
-	choice?: string;
-	/** The answer that decided it. */
-	decidedBy?: number;
+	choice?: string; // Majority or First Answer on a selection: the option chosen
+	decidedBy?: number; // the answer that decided it
 	needed: number;
 	counted: number;
 	approvals: number;
@@ -112,15 +110,18 @@ function decided(
 			if (optionVotes) return 'chosen';
 			return top === 'approve' ? 'approved' : top === 'reject' ? 'rejected' : 'chosen';
 		}
-		case 'firstAnswer': {
-			if (counted === 0) return undefined;
-			const vote = tally.counted[0].vote;
-			if (!usesVotes || optionVotes) return 'chosen';
-			return vote === 'approve' ? 'approved' : vote === 'reject' ? 'rejected' : 'chosen';
-		}
+		case 'firstAnswer':
+			return counted === 0 ? undefined : byOneAnswer(tally.counted[0], usesVotes, optionVotes);
 		case 'collectAll':
 			return counted >= rule.people ? 'collected' : undefined;
 	}
+}
+
+/** What one counted answer decides alone (First Answer; any answer at an escalation level). */
+function byOneAnswer(answer: Answer, usesVotes: boolean, optionVotes: boolean, rule?: Rule) {
+	if (rule === 'collectAll') return 'collected';
+	if (!usesVotes || optionVotes) return 'chosen';
+	return answer.vote === 'approve' ? 'approved' : answer.vote === 'reject' ? 'rejected' : 'chosen';
 }
 
 /** Why an answer does not count, if it does not (before the decision). */
@@ -141,11 +142,18 @@ function notCounted(
 /**
  * The item's decision by the rule, from its answers. `tasks`: how many tasks the item has (once
  * each is answered, an undecided item is final). `usesVotes`: whether the rule reads a vote field.
+ * `laterTasks` (Escalate): its levels' tasks not answered yet, asked or to come; the item waits for them.
  */
 export function decide(
 	rule: PeopleRule,
 	answers: Answer[],
-	options: { tasks: number; neverCount: string[]; usesVotes: boolean; optionVotes?: boolean },
+	options: {
+		tasks: number;
+		neverCount: string[];
+		usesVotes: boolean;
+		optionVotes?: boolean;
+		laterTasks?: number;
+	},
 ): ItemDecision {
 	const neverCount = new Set(options.neverCount.map(person).filter(Boolean));
 	const tally: Tally = { counted: [], votes: new Map() };
@@ -169,15 +177,19 @@ export function decide(
 		tally.counted.push(counted);
 		if (answer.vote !== undefined)
 			tally.votes.set(answer.vote, (tally.votes.get(answer.vote) ?? 0) + 1);
-		decision = decided(rule, tally, options.usesVotes, options.optionVotes === true);
+		// at an escalation level the first counted answer decides
+		decision = answer.level
+			? byOneAnswer(answer, options.usesVotes, options.optionVotes === true, rule.rule)
+			: decided(rule, tally, options.usesVotes, options.optionVotes === true);
 		if (decision) decidedBy = answer;
 	}
 	return summary(rule, tally, judged, {
 		decision,
 		decidedBy,
 		tasks: options.tasks,
-		answers: answers.length,
+		answers: answers.filter((a) => !a.level).length,
 		optionVotes: options.optionVotes === true,
+		laterTasks: options.laterTasks ?? 0,
 	});
 }
 
@@ -191,6 +203,7 @@ function summary(
 		tasks: number;
 		answers: number;
 		optionVotes: boolean;
+		laterTasks: number;
 	},
 ): ItemDecision {
 	const needed = neededFor(rule);
@@ -202,7 +215,7 @@ function summary(
 	const askAgain = !state.decision && allAnswered && state.tasks < rule.maxTasks;
 	const decision: Decision =
 		state.decision ??
-		(!allAnswered || askAgain
+		(!allAnswered || askAgain || state.laterTasks > 0
 			? 'waiting'
 			: rule.rule === 'majority' && counted >= rule.people
 				? 'undecided'

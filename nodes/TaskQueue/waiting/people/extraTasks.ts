@@ -92,7 +92,7 @@ function showsSentContent(task: CompletedTask, sent: IDataObject, answerFields: 
 
 /**
  * The run's further tasks among listed completions it did not create by id: by task id, the item
- * each answers. A marked task counts when it shows the content sent for the item and is the first
+ * and slot each answers. A marked task counts when it shows the content sent for the item and is the first
  * answered task of its slot (a copy is made after the task it copies).
  */
 export function furtherTasks(
@@ -101,8 +101,8 @@ export function furtherTasks(
 	wait: Wait,
 	sentValues: (item: number) => IDataObject | undefined,
 	answerFields: string[],
-): Map<number, number> {
-	const firstOfSlot = new Map<string, { id: number; item: number }>();
+): Map<number, MarkedTask> {
+	const firstOfSlot = new Map<string, { id: number } & MarkedTask>();
 	for (const task of completions) {
 		const marked = markOf(task);
 		const sent = marked && sentValues(marked.item);
@@ -111,9 +111,9 @@ export function furtherTasks(
 		// first answered one counts, whichever process created it
 		const slotKey = slotKeyOf(wait, marked.item, marked.slot);
 		const first = firstOfSlot.get(slotKey);
-		if (!first || task.id < first.id) firstOfSlot.set(slotKey, { id: task.id, item: marked.item });
+		if (!first || task.id < first.id) firstOfSlot.set(slotKey, { id: task.id, ...marked });
 	}
-	return new Map([...firstOfSlot.values()].map(({ id, item }) => [id, item]));
+	return new Map([...firstOfSlot.values()].map(({ id, item, slot }) => [id, { item, slot }]));
 }
 
 /**

@@ -6,7 +6,9 @@ import type { RunMemory, WaitingTask } from '../memory';
 import type { ResumeAddress } from '../messages';
 import { labelsOf, outputItem, valuesOf } from '../output';
 import type { WaitSettings } from '../settings';
+import { escalationReport, levelOfAnswer, levelOfSlot } from '../escalation/levels';
 import { decide, type Answer, type ItemDecision } from './decide';
+import type { MarkedTask } from './extraTasks';
 import { usesVotes, voteOf, type PeopleSettings } from './settings';
 
 // A run with Several People per Item: each item's decision from every completion of its tasks, when
@@ -35,11 +37,16 @@ export function peopleOutcome(
 	completions: CompletedTask[],
 	memory: PeopleRun,
 	settings: WaitSettings,
-	extraItems: Map<number, number> = new Map(),
+	extraItems: Map<number, MarkedTask> = new Map(),
 ): PeopleOutcome {
 	const byId = new Map(completions.map((task) => [task.id, task]));
 	const extras = new Map<number, number[]>();
-	for (const [id, item] of extraItems) extras.set(item, [...(extras.get(item) ?? []), id]);
+	const levelOf = new Map<number, number>();
+	for (const [id, { item, slot }] of extraItems) {
+		extras.set(item, [...(extras.get(item) ?? []), id]);
+		if (levelOfSlot(slot) > 0) levelOf.set(id, levelOfSlot(slot));
+	}
+	const levelTasks = (memory.escalation?.levels ?? []).reduce((sum, l) => sum + l.people, 0);
 	const decisions = new Map<number, ItemDecision>();
 	for (const task of memory.tasks) {
 		const ids = [
@@ -52,16 +59,20 @@ export function peopleOutcome(
 			if (!done) return [];
 			const data = (done.data ?? {}) as IDataObject;
 			const vote = voteOf(data, memory.people, settings);
+			const level = levelOf.get(id);
+			const at = timeKey(done.completed_at);
 			return [
-				{ taskId: id, by: done.completed_by ?? null, at: timeKey(done.completed_at), data, vote },
+				{ taskId: id, by: done.completed_by ?? null, at, data, vote, ...(level ? { level } : {}) },
 			];
 		});
+		const levelAnswers = answers.filter((a) => a.level).length;
 		// an item whose values the run did not keep cannot be asked about again
 		const rule = task.values ? memory.people : { ...memory.people, maxTasks: memory.people.people };
 		const neverCount = task.neverCount ?? [];
 		decisions.set(task.item, {
 			...decide(rule, answers, {
-				tasks: ids.length,
+				tasks: ids.filter((id) => !levelOf.has(id)).length,
+				laterTasks: task.levels ? levelTasks - levelAnswers : 0,
 				neverCount,
 				usesVotes: usesVotes(memory.people, settings),
 				optionVotes: settings.responseType !== 'approval' && memory.people.voteField !== undefined,
@@ -148,6 +159,7 @@ function peopleReport(
 			values,
 			...(labels ? { labels } : {}),
 			...(answer.vote !== undefined ? { vote: answer.vote } : {}),
+			...(run.escalation ? levelOfAnswer(run, answer.level ?? 0) : {}),
 			counted: answer.counted,
 			...(answer.reason ? { reason: answer.reason } : {}),
 		};
@@ -219,6 +231,8 @@ export function peopleItems(
 			if (!deciding)
 				json.chatInput = `Not approved: ${timedOut ? 'the time ran out' : decision.decision} (${decision.counted} of ${decision.needed} needed answers counted)`;
 		}
+		const escalation = escalationReport(run, decision, deciding);
+		if (escalation) json.escalation = escalation;
 		json.people = peopleReport(
 			timedOut ? { ...decision, decision: 'timedOut' } : decision,
 			run,

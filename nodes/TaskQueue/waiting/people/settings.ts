@@ -183,3 +183,28 @@ export function readStoredPeople(value: unknown): PeopleSettings | undefined {
 		...(typeof stored.voteField === 'string' ? { voteField: stored.voteField } : {}),
 	};
 }
+
+/**
+ * Who answers each item: Several People per Item, or with Escalate one person per item (the first
+ * counted answer at any level decides); and each item's Never Count.
+ */
+export function peopleOfRun(
+	this: IExecuteFunctions,
+	wait: WaitSettings,
+	queue: CompiledQueue,
+	itemCount: number,
+	escalates: boolean,
+): { people?: PeopleSettings; neverCount: string[][] } {
+	const people =
+		readPeopleSettings.call(this, wait, queue) ??
+		(escalates
+			? { rule: 'firstAnswer' as const, people: 1, approvalsNeeded: 1, maxTasks: 1 }
+			: undefined);
+	if (!people) return { neverCount: [] };
+	const neverCount = Array.from({ length: itemCount }, (_, i) => neverCountFor.call(this, i));
+	if (['allApprove', 'atLeast'].includes(people.rule) && neverCount.every((l) => !l.length))
+		this.logger.info(
+			"Task Queue: Several People per Item approves with Never Count empty: who asked is unknown to the node, so a requester who approves their own request counts (map the requester's email into Never Count for four eyes)",
+		);
+	return { people, neverCount };
+}

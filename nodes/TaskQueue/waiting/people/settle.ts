@@ -10,7 +10,8 @@ import { confirmEveryCompletion } from '../confirmation';
 import type { RunMemory } from '../memory';
 import type { ResumeAddress } from '../messages';
 import type { WaitSettings } from '../settings';
-import { askAgain, extraReader, furtherTasks } from './extraTasks';
+import { escalate, nextWake } from '../escalation/levels';
+import { askAgain, extraReader, furtherTasks, type MarkedTask } from './extraTasks';
 import { peopleItems, peopleOutcome, progressOf } from './outcome';
 import type { PeopleSettings } from './settings';
 
@@ -21,9 +22,13 @@ import type { PeopleSettings } from './settings';
 type Wait = Omit<ResumeAddress, 'url'>;
 type PeopleRun = RunMemory & { people: PeopleSettings };
 
-/** Whether the run may ask again: then a call naming a task it does not know by id is read, not refused. */
+/**
+ * Whether the run may ask again or escalate: then a call naming a task it does not know by id is
+ * read, not refused.
+ */
 export const asksAgain = (memory: RunMemory | undefined): boolean =>
-	memory?.people !== undefined && memory.people.maxTasks > memory.people.people;
+	memory?.people !== undefined &&
+	(memory.people.maxTasks > memory.people.people || memory.escalation !== undefined);
 
 /** The fields people answer in: a further task may differ from what was sent there alone. */
 const answerFieldsOf = (settings: WaitSettings, people: PeopleSettings): string[] =>
@@ -41,7 +46,7 @@ interface KeptOutcome {
 	keys: string;
 	completions: CompletedTask[];
 	outcome: ReturnType<typeof peopleOutcome>;
-	extraItems: Map<number, number>;
+	extraItems: Map<number, MarkedTask>;
 }
 
 /** Per run, its last outcome and the list it was decided from. */
@@ -54,7 +59,7 @@ function decide(
 		wait: Wait;
 		settings: WaitSettings;
 		memory: PeopleRun;
-		markOf?: ReturnType<typeof extraReader>;
+		markOf?: MarkReader;
 		taskIds: number[];
 	},
 ) {
@@ -68,7 +73,7 @@ function decide(
 				(item) => memory.tasks[item]?.values,
 				answerFieldsOf(settings, memory.people),
 			)
-		: new Map<number, number>();
+		: new Map<number, MarkedTask>();
 	return {
 		completions,
 		extraItems,
@@ -89,11 +94,15 @@ async function confirmAndDecide(
 		settings: WaitSettings;
 		memory: PeopleRun;
 		pastDeadline?: boolean;
-		markOf?: ReturnType<typeof extraReader>;
+		markOf?: MarkReader;
 		keys: string[];
 	},
 ) {
 	const { wait, pastDeadline, markOf, keys } = run;
+	if (run.memory.escalation) {
+		const completions = await confirmEveryQueue.call(this, toConfirm, run.memory, markOf);
+		return decide(completions, { ...run, taskIds: toConfirm.taskIds });
+	}
 	const runKey = `${wait.executionId}/${wait.nodeId}`;
 	const same = (kept: KeptOutcome) =>
 		kept.pastDeadline === Boolean(pastDeadline) &&
@@ -120,34 +129,75 @@ async function confirmAndDecide(
 	return decided;
 }
 
+type MarkReader = (task: CompletedTask) => MarkedTask | undefined;
+
+/** Marks read by the queue a task is listed on: each queue's addresses name their own queue. */
+function markReader(wait: Wait, settings: WaitSettings, keys: string[], memory: PeopleRun) {
+	const queues = [wait.queueId, ...(memory.escalation?.levels ?? []).map((l) => l.queueId)];
+	const readers = new Map(
+		queues.map((queueId) => [
+			queueId,
+			extraReader({ ...wait, queueId }, settings.resumeField, keys),
+		]),
+	);
+	return (task: CompletedTask) => readers.get(task.queue_id ?? wait.queueId)?.(task);
+}
+
+/** Escalate: the completions of the run's queue and of each level's queue, each tagged with its queue. */
+async function confirmEveryQueue(
+	this: IWebhookFunctions,
+	toConfirm: RunToConfirm & { taskIds: number[] },
+	memory: PeopleRun,
+	markOf: MarkReader | undefined,
+): Promise<CompletedTask[]> {
+	const queues = new Set([
+		memory.escalation?.queueId ?? toConfirm.queueId,
+		...(memory.escalation?.levels ?? []).map((l) => l.queueId),
+	]);
+	const completions: CompletedTask[] = [];
+	for (const queueId of queues) {
+		const read = await confirmEveryCompletion.call(this, {
+			...toConfirm,
+			queueId,
+			...(markOf ? { also: (task) => markOf({ ...task, queue_id: queueId }) !== undefined } : {}),
+		});
+		for (const task of read.completions ?? []) completions.push({ ...task, queue_id: queueId });
+	}
+	return completions;
+}
+
 export async function settlePeople(
 	this: IWebhookFunctions,
 	toConfirm: RunToConfirm & { taskIds: number[] },
 	run: { wait: Wait; settings: WaitSettings; memory: PeopleRun; pastDeadline?: boolean },
 ) {
-	const { wait, settings, memory, pastDeadline } = run;
+	const { settings, memory, pastDeadline } = run;
+	const { escalation } = memory;
+	// a call at a level's address names the level's queue: the run's own is in its memory
+	const wait = escalation ? { ...run.wait, queueId: escalation.queueId } : run.wait;
 	// further tasks are marked with the current key; marks made before a key change still count
 	const key = asksAgain(memory) ? (await getTaskQueueCredentials.call(this)).apiKey : '';
 	const keys = key ? await verificationKeys.call(this) : [];
-	const markOf = key ? extraReader(wait, settings.resumeField, keys) : undefined;
-	const { completions, outcome, extraItems } = await confirmAndDecide.call(this, toConfirm, {
-		...run,
-		markOf,
-		keys,
-	});
+	const markOf = key ? markReader(wait, settings, keys, memory) : undefined;
+	const { completions, outcome, extraItems } = await confirmAndDecide.call(
+		this,
+		{ ...toConfirm, queueId: wait.queueId },
+		{ ...run, wait, markOf, keys },
+	);
 	for (const [item, decision] of outcome.decisions) {
 		const values = memory.tasks[item]?.values;
+		const slot = decision.answers.filter((answer) => !answer.level).length + 1;
 		// past the deadline the run goes on with what it has: a task asked for now would answer nothing
 		if (!decision.askAgain || !values || pastDeadline) continue;
 		try {
 			const id = await askAgain.call(this, wait, {
 				item,
-				slot: decision.answers.length + 1,
+				slot,
 				values,
 				resumeField: settings.resumeField,
 				key,
 			});
-			if (id !== undefined) extraItems.set(id, item);
+			if (id !== undefined) extraItems.set(id, { item, slot });
 			if (id !== undefined)
 				this.logger.info(
 					`Task Queue: execution ${wait.executionId} asks again about item ${item}: task ${id} (${decision.counted} of ${decision.needed} answers counted)`,
@@ -157,8 +207,19 @@ export async function settlePeople(
 			throw asNodeError(this.getNode(), error, item);
 		}
 	}
+	if (escalation && !pastDeadline) {
+		// a create that fails is answered as a read that failed: the trigger calls again
+		const run = { wait, settings, escalation, key };
+		for (const [id, task] of await escalate.call(this, run, memory.tasks, outcome.decisions))
+			extraItems.set(id, task);
+	}
 	return {
 		...outcome,
+		wakeAt: nextWake(
+			escalation,
+			memory.deadline,
+			[...outcome.decisions.values()].some((d) => d.decision === 'waiting'),
+		),
 		extraIds: new Set(extraItems.keys()),
 		progress: progressOf(outcome, memory.people.rule),
 		items: (meta: IDataObject) =>

@@ -5,12 +5,7 @@ import { createHmac } from 'crypto';
 import { readdirSync, readFileSync, statSync } from 'fs';
 import { join, relative } from 'path';
 
-import {
-	PURPOSES,
-	sameSecret,
-	sign,
-	verify,
-} from '../../../../nodes/TaskQueue/helpers/signing';
+import { PURPOSES, sameSecret, sign, verify } from '../../../../nodes/TaskQueue/helpers/signing';
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
 

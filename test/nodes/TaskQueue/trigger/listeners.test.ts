@@ -165,6 +165,41 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 	});
 });
 
+describe('n8n restarts with a listener (issue 46, CI 17)', () => {
+	test("completions arrive while the listener activates again (a new secret, the holder joined again): the holder's nudges reach it with the registration before it, the activation saves its own older copy; each completion is emitted once", async () => {
+		const { a, b, n8n } = await holderAndListener();
+		try {
+			const before = await completeNew(2);
+			await env.client.waitForWebhookCalls(2);
+			const emits = async (count: number) =>
+				await until(() => emittedIds(b).length >= count).catch(() => {
+					throw new Error(`the listener emitted ${JSON.stringify(emittedIds(b))}, not ${count}`);
+				});
+			await emits(2);
+			// n8n restarts: the listener activates again (a new secret, the holder joined again) while
+			// completions arrive and the holder nudges it with each
+			forgetAsAfterRestart();
+			const secret = b.secret();
+			const activation = b.activate();
+			const meanwhile = await completeNew(2);
+			await activation;
+			expect(b.secret()).not.toBe(secret);
+			await env.client.waitForWebhookCalls(4);
+			await b.reconcile();
+			await emits(4);
+			const after = await completeNew(1);
+			await env.client.waitForWebhookCalls(5);
+			await emits(5);
+			expect(await b.reconcile()).toBeNull();
+			await new Promise((resolve) => setTimeout(resolve, 500));
+			expect(emittedIds(b)).toEqual([...before, ...meanwhile, ...after]);
+			expect(emittedIds(a)).toEqual([...before, ...meanwhile, ...after]);
+		} finally {
+			await n8n.close();
+		}
+	});
+});
+
 /** A POST to a trigger with its secret, as a caller who read the queue's webhook target sends it. */
 async function withSecretOf(t: WebhookTriggerUnderTest, body: unknown) {
 	return (await t.deliver({ body, query: { secret: t.secret() as string } })).response;

@@ -248,6 +248,55 @@ describe('3b. a confirming read is bounded', () => {
 		expect(call.response.statusCode).toBe(202);
 		expect(await reads()).toBe(21);
 	}, 120_000);
+
+	test("the run's lost answer under 25,000 completions shares its millisecond with 30 later ones: the check's call is confirmed below the index, and the run resumes", async () => {
+		forgetAsAfterRestart();
+		const { executionId, tasks } = await createAndWait({}, [{ message: 'only' }]);
+		await env.client.createTasks(QUEUE, 25_000);
+		await complete(tasks[0].id);
+		await env.client.completeMany(QUEUE, 25_000, { by: 'bob@example.com' });
+		// the service lists by microsecond, the check and the run compare milliseconds (a delivery's
+		// precision): 30 completions right after the answer, within its millisecond, come before it
+		const state = await env.client.state();
+		const byCompletion = (state.tasks ?? [])
+			.filter((t) => t.queueId === QUEUE && t.completedAt)
+			.sort((a, b) => String(a.completedAt).localeCompare(String(b.completedAt)));
+		const answer = byCompletion.findIndex((t) => t.id === tasks[0].id);
+		const millisecond = timeKey(String(byCompletion[answer].completedAt));
+		byCompletion.slice(answer, answer + 31).forEach((t, i) => {
+			t.completedAt = `${millisecond}${String(100 + i).padStart(3, '0')}Z`;
+		});
+		await env.client.reset(state);
+		await env.client.setWebhook(QUEUE, '');
+		expect(await trigger.reconcile()).toBeNull();
+		expect(resumedIds(executionId)).toEqual([tasks[0].id]);
+	}, 120_000);
+
+	test("the run's answer named 25,000 completions down, on a service too slow to find it within the call's 30 s: the run answers 503 (the caller calls again, nothing is settled) and the next call resumes it", async () => {
+		forgetAsAfterRestart();
+		const { run, tasks } = await createAndWait({}, [{ message: 'only' }]);
+		await env.client.createTasks(QUEUE, 25_000);
+		await env.client.setWebhook(QUEUE, '');
+		const { completed_at } = await complete(tasks[0].id);
+		await env.client.completeMany(QUEUE, 25_000, { by: 'bob@example.com' });
+		const call = async () =>
+			await callWaitingNode(run, queryOf(String(tasks[0].data.resume_url)), {
+				tasks: [{ id: tasks[0].id, completed_at }],
+			});
+		// the 21 pages of the confirming read answer at once; the lookup's first read takes 31 s
+		await env.client.setFaults([
+			{ route: 'completed', kind: 'slow', delayMs: 31_000, after: 21, count: 1 },
+		]);
+		const slow = await call();
+		expect(slow.result.workflowData).toBeUndefined();
+		expect(slow.response.statusCode).toBe(503);
+		expect(slow.response.body).toMatchObject({
+			message: 'Could not confirm the completion with the service; still waiting',
+		});
+		await env.client.clearFaults();
+		const again = await call();
+		expect(again.result.workflowData?.[0].map((i) => i.json.id)).toEqual([tasks[0].id]);
+	}, 120_000);
 });
 
 describe('3c. a backlog does not stall the check', () => {

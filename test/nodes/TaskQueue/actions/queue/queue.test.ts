@@ -141,6 +141,21 @@ describe('Queue > Get Many', () => {
 				},
 				pairedItem: { item: 0 },
 			},
+			{
+				json: {
+					id: 107,
+					name: 'Supervisors',
+					created_at: '2024-05-07T09:00:00.000Z',
+					active_users: [],
+					n_tasks: 0,
+					is_running: true,
+					guidelines_url: null,
+					pinned_block: null,
+					task_description:
+						'Escalation level for refund decisions: a supervisor decides an item nobody decided in time (Create and Wait > Escalate).',
+				},
+				pairedItem: { item: 0 },
+			},
 		]);
 	});
 });
@@ -211,7 +226,7 @@ describe('the Legacy API Paths setting against a self-hosted 1.0.x server', () =
 		});
 		expect(
 			(await run({ resource: 'queue', operation: 'getMany', returnAll: true })).items,
-		).toHaveLength(6);
+		).toHaveLength(7);
 		expect(
 			(await run({ resource: 'webhook', operation: 'set', url: 'https://example.com/hook' }))
 				.items[0].json,

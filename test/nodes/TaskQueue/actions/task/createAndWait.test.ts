@@ -2,7 +2,7 @@ import { WAIT_INDEFINITELY, type IDataObject, type INodeExecutionData } from 'n8
 
 import { runActionNode } from '../../../../helpers/n8n';
 import { callWaitingNode, n8nAcceptsSignature, queryOf } from '../../../../helpers/waiting';
-import { locator, node, startEnv, type TestEnv } from '../../env';
+import { locator, node, reviewTool, startEnv, type TestEnv } from '../../env';
 import { forgetRuns } from '../../../../../nodes/TaskQueue/trigger/relay/knownRuns';
 import { addressTag } from '../../../../../nodes/TaskQueue/waiting/messages';
 
@@ -52,17 +52,6 @@ const INPUT = [
 	{ message: 'The blender arrived broken.', total: 89.9 },
 	{ message: 'Never delivered.', total: 12 },
 ];
-
-/** The node as n8n 2.x's human-review tool variant describes it: with the reviewer's Message. */
-const reviewTool = Object.assign(Object.create(node) as typeof node, {
-	description: {
-		...node.description,
-		properties: [
-			...node.description.properties,
-			{ displayName: 'Message', name: 'message', type: 'string' as const, default: '' },
-		],
-	},
-});
 
 /** Execution ids are never reused in an n8n (the sandbox reuses task ids after each reset). */
 let executions = 0;

@@ -17,6 +17,10 @@ import {
 	type TriggerTestEnv,
 } from '../env';
 import { forgetRuns } from '../../../../../nodes/TaskQueue/trigger/relay/knownRuns';
+import {
+	forgetDeadline,
+	runsToWake,
+} from '../../../../../nodes/TaskQueue/trigger/relay/deadlines';
 import { forgetAsAfterRestart } from '../../../../../nodes/TaskQueue/runtime/processMemory';
 
 const QUEUE = 104;
@@ -738,6 +742,30 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		// nothing left to wake: the next check calls nothing
 		const calls = waiting.calls.length;
 		await trigger.reconcile();
+		expect(waiting.calls.length).toBe(calls);
+	});
+
+	test("queue mode: nobody answered, and the run's announcement reached a webhook process, not the main that runs the check: the check's record call takes the run from there, and the run goes on at its deadline", async () => {
+		await activateTrigger();
+		await createAndWait('73', [{ message: 'announced elsewhere' }], twoPeople(2), approval);
+		// the main's check never heard of the run: only the process the announcement reached did
+		const [announced] = runsToWake(QUEUE);
+		forgetDeadline(/\/(73\/[^/?]+)/.exec(announced.url)![1]);
+		expect(runsToWake(QUEUE)).toEqual([]);
+		await trigger.reconcile();
+		expect(runsToWake(QUEUE)).toEqual([announced]);
+		// and written into the check's record in the same round: known after a restart of the main
+		expect((trigger.state().lostCompletionCheck as IDataObject).wake).toEqual([announced]);
+		expect(waiting.resumed.has('73')).toBe(false);
+		await pastDeadline('73');
+		await trigger.reconcile();
+		expect(waiting.resumes.get('73')).toBe(1);
+		const [items] = waiting.resumed.get('73') as INodeExecutionData[][];
+		expect(items[0].json.wait).toMatchObject({ outcome: 'timedOut' });
+		// taken once: the next round's call hands over nothing, and nothing more is called
+		const calls = waiting.calls.length;
+		await trigger.reconcile();
+		expect(runsToWake(QUEUE)).toEqual([]);
 		expect(waiting.calls.length).toBe(calls);
 	});
 

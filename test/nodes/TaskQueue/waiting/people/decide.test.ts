@@ -229,3 +229,77 @@ test('asking again: every task answered, undecided, and the item may have anothe
 		askAgain: true,
 	});
 });
+
+describe('Escalate: answers at a level (issue 49)', () => {
+	const atLevel = (a: Answer, level: number): Answer => ({ ...a, level });
+	const escalated = (
+		r: PeopleRule,
+		answers: Answer[],
+		laterTasks: number,
+		neverCount: string[] = [],
+	) =>
+		decide(r, answers, {
+			tasks: r.people,
+			neverCount,
+			usesVotes: r.rule !== 'collectAll',
+			laterTasks,
+		});
+
+	test('the first counted answer at a level decides, whatever the level 0 rule still needs', () => {
+		const answers = [answer('ann@x.com', 'approve'), atLevel(answer('sup@x.com', 'approve'), 1)];
+		expect(escalated(rule('allApprove'), answers, 0)).toMatchObject({
+			decision: 'approved',
+			final: true,
+			decidedBy: answers[1].taskId,
+			counted: 2,
+		});
+		const rejected = [answer('ann@x.com', 'approve'), atLevel(answer('sup@x.com', 'reject'), 1)];
+		expect(escalated(rule('allApprove'), rejected, 0).decision).toBe('rejected');
+		const collected = [atLevel(answer('sup@x.com', undefined, { label: 'a' }), 2)];
+		expect(escalated(rule('collectAll', 3), collected, 0).decision).toBe('collected');
+	});
+
+	test('first wins: a level 0 rejection completed before the level answer decides; the level answer comes after the decision', () => {
+		const answers = [
+			answer('ann@x.com', 'approve'),
+			answer('bob@x.com', 'reject'),
+			atLevel(answer('sup@x.com', 'approve'), 1),
+		];
+		const d = escalated(rule('allApprove'), answers, 0);
+		expect(d).toMatchObject({ decision: 'rejected', decidedBy: answers[1].taskId });
+		expect(reasons(d)).toEqual([
+			['ann@x.com', 'counted'],
+			['bob@x.com', 'counted'],
+			['sup@x.com', 'afterDecision'],
+		]);
+	});
+
+	test('an undecided item waits for its levels: every level 0 task answered, none counted enough, a level to come', () => {
+		const answers = [answer('dave@x.com', 'approve'), answer('ann@x.com', 'approve')];
+		expect(escalated(rule('allApprove'), answers, 1, ['dave@x.com'])).toMatchObject({
+			decision: 'waiting',
+			final: false,
+		});
+		// no level left: the item ends, as without Escalate
+		expect(escalated(rule('allApprove'), answers, 0, ['dave@x.com'])).toMatchObject({
+			decision: 'notEnoughPeople',
+			final: true,
+		});
+	});
+
+	test('Never Count and the same person hold at every level', () => {
+		const answers = [
+			answer('ann@x.com', 'approve'),
+			atLevel(answer('dave@x.com', 'approve'), 1),
+			atLevel(answer('ann@x.com', 'approve'), 1),
+		];
+		const d = escalated(rule('allApprove'), answers, 0, ['dave@x.com']);
+		// neither level answer counts: the item still waits for its second task at level 0
+		expect(d).toMatchObject({ decision: 'waiting', counted: 1 });
+		expect(reasons(d)).toEqual([
+			['ann@x.com', 'counted'],
+			['dave@x.com', 'neverCount'],
+			['ann@x.com', 'samePerson'],
+		]);
+	});
+});

@@ -702,7 +702,12 @@ describe('Never Count reads what mail triggers give (issue 47)', () => {
 
 describe('Several People per Item refuses a set-up that cannot decide, before any task', () => {
 	test.each([
-		['People per Item 0', { people: 0 }, {}, /Ask How Many People \(per item\) must be a whole number from 1 to 20/],
+		[
+			'People per Item 0',
+			{ people: 0 },
+			{},
+			/Ask How Many People \(per item\) must be a whole number from 1 to 20/,
+		],
 		[
 			'Approvals Needed above People per Item',
 			{ people: 2, decideWhen: 'atLeast', approvalsNeeded: 3 },

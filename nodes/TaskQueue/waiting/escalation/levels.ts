@@ -1,0 +1,138 @@
+import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
+
+import type { CompletedTask } from '../../transport/schemas';
+import type { ResumeAddress } from '../messages';
+import type { ItemDecision } from '../people/decide';
+import { askAgain } from '../people/extraTasks';
+import type { WaitSettings } from '../settings';
+
+// Escalate: an item not decided when a level's time comes gets that level's tasks on the level's
+// queue, and the first counted answer at a level decides it. Nothing new carries the news: the
+// queue's Task Queue Trigger wakes the run at its next level's time as at a deadline (it is the
+// `deadline` the run says), and the run, by its own clock and memory, creates the level's tasks
+// while it waits (extraTasks.ts: an address signed for the level's queue, marked with the slot
+// `level * 100 + n`, bound to the item's content; first of its slot counts).
+
+export interface EscalationLevel {
+	/** From the run's start (ms). */
+	afterMs: number;
+	queueId: number;
+	queueName: string;
+	people: number;
+}
+
+export interface Escalation {
+	/** The run's own queue (a call at a level's address names the level's). */
+	queueId: number;
+	/** When the run's tasks were created (ms, n8n's clock). */
+	startedAt: number;
+	levels: EscalationLevel[];
+}
+
+export const MAX_LEVELS = 3;
+
+export const slotOf = (level: number, n: number) => level * 100 + n;
+export const levelOfSlot = (slot: number) => Math.floor(slot / 100);
+export const levelAt = (escalation: Escalation, level: number) =>
+	escalation.startedAt + escalation.levels[level - 1].afterMs;
+
+/** The items a level is due for now: waiting (not decided), the level's time passed. */
+function dueLevels(escalation: Escalation, now: number): number[] {
+	return escalation.levels.flatMap((_, i) => (levelAt(escalation, i + 1) <= now ? [i + 1] : []));
+}
+
+/** The run's next wake: its next level's time while an item may still escalate, or its deadline. */
+export function nextWake(
+	escalation: Escalation | undefined,
+	deadline: number | undefined,
+	waiting = true,
+): number | undefined {
+	const now = Date.now();
+	const next = waiting
+		? escalation?.levels.map((_, i) => levelAt(escalation, i + 1)).find((at) => at > now)
+		: undefined;
+	if (next === undefined) return deadline;
+	return deadline === undefined ? next : Math.min(next, deadline);
+}
+
+type Wait = Omit<ResumeAddress, 'url'>;
+
+/**
+ * Creates the due levels' tasks of each waiting item (once per slot in this process): the item's
+ * values, with its address for the level's queue. Returns each created task's item and slot.
+ */
+export async function escalate(
+	this: IWebhookFunctions,
+	run: { wait: Wait; settings: WaitSettings; escalation: Escalation; key: string },
+	items: Array<{ item: number; values?: IDataObject; levels?: string[] }>,
+	decisions: Map<number, ItemDecision>,
+): Promise<Map<number, { item: number; slot: number }>> {
+	const { wait, settings, escalation, key } = run;
+	const created = new Map<number, { item: number; slot: number }>();
+	for (const level of dueLevels(escalation, Date.now())) {
+		const { queueId, people } = escalation.levels[level - 1];
+		for (const { item, values, levels } of items) {
+			const address = levels?.[level - 1];
+			if (decisions.get(item)?.decision !== 'waiting' || !values || !address) continue;
+			for (let n = 1; n <= people; n++) {
+				const slot = slotOf(level, n);
+				const id = await askAgain.call(
+					this,
+					{ ...wait, queueId },
+					{
+						item,
+						slot,
+						values: { ...values, [settings.resumeField]: address },
+						resumeField: settings.resumeField,
+						key,
+					},
+				);
+				if (id === undefined) continue;
+				created.set(id, { item, slot });
+				this.logger.info(
+					`Task Queue: execution ${wait.executionId} escalates item ${item} to level ${level}: task ${id} on queue ${queueId}`,
+				);
+			}
+		}
+	}
+	return created;
+}
+
+/** An answer's level and the queue it was asked on. */
+export function levelOfAnswer(run: { escalation?: Escalation }, level: number): IDataObject {
+	const queue = level ? run.escalation?.levels[level - 1] : undefined;
+	return {
+		level,
+		queueId: queue?.queueId ?? run.escalation?.queueId,
+		...(queue ? { queue: queue.queueName } : {}),
+	};
+}
+
+/**
+ * Escalate: the highest level the item reached (its time came before the item was decided), when
+ * that level was asked, and at which level and by whom it was decided.
+ */
+export function escalationReport(
+	run: { escalation?: Escalation },
+	decision: ItemDecision,
+	deciding: CompletedTask | undefined,
+): IDataObject | undefined {
+	const { escalation } = run;
+	if (!escalation) return undefined;
+	const until = deciding ? Date.parse(deciding.completed_at) : Date.now();
+	const level = escalation.levels.filter((_, i) => levelAt(escalation, i + 1) <= until).length;
+	const decidedBy = decision.answers.find((a) => a.taskId === decision.decidedBy);
+	const reached = level ? escalation.levels[level - 1] : undefined;
+	return {
+		level,
+		...(reached
+			? {
+					queueId: reached.queueId,
+					queue: reached.queueName,
+					askedAt: new Date(levelAt(escalation, level)).toISOString(),
+				}
+			: {}),
+		decidedAtLevel: decidedBy ? (decidedBy.level ?? 0) : null,
+		decidedBy: decidedBy?.by ?? null,
+	};
+}

@@ -1,0 +1,308 @@
+// Escalate in a real n8n with the packed package (issue 49): the example workflow
+// (examples/refund-escalates-to-supervisors.json, its level set to 1 minute), its two Task Queue
+// Triggers routing Refund Decisions' and Supervisors' answers back. The run waits; at the level's
+// time the trigger's check wakes it and it asks a supervisor; the first counted answer decides.
+// Minutes each (a level's time, then up to a check round): run by hand, not in CI (gulpfile.js e2eLong):
+// `npm run test:e2e -- --testPathPattern='escalation\.e2e'`.
+import { writeFileSync } from 'fs';
+
+import axios from 'axios';
+
+import { majorFromEnv } from '../../../tools/n8n/install';
+import { loadExamples, prepareWorkflow } from '../../../tools/n8n/provision';
+import {
+	activate,
+	createWorkflow,
+	deleteWorkflow,
+	executions,
+	mockModel,
+	nodeOutput,
+	saved,
+	setupE2E,
+	sleep,
+	uniq,
+	waitFor,
+	webhookTarget,
+	type E2E,
+	type Execution,
+} from '../helpers';
+
+const REFUNDS = 104;
+const SUPERVISORS = 107;
+const ALICE = 'alice@example.com';
+const BOB = 'bob@example.com';
+const SUPERVISOR = 'erin@example.com';
+const NODE = 'Two approvers, then a supervisor';
+/** The level's time (1 minute), then up to one check round (1 minute), and n8n's own pace. */
+const LEVEL_TASK_WITHIN_MS = 3 * 60_000;
+
+let e: E2E;
+let workflowId = '';
+let path = '';
+
+beforeAll(async () => {
+	e = await setupE2E();
+	// queue mode as docs/scaling.md deploys it: each webhook address reaches one webhook process, so
+	// the check's record call reaches the process the run announced itself to
+	await e.queueMode?.setRouting('by-url');
+	await e.client.reset();
+	const example = loadExamples().find((x) => x.file === 'refund-escalates-to-supervisors.json');
+	const wf = prepareWorkflow(example!.text, e.credentialId);
+	const ask = wf.nodes.find((n) => n.name === NODE)!;
+	const options = ask.parameters!.options as {
+		escalate: { levels: Array<Record<string, unknown>> };
+	};
+	options.escalate.levels[0] = { ...options.escalate.levels[0], after: 1, unit: 'minutes' };
+	path = uniq('refund-escalates');
+	const start = wf.nodes.find((n) => n.type === 'n8n-nodes-base.webhook')!;
+	(start.parameters as Record<string, unknown>).path = path;
+	start.webhookId = path;
+	workflowId = await createWorkflow(e, wf).catch((error: { response?: { data?: unknown } }) => {
+		throw new Error(`n8n refused the workflow: ${JSON.stringify(error.response?.data)}`);
+	});
+	await activate(e, workflowId);
+	for (const queue of [REFUNDS, SUPERVISORS])
+		await waitFor(`the trigger of queue ${queue} registered`, async () =>
+			(await webhookTarget(e, queue)).includes('/webhook/'),
+		);
+}, 240_000);
+
+afterAll(async () => {
+	// TQ_DUMP_LOG=file keeps n8n's log of this file's run (every process in queue mode)
+	if (process.env.TQ_DUMP_LOG && e) writeFileSync(process.env.TQ_DUMP_LOG, e.n8n.logs.text());
+	if (workflowId) await deleteWorkflow(e, workflowId);
+	await e?.stop();
+});
+
+async function requestRefund(requester: string): Promise<void> {
+	await waitFor('the workflow took the request', async () => {
+		const res = await axios.post(
+			`${e.n8n.webhookBase}/${path}`,
+			{ message: 'Refund 900 EUR', order_total: 900, requester_email: requester },
+			{ validateStatus: () => true },
+		);
+		return res.status === 200 ? true : undefined;
+	});
+}
+
+async function byId(id: string): Promise<Execution> {
+	return (await e.n8n.api.get(`/executions/${id}`, { params: { includeData: true } }))
+		.data as Execution;
+}
+
+/** The run's tasks on a queue (by its execution id in their address), oldest first. */
+async function tasksOfRun(queue: number, executionId: string, count: number, timeoutMs = 60_000) {
+	return await waitFor(
+		`${count} task(s) of execution ${executionId} on queue ${queue}`,
+		async () => {
+			const tasks = (await e.client.tasks(queue)).filter((t) =>
+				String(t.data.resume_url).includes(`/webhook-waiting/${executionId}/`),
+			);
+			return tasks.length >= count ? tasks.sort((a, b) => a.id - b.id) : undefined;
+		},
+		timeoutMs,
+		1_000,
+	);
+}
+
+/** The waiting run: found through the address its newest task carries (1.x lists no waiting run). */
+async function waitingRun(): Promise<string> {
+	return await waitFor('a waiting run', async () => {
+		const newest = (await e.client.tasks(REFUNDS)).sort((a, b) => b.id - a.id)[0];
+		const id = /\/webhook-waiting\/(\d+)\//.exec(String(newest?.data.resume_url))?.[1];
+		return id && (await byId(id)).status === 'waiting' ? id : undefined;
+	});
+}
+
+async function finished(id: string): Promise<Execution> {
+	return await waitFor(
+		`execution ${id} finished`,
+		async () => {
+			const x = await byId(id);
+			return x.status === 'success' && saved(x) ? x : undefined;
+		},
+		90_000,
+		500,
+	);
+}
+
+type Out = Record<string, unknown> & {
+	escalation: Record<string, unknown>;
+	people: { decision: string; answers: Array<Record<string, unknown>> };
+};
+
+test(
+	'four eyes with one approval and nobody else: after 1 minute a supervisor task appears (within a check round), the supervisor approves, the run goes on approved with both answers and escalation level 1; the IF issues the refund',
+	async () => {
+		const asked = Date.now();
+		await requestRefund(BOB);
+		const run = await waitingRun();
+		const [first] = await tasksOfRun(REFUNDS, run, 2);
+		await e.client.complete(REFUNDS, first.id, { by: ALICE, data: { decision: 'approve' } });
+		const [supervisorTask] = await tasksOfRun(SUPERVISORS, run, 1, LEVEL_TASK_WITHIN_MS);
+		const tookMs = Date.now() - asked;
+		// not before the level's time (1 minute after the run's tasks, which came after the request)
+		expect(tookMs).toBeGreaterThanOrEqual(59_000);
+		expect(supervisorTask.data).toMatchObject({
+			customer_message: 'Refund 900 EUR',
+			order_total: 900,
+		});
+		expect((await byId(run)).status).toBe('waiting');
+		await e.client.complete(SUPERVISORS, supervisorTask.id, {
+			by: SUPERVISOR,
+			data: { decision: 'approve', note: 'fine by me' },
+		});
+		const done = await finished(run);
+		const [out] = nodeOutput(done, NODE) as Out[];
+		expect(out).toMatchObject({
+			approved: true,
+			escalation: { level: 1, queueId: SUPERVISORS, decidedAtLevel: 1, decidedBy: SUPERVISOR },
+			people: { decision: 'approved' },
+		});
+		expect(out.people.answers.map((a) => [a.by, a.level, a.counted])).toEqual([
+			[ALICE, 0, true],
+			[SUPERVISOR, 1, true],
+		]);
+		expect(nodeOutput(done, 'Issue the refund')).toHaveLength(1);
+		console.log(`[escalation e2e] level task ${Math.round(tookMs / 1000)} s after the run started`);
+	},
+	LEVEL_TASK_WITHIN_MS + 180_000,
+);
+
+test(
+	'nobody answers, n8n restarted while the run waits: the supervisor task still comes; a rejection at level 0 after it still decides (first wins); the supervisor approving later resumes nothing and is not emitted',
+	async () => {
+		await requestRefund(BOB);
+		const run = await waitingRun();
+		const [, second] = await tasksOfRun(REFUNDS, run, 2);
+		// the trigger's check writes the run to wake into its record (a check round: every minute; in
+		// queue mode it learns of the run from the webhook process the announcement reached): a
+		// restart after it loses nothing
+		const recorded = Date.now();
+		await waitFor(
+			"the run to wake in the check record of the queue's trigger",
+			async () =>
+				JSON.stringify((await e.n8n.api.get(`/workflows/${workflowId}`)).data.staticData).includes(
+					`/webhook-waiting/${run}/`,
+				)
+					? true
+					: undefined,
+			150_000,
+		);
+		console.log(
+			`[escalation e2e] the run recorded to wake ${Math.round((Date.now() - recorded) / 1000)} s after its tasks`,
+		);
+		await e.n8n.restart();
+		const [supervisorTask] = await tasksOfRun(SUPERVISORS, run, 1, LEVEL_TASK_WITHIN_MS);
+		await e.client.complete(REFUNDS, second.id, { by: ALICE, data: { decision: 'reject' } });
+		const done = await finished(run);
+		const [out] = nodeOutput(done, NODE) as Out[];
+		expect(out).toMatchObject({
+			approved: false,
+			escalation: { level: 1, decidedAtLevel: 0, decidedBy: ALICE },
+			people: { decision: 'rejected' },
+		});
+		const before = (await executions(e, workflowId)).length;
+		await e.client.complete(SUPERVISORS, supervisorTask.id, {
+			by: SUPERVISOR,
+			data: { decision: 'approve' },
+		});
+		await sleep(10_000);
+		// no resume, no trigger execution: the workflow has the same executions
+		expect((await executions(e, workflowId)).length).toBe(before);
+	},
+	LEVEL_TASK_WITHIN_MS + 240_000,
+);
+
+// n8n 1.x has no human-review tools
+(majorFromEnv() === '2' ? test : test.skip)(
+	"an AI agent's human review escalates (examples/ai-agent-refund-needs-approval.json, its review escalating after 1 minute to an Agent Supervisors queue with its own trigger): nobody reviews the tool call; the supervisor's task shows the same request; the supervisor denies with feedback; the model gets the feedback and the gated tool does not run",
+	async () => {
+		const { mock, credentials, toolMessagesSince } = await mockModel(e, () => ({
+			toolParameters: { order: 4411, amount: 89.9 },
+			hitlParameters: {},
+		}));
+		let id = '';
+		try {
+			const approvals = await e.client.getQueue(105);
+			const supervisors = await e.client.createQueue({
+				name: `Agent Supervisors ${uniq('q')}`,
+				blocks: approvals.data,
+			});
+			const example = loadExamples().find((x) => x.file === 'ai-agent-refund-needs-approval.json');
+			const wf = prepareWorkflow(example!.text, e.credentialId);
+			const agentPath = uniq('agent-escalates');
+			const start = wf.nodes.find((n) => n.type === 'n8n-nodes-base.webhook')!;
+			(start.parameters as Record<string, unknown>).path = agentPath;
+			start.webhookId = agentPath;
+			wf.nodes.find((n) => n.type === '@n8n/n8n-nodes-langchain.lmChatOpenAi')!.credentials =
+				credentials;
+			const gate = wf.nodes.find((n) => n.type === 'n8n-nodes-task-queue.taskQueueHitlTool')!;
+			const gateOptions = (gate.parameters as Record<string, Record<string, unknown>>).options;
+			gateOptions.escalate = {
+				levels: [{ after: 1, unit: 'minutes', queue: String(supervisors.id), people: 1 }],
+			};
+			// the supervisors' answers come back through a trigger of their own
+			const approvalsTrigger = wf.nodes.find(
+				(n) => n.type === 'n8n-nodes-task-queue.taskQueueTrigger',
+			)!;
+			const supervisorsWebhook = uniq('supervisors-trigger');
+			wf.nodes.push({
+				...approvalsTrigger,
+				id: `${approvalsTrigger.id}-supervisors`,
+				name: 'Supervisors come back here',
+				webhookId: supervisorsWebhook,
+				position: [0, 900],
+				parameters: {
+					...(approvalsTrigger.parameters as Record<string, unknown>),
+					queue: { __rl: true, mode: 'id', value: String(supervisors.id) },
+				},
+			});
+			wf.name = `e2e agent review escalates ${agentPath}`;
+			id = await createWorkflow(e, wf).catch((error: { response?: { data?: unknown } }) => {
+				throw new Error(`n8n refused the workflow: ${JSON.stringify(error.response?.data)}`);
+			});
+			await activate(e, id);
+			await waitFor("the supervisors' trigger registered", async () =>
+				(await webhookTarget(e, supervisors.id)).includes(`/webhook/${supervisorsWebhook}/`),
+			);
+			const asked = Date.now();
+			await waitFor('the workflow took the request', async () => {
+				const res = await axios.post(
+					`${e.n8n.webhookBase}/${agentPath}`,
+					{ message: 'Please refund my order', order: 4411, order_total: 89.9 },
+					{ validateStatus: () => true },
+				);
+				return res.status === 200 ? true : undefined;
+			});
+			const [review] = await waitFor('the review task', async () => {
+				const tasks = (await e.client.tasks(105)).filter((t) =>
+					String(t.data.resume_url).includes('/webhook-waiting/'),
+				);
+				return tasks.length > 0 ? tasks.sort((a, b) => b.id - a.id) : undefined;
+			});
+			const run = /\/webhook-waiting\/(\d+)\//.exec(String(review.data.resume_url))![1];
+			const [supervisorTask] = await tasksOfRun(supervisors.id, run, 1, LEVEL_TASK_WITHIN_MS);
+			expect(Date.now() - asked).toBeGreaterThanOrEqual(59_000);
+			expect(supervisorTask.data.request).toBe(review.data.request);
+			expect(String(review.data.request)).toContain('refund_order');
+			expect((await byId(run)).status).toBe('waiting');
+			const requestsBefore = mock.requests.length;
+			await e.client.complete(supervisors.id, supervisorTask.id, {
+				by: SUPERVISOR,
+				data: { decision: 'deny', feedback: 'No refunds without a receipt.' },
+			});
+			await finished(run);
+			const toolMessages = toolMessagesSince(requestsBefore);
+			expect(toolMessages).toMatch(/provided feedback: "No refunds without a receipt\."/);
+			expect(toolMessages).not.toContain('refunded order');
+			console.log(
+				`[escalation e2e] agent review: supervisor task ${Math.round((Date.now() - asked) / 1000)} s after the request (end included)`,
+			);
+		} finally {
+			if (id) await deleteWorkflow(e, id);
+			await mock.close();
+		}
+	},
+	LEVEL_TASK_WITHIN_MS + 180_000,
+);

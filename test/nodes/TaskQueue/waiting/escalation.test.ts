@@ -1,0 +1,399 @@
+// Escalate (issue 49), run through n8n-core's contexts against the sandbox over HTTP: the level's
+// tasks created at its time, on its queue, once per item and level; the first counted answer at a
+// level decides; first wins; copies decide nothing; the output; what is refused before any task.
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
+
+import { runActionNode } from '../../../helpers/n8n';
+import { callWaitingNode, queryOf } from '../../../helpers/waiting';
+import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/processMemory';
+import { locator, node, reviewTool, startEnv, type TestEnv } from '../env';
+
+const TRIGGER_OF_THIS_N8N =
+	'http://localhost:5678/webhook/6f1c2b0e-4d7a-4e8b-9a51-0c3d2e1f4a5b/task-completed?secret=s3cret';
+const ANN = 'alice@example.com';
+const BOB = 'bob@example.com';
+const SUPERVISOR = 'erin@example.com';
+const REQUESTER = 'dave@example.com';
+const REFUNDS = 104;
+const SUPERVISORS = 107;
+/** A level's time in the tests: 1.2 s after the run's tasks. */
+const AFTER_MINUTES = 0.02;
+
+let env: TestEnv;
+beforeAll(async () => (env = await startEnv()));
+afterAll(async () => await env.close());
+beforeEach(async () => {
+	await env.client.reset();
+	await env.client.setWebhook(REFUNDS, TRIGGER_OF_THIS_N8N);
+	await env.client.setWebhook(SUPERVISORS, TRIGGER_OF_THIS_N8N);
+	await env.client.clearRequests();
+});
+
+let executions = 0;
+
+const level = (queue: number, after = AFTER_MINUTES, people = 1) => ({
+	after,
+	unit: 'minutes',
+	queue: String(queue),
+	people,
+});
+
+/** Create and Wait on Refund Decisions as an Approval, escalating to Supervisors. */
+function escalating(options: IDataObject, levels = [level(SUPERVISORS)]) {
+	return {
+		resource: 'task',
+		operation: 'sendAndWait',
+		queue: locator(REFUNDS),
+		taskData: {
+			mappingMode: 'defineBelow',
+			value: { customer_message: '={{ $json.message }}', order_total: '={{ $json.total }}' },
+			matchingColumns: [],
+			schema: [],
+		},
+		resumeField: 'resume_url',
+		responseType: 'approval',
+		approvalField: 'decision',
+		approveOption: 'approve',
+		feedbackField: 'note',
+		options: { ...options, escalate: { levels } },
+	};
+}
+
+const FOUR_EYES = {
+	severalPeople: {
+		values: { people: 2, decideWhen: 'allApprove', neverCount: '={{ $json.requester }}' },
+	},
+};
+const REFUND = { message: 'Refund 900 EUR', total: 900, requester: REQUESTER };
+
+async function run(parameters: IDataObject, input: IDataObject[] = [REFUND]) {
+	return await runActionNode({
+		types: { taskQueue: 'message' in parameters ? reviewTool : node },
+		node: { type: 'taskQueue', parameters: parameters as never },
+		input,
+		credentials: env.credentials(),
+		executionId: `escalation-${++executions}`,
+	});
+}
+
+const tasksOn = async (queue: number) =>
+	(await env.client.tasks(queue)).filter((t) => t.id >= 1000).sort((a, b) => a.id - b.id);
+
+const answer = async (queue: number, taskId: number, by: string, decision: string) =>
+	await env.client.complete(queue, taskId, {
+		by,
+		data: { decision, note: `${by} says ${decision}` },
+	});
+
+/** The trigger's call for a completed task: at the address the task carries, naming it. */
+async function call(waiting: Awaited<ReturnType<typeof run>>, queue: number, taskId: number) {
+	const task = (await env.client.tasks(queue)).find((t) => t.id === taskId);
+	return await callWaitingNode(waiting, queryOf(String(task?.data.resume_url)), {
+		tasks: [{ id: taskId, completed_at: task?.completed_at }],
+	});
+}
+
+/** The check's wake-up at the run's deadline: its address, naming no task. */
+async function wake(waiting: Awaited<ReturnType<typeof run>>) {
+	const first = (await tasksOn(REFUNDS)).find((t) => t.data.resume_url)!;
+	return await callWaitingNode(waiting, queryOf(String(first.data.resume_url)), { tasks: [] });
+}
+
+/** Past the first level's time. */
+const levelTimePasses = async () => await sleep(AFTER_MINUTES * 60_000 + 300);
+
+describe('Escalate', () => {
+	test('four eyes with one approval and nobody else: at the level time a supervisor task appears with the item and its address for Supervisors; the supervisor approves; the run goes on approved with both answers and escalation level 1', async () => {
+		const started = Date.now();
+		const waiting = await run(escalating(FOUR_EYES));
+		expect(waiting.error).toBeUndefined();
+		expect(waiting.run.status).toBe('waiting');
+		const [first, second] = await tasksOn(REFUNDS);
+		await answer(REFUNDS, first.id, ANN, 'approve');
+		// before the level's time: still waiting, and the answer says when to wake the run
+		const early = await call(waiting, REFUNDS, first.id);
+		expect(early.response).toMatchObject({ statusCode: 202, body: { waiting: true } });
+		const wakeAt = (early.response.body as IDataObject).deadline as number;
+		expect(wakeAt).toBeGreaterThanOrEqual(started + AFTER_MINUTES * 60_000);
+		expect(wakeAt).toBeLessThan(Date.now() + AFTER_MINUTES * 60_000);
+		expect(await tasksOn(SUPERVISORS)).toEqual([]);
+
+		await levelTimePasses();
+		const woken = await wake(waiting);
+		expect(woken.result.workflowData).toBeUndefined();
+		// nothing more to wake the run for: no deadline, no later level
+		expect((woken.response.body as IDataObject).deadline).toBeUndefined();
+		const [supervisorTask] = await tasksOn(SUPERVISORS);
+		expect(supervisorTask.data).toMatchObject({
+			customer_message: 'Refund 900 EUR',
+			order_total: 900,
+		});
+		const address = String(supervisorTask.data.resume_url);
+		// the item's address for the Supervisors queue, marked for level 1's first slot
+		expect(queryOf(address)).toMatchObject({ tq: '0-1-1', q: String(SUPERVISORS) });
+		expect(address).toMatch(/#x=101\.[a-f0-9]{32}$/);
+		expect(queryOf(address).signature).not.toBe(queryOf(String(first.data.resume_url)).signature);
+
+		await answer(SUPERVISORS, supervisorTask.id, SUPERVISOR, 'approve');
+		const [items] = (await call(waiting, SUPERVISORS, supervisorTask.id)).result.workflowData ?? [
+			[],
+		];
+		expect(items).toHaveLength(1);
+		const item = items[0] as INodeExecutionData;
+		expect(item.pairedItem).toEqual({ item: 0 });
+		expect(item.json).toMatchObject({
+			id: supervisorTask.id,
+			approved: true,
+			tasks: [first.id, second.id, supervisorTask.id],
+			escalation: {
+				level: 1,
+				queueId: SUPERVISORS,
+				queue: 'Supervisors',
+				askedAt: new Date(wakeAt).toISOString(),
+				decidedAtLevel: 1,
+				decidedBy: SUPERVISOR,
+			},
+			people: { decision: 'approved', decidedBy: supervisorTask.id, counted: 2 },
+		});
+		const answers = (item.json.people as IDataObject).answers as IDataObject[];
+		expect(answers.map((a) => [a.taskId, a.by, a.level, a.queueId, a.counted])).toEqual([
+			[first.id, ANN, 0, REFUNDS, true],
+			[supervisorTask.id, SUPERVISOR, 1, SUPERVISORS, true],
+		]);
+		expect(answers[1].queue).toBe('Supervisors');
+	});
+
+	test('nobody answers at all, one person per item: the wake creates the supervisor task; the supervisor rejects; the run goes on rejected at level 1', async () => {
+		const waiting = await run(escalating({}));
+		expect(waiting.run.status).toBe('waiting');
+		await levelTimePasses();
+		await wake(waiting);
+		const [supervisorTask] = await tasksOn(SUPERVISORS);
+		await answer(SUPERVISORS, supervisorTask.id, SUPERVISOR, 'reject');
+		const [items] = (await call(waiting, SUPERVISORS, supervisorTask.id)).result.workflowData ?? [
+			[],
+		];
+		expect(items[0].json).toMatchObject({
+			approved: false,
+			escalation: { level: 1, decidedAtLevel: 1, decidedBy: SUPERVISOR },
+			people: { rule: 'firstAnswer', decision: 'rejected' },
+		});
+	});
+
+	test('first wins: a rejection at level 0 after the supervisor task was created decides; the supervisor approving later changes nothing', async () => {
+		const waiting = await run(escalating(FOUR_EYES));
+		const [first, second] = await tasksOn(REFUNDS);
+		await answer(REFUNDS, first.id, ANN, 'approve');
+		await levelTimePasses();
+		await wake(waiting);
+		const [supervisorTask] = await tasksOn(SUPERVISORS);
+		await answer(REFUNDS, second.id, BOB, 'reject');
+		await sleep(1_100); // a later completion time, in whole seconds too
+		await answer(SUPERVISORS, supervisorTask.id, SUPERVISOR, 'approve');
+		// whichever call arrives first, the decision is by completion time: Bob's rejection
+		for (const [queue, id] of [
+			[SUPERVISORS, supervisorTask.id],
+			[REFUNDS, second.id],
+		]) {
+			const [items] = (await call(waiting, queue, id)).result.workflowData ?? [[]];
+			expect(items[0].json).toMatchObject({
+				approved: false,
+				escalation: { level: 1, decidedAtLevel: 0, decidedBy: BOB },
+				people: { decision: 'rejected', decidedBy: second.id },
+			});
+			const answers = ((items[0].json.people as IDataObject).answers as IDataObject[]).map((a) => [
+				a.by,
+				a.level,
+				a.counted,
+				a.reason,
+			]);
+			expect(answers).toEqual([
+				[ANN, 0, true, undefined],
+				[BOB, 0, true, undefined],
+				[SUPERVISOR, 1, false, 'afterDecision'],
+			]);
+		}
+	});
+
+	test("a task made by someone else carrying the supervisor task's address and mark, with other content, decides nothing; neither does the requester at the supervisors' level", async () => {
+		const waiting = await run(escalating(FOUR_EYES));
+		await levelTimePasses();
+		await wake(waiting);
+		const [supervisorTask] = await tasksOn(SUPERVISORS);
+		const marked = String(supervisorTask.data.resume_url);
+		const { ids: planted } = await env.client.createTasks(SUPERVISORS, [
+			{ customer_message: 'Team lunch', order_total: 12, resume_url: marked },
+			{ customer_message: 'Refund 900 EUR', order_total: 9000, resume_url: marked },
+		]);
+		await answer(SUPERVISORS, planted[0], BOB, 'approve');
+		await answer(SUPERVISORS, planted[1], BOB, 'approve');
+		for (const id of planted) {
+			const heard = await call(waiting, SUPERVISORS, id);
+			expect(heard.result.workflowData).toBeUndefined();
+			expect(heard.response).toMatchObject({ statusCode: 200, body: { taken: [], others: [id] } });
+		}
+		// the requester answers the real supervisor task: kept, never counted; the item still waits
+		await answer(SUPERVISORS, supervisorTask.id, REQUESTER, 'approve');
+		const own = await call(waiting, SUPERVISORS, supervisorTask.id);
+		expect(own.result.workflowData).toBeUndefined();
+		expect(own.response).toMatchObject({ statusCode: 202, body: { completed: 0, of: 1 } });
+	});
+
+	test('one task per item and level per process however many calls: 20 wake-ups at once, then a restart (the next process asks again; an answer to a task of either process counts)', async () => {
+		const waiting = await run(escalating({}), [
+			REFUND,
+			{ ...REFUND, message: 'Refund 30 EUR', total: 30 },
+		]);
+		await levelTimePasses();
+		await Promise.all(Array.from({ length: 20 }, async () => await wake(waiting)));
+		const created = await tasksOn(SUPERVISORS);
+		expect(created.map((t) => queryOf(String(t.data.resume_url)).tq)).toEqual(['0-2-2', '1-2-2']);
+		forgetAsAfterRestart();
+		await wake(waiting);
+		const again = await tasksOn(SUPERVISORS);
+		expect(again).toHaveLength(4);
+		// whichever process created it, an answered task of the slot counts
+		await answer(SUPERVISORS, again[2].id, SUPERVISOR, 'approve');
+		await answer(SUPERVISORS, again[1].id, SUPERVISOR, 'approve');
+		const [items] = (await call(waiting, SUPERVISORS, again[2].id)).result.workflowData ?? [[]];
+		expect(items.map((i) => [i.json.approved, (i.json.people as IDataObject).decidedBy])).toEqual([
+			[true, again[2].id],
+			[true, again[1].id],
+		]);
+	});
+});
+
+describe('Escalate refuses a set-up that cannot work, before any task', () => {
+	test.each([
+		[
+			'a level queue without the fields the run sends',
+			escalating({}, [level(106)]),
+			'Escalate level 1: queue 106 (Questions) has no text field "customer_message"',
+		],
+		[
+			'levels not growing in time',
+			escalating({}, [level(SUPERVISORS, 2), level(SUPERVISORS, 1)]),
+			'Escalate: each level must come later than the one before',
+		],
+		[
+			'more than three levels',
+			escalating(
+				{},
+				[1, 2, 3, 4].map((after) => level(SUPERVISORS, after)),
+			),
+			'Escalate has 4 levels; at most 3',
+		],
+		[
+			'a route back the node cannot wake through',
+			escalating({ routeBack: 'pollTrigger' }),
+			'Escalate needs the Task Queue Trigger as the route back',
+		],
+	])('%s', async (_, parameters, message) => {
+		const refused = await run(parameters);
+		expect(refused.error?.message).toContain(message);
+		expect(await tasksOn(REFUNDS)).toEqual([]);
+	});
+
+	test('a level queue whose completions do not come back to this n8n', async () => {
+		await env.client.setWebhook(SUPERVISORS, '');
+		const refused = await run(escalating({}));
+		expect(refused.error?.message).toBe(
+			`No Task Queue Trigger of this n8n receives the completions of queue ${SUPERVISORS}`,
+		);
+		expect(await tasksOn(REFUNDS)).toEqual([]);
+	});
+});
+
+describe('Escalate at scale', () => {
+	test('100 items escalated in one run among 3,000 other completions: one task per item at the level, each item paired and decided at level 1, one resume, at most one read of each of its queues per call', async () => {
+		const ITEMS = 100;
+		const OTHERS = 3_000;
+		const input = Array.from({ length: ITEMS }, (_, i) => ({ message: `Refund ${i}`, total: i }));
+		await env.client.createTasks(REFUNDS, OTHERS / 2);
+		await env.client.createTasks(SUPERVISORS, OTHERS / 2);
+		const waiting = await run(escalating({}), input);
+		expect(waiting.run.status).toBe('waiting');
+		await levelTimePasses();
+		await env.client.clearRequests();
+		await wake(waiting);
+		const supervisorTasks = (await tasksOn(SUPERVISORS)).filter((t) => t.data.resume_url);
+		expect(supervisorTasks).toHaveLength(ITEMS);
+		let resumed: INodeExecutionData[] | undefined;
+		let resumes = 0;
+		for (const [i, task] of supervisorTasks.entries()) {
+			await env.client.completeMany(i % 2 ? REFUNDS : SUPERVISORS, OTHERS / ITEMS, { by: BOB });
+			await answer(SUPERVISORS, task.id, SUPERVISOR, 'approve');
+			const heard = await call(waiting, SUPERVISORS, task.id);
+			if (heard.result.workflowData) {
+				resumes++;
+				[resumed] = heard.result.workflowData;
+			}
+		}
+		expect(resumes).toBe(1);
+		expect(resumed).toHaveLength(ITEMS);
+		expect(
+			resumed!.map((item) => [
+				item.pairedItem,
+				item.json.approved,
+				(item.json.escalation as IDataObject).decidedAtLevel,
+			]),
+		).toEqual(input.map((_, i) => [{ item: i }, true, 1]));
+		const reads = (await env.requests()).filter((r) => r.path.endsWith('/tasks/completed')).length;
+		console.log(
+			`escalation reads: ${reads} reads for ${ITEMS} completions (${reads / ITEMS} each)`,
+		);
+		// one read of each of the run's two queues per call: the wake, and one call per completion
+		expect(reads).toBeLessThanOrEqual(2 * (ITEMS + 1));
+	}, 120_000);
+});
+
+describe("the AI agent's human review", () => {
+	test('escalates the same way: nobody reviews the tool call on Agent Approvals; at the level time a task on the supervisors\' queue shows the same request; the supervisor denies with feedback; the agent gets approved false and the feedback as chatInput, decided at level 1', async () => {
+		const agentApprovals = await env.client.getQueue(105);
+		const supervisors = await env.client.createQueue({
+			name: 'Agent Supervisors',
+			blocks: agentApprovals.data,
+		});
+		await env.client.setWebhook(105, TRIGGER_OF_THIS_N8N);
+		await env.client.setWebhook(supervisors.id, TRIGGER_OF_THIS_N8N);
+		const request = 'The agent wants to run this tool: refund_order\n\nInput:\n{"order": 4411}';
+		const waiting = await run({
+			resource: 'task',
+			operation: 'sendAndWait',
+			queue: locator(105),
+			taskData: { mappingMode: 'defineBelow', value: {}, matchingColumns: [], schema: [] },
+			resumeField: 'resume_url',
+			responseType: 'approval',
+			approvalField: 'decision',
+			approveOption: 'approve',
+			feedbackField: 'feedback',
+			messageField: 'request',
+			message: request,
+			options: { escalate: { levels: [level(supervisors.id)] } },
+		});
+		expect(waiting.error).toBeUndefined();
+		expect(waiting.run.status).toBe('waiting');
+		const [reviewTask] = await tasksOn(105);
+		expect(reviewTask.data).toMatchObject({ request });
+		await levelTimePasses();
+		await callWaitingNode(waiting, queryOf(String(reviewTask.data.resume_url)), { tasks: [] });
+		const [supervisorTask] = await tasksOn(supervisors.id);
+		expect(supervisorTask.data).toMatchObject({ request });
+		await env.client.complete(supervisors.id, supervisorTask.id, {
+			by: SUPERVISOR,
+			data: { decision: 'deny', feedback: 'No refunds without a receipt.' },
+		});
+		const [items] = (await call(waiting, supervisors.id, supervisorTask.id)).result
+			.workflowData ?? [[]];
+		expect(items.map((i) => [i.json.approved, i.json.chatInput, i.pairedItem])).toEqual([
+			[false, 'No refunds without a receipt.', { item: 0 }],
+		]);
+		expect(items[0].json.escalation).toMatchObject({
+			level: 1,
+			queueId: supervisors.id,
+			decidedAtLevel: 1,
+			decidedBy: SUPERVISOR,
+		});
+	});
+});
