@@ -106,9 +106,27 @@ export class SeenCompletions {
 		for (const key of keys) this.memory.add(key);
 		if (!this.durable) return;
 		for (const key of keys) this.stored.add(key);
-		const stored = readSeen(this.state);
-		writeSeen(this.state, [...stored.filter((k) => !keys.includes(k)), ...keys].slice(-SEEN_LIMIT));
+		this.persist();
 	}
+
+	/**
+	 * Writes the newest keys of static data and of this process's memory. n8n saves a call's static
+	 * data whole, so a concurrent call's save drops the keys of another; each save writes them again,
+	 * and a late copy after a restart is still known. Called again just before webhook() returns.
+	 */
+	persist(): void {
+		if (!this.durable) return;
+		writeSeen(this.state, newestKeys([...readSeen(this.state), ...this.memory]));
+	}
+}
+
+/** The SEEN_LIMIT newest completion keys (`id:time`), oldest first. */
+function newestKeys(keys: string[]): string[] {
+	const timeOf = (key: string) => key.slice(key.indexOf(':') + 1);
+	const idOf = (key: string) => Number(key.slice(0, key.indexOf(':')));
+	return [...new Set(keys)]
+		.sort((a, b) => timeOf(a).localeCompare(timeOf(b)) || idOf(a) - idOf(b))
+		.slice(-SEEN_LIMIT);
 }
 
 /** This n8n process, as static data names it (a new one at each start). */

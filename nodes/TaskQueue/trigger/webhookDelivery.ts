@@ -115,7 +115,7 @@ async function accept(
 		const records = { seen, skip };
 		const emit = await catchUp.call(this, state, registration.queueId, task, records, scope);
 		if (!emit) return answer.call(this, 200, { received: true, ignored: 'duplicate' });
-		return await respondWritten.call(this, emit, dataOnly);
+		return await respondWritten.call(this, emit, dataOnly, seen);
 	}
 	// Claimed before any await, so a copy of this delivery arriving meanwhile is a duplicate.
 	seen.claim([task]);
@@ -130,7 +130,7 @@ async function accept(
 	// --- side effects: the record in static data ---
 	markDeliveryHandledHere(state);
 	writeHeldCheckRecord(state, scope);
-	return await respondWritten.call(this, [task], dataOnly);
+	return await respondWritten.call(this, [task], dataOnly, seen);
 }
 
 /**
@@ -144,8 +144,10 @@ async function respondWritten(
 	this: IWebhookFunctions,
 	tasks: CompletedTask[],
 	dataOnly: boolean,
+	seen: SeenCompletions,
 ): Promise<IWebhookResponseData> {
 	const emit = await notTaken.call(this, tasks);
+	seen.persist();
 	this.getResponseObject()
 		.status(200)
 		.json(

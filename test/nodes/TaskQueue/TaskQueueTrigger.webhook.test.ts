@@ -242,6 +242,29 @@ describe('accepted deliveries', () => {
 		expect(t.executions).toBe(1);
 	});
 
+	it('concurrent deliveries whose static data saves overwrite one another (n8n saves it whole): after a restart a late copy of any of them is still a duplicate', async () => {
+		const t = trigger({ emitRecompletions: false });
+		await t.activate();
+		const query = { secret: t.secret() as string };
+		const { ids } = await env.client.createTasks(QUEUE, 20);
+		const tasks: Task[] = [];
+		for (const id of ids) tasks.push(await env.client.complete(QUEUE, id, BY));
+		// each call loads the static data before the others have saved theirs
+		t.dbLatencyMs = 20;
+		await Promise.all(tasks.map((task) => t.deliver({ body: task, query })));
+		expect(t.executions).toBe(20);
+		forgetAsAfterRestart();
+		t.dbLatencyMs = 0;
+		for (const task of tasks) {
+			const copy = await t.deliver({ body: task, query });
+			expect([task.id, copy.response.body]).toEqual([
+				task.id,
+				{ received: true, ignored: 'duplicate' },
+			]);
+		}
+		expect(t.executions).toBe(20);
+	});
+
 	it('keep at most 1,000 keys for deduplication, in memory and in static data', async () => {
 		for (const options of [{}, { emitRecompletions: false }]) {
 			const t = trigger(options);
