@@ -57,12 +57,13 @@ export async function startEditorSession(options: {
 
 /** Signs the page in as n8n's owner. */
 export async function signIn(page: Page, n8n: N8nHandle): Promise<void> {
-	await page.goto(`${n8n.url}/signin`);
+	// n8n's editor is a large page: with CI's suites side by side its first load took over 30 s
+	await page.goto(`${n8n.url}/signin`, { timeout: 120_000 });
 	await page
 		.locator('input[type=email], input[name=emailOrLdapLoginId], input[name=email]')
 		.first()
 		.fill(n8n.owner.email);
 	await page.locator('input[type=password]').first().fill(n8n.owner.password);
 	await page.keyboard.press('Enter');
-	await page.waitForURL((u) => !u.pathname.includes('signin'), { timeout: 30_000 });
+	await page.waitForURL((u) => !u.pathname.includes('signin'), { timeout: 90_000 });
 }
