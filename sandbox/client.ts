@@ -193,18 +193,28 @@ export class SandboxClient {
 		await this.call('DELETE', '/webhook-calls');
 	}
 
-	/** Polls until at least `count` deliveries have finished (or were dropped). */
-	async waitForWebhookCalls(count: number, timeoutMs = 10_000): Promise<WebhookCall[]> {
-		const deadline = Date.now() + timeoutMs;
+	/**
+	 * Polls until at least `count` deliveries have finished (or were dropped). Fails when none
+	 * finishes for `stallMs`: a slow machine takes longer in all, a stalled delivery never ends. The
+	 * list is polled every 250 ms once it is long (each poll serializes every call and its body).
+	 */
+	async waitForWebhookCalls(count: number, stallMs = 10_000): Promise<WebhookCall[]> {
+		let deadline = Date.now() + stallMs;
+		let finishedBefore = -1;
 		for (;;) {
 			const calls = await this.webhookCalls();
-			if (calls.filter((c) => c.state !== 'pending').length >= count) return calls;
+			const finished = calls.filter((c) => c.state !== 'pending').length;
+			if (finished >= count) return calls;
+			if (finished > finishedBefore) {
+				finishedBefore = finished;
+				deadline = Date.now() + stallMs;
+			}
 			if (Date.now() > deadline) {
 				throw new Error(
-					`expected ${count} finished webhook calls, got ${calls.length} after ${timeoutMs} ms`,
+					`expected ${count} finished webhook calls, got ${finished} of ${calls.length}: none finished in the last ${stallMs} ms`,
 				);
 			}
-			await new Promise((r) => setTimeout(r, 20));
+			await new Promise((r) => setTimeout(r, calls.length > 100 ? 250 : 20));
 		}
 	}
 
