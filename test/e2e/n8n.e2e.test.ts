@@ -1166,8 +1166,15 @@ describe('example workflows', () => {
 			const schedule = wf.nodes.find((n) => n.type === 'n8n-nodes-base.scheduleTrigger')!;
 			schedule.parameters = { rule: { interval: [{ field: 'seconds', secondsInterval: 5 }] } };
 		});
-		const before = (await e.client.tasks(102)).length;
-		const cli = await e.n8n.executeCli(id);
+		let before = (await e.client.tasks(102)).length;
+		let cli = await e.n8n.executeCli(id);
+		if (cli.code === null && (await e.client.tasks(102)).length === before) {
+			// CI3 of stop 57: n8n 1.x's CLI ended by a signal, with no output and no task made, beside
+			// CI's other suites; run once more (what it makes is still checked below, from here)
+			console.log(`n8n execute --id ${id} ended without an exit code: ${cli.output.slice(-300)}`);
+			before = (await e.client.tasks(102)).length;
+			cli = await e.n8n.executeCli(id);
+		}
 		if (cli.code !== 0)
 			throw new Error(`n8n execute --id ${id} exited ${cli.code}:\n${cli.output.slice(-3000)}`);
 		const tasks = (await e.client.tasks(102)).slice(before);

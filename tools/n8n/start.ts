@@ -405,7 +405,9 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 			proc.stdout?.on('data', (b: Buffer) => (output += b.toString()));
 			proc.stderr?.on('data', (b: Buffer) => (output += b.toString()));
 			proc.on('error', reject);
-			proc.on('exit', (code) => resolve({ code, output }));
+			proc.on('exit', (code, signal) =>
+				resolve({ code, output: signal ? `${output}\n(ended by ${signal})` : output }),
+			);
 		});
 	};
 
