@@ -294,6 +294,18 @@ async function triggerExecutions(): Promise<number> {
 	return (await executions(e, triggerId)).length;
 }
 
+/**
+ * The trigger's executions that emitted any of these tasks. Catch Up also emits, on a later
+ * delivery, what is left of an earlier test's backlog (25,000 completions whose deliveries were
+ * lost): on a slow machine that spills into the next tests (CI3 of stop 57).
+ */
+async function triggerExecutionsWith(tasks: Array<{ id: number }>): Promise<number> {
+	const ids = new Set(tasks.map((t) => t.id));
+	return (await executions(e, triggerId)).filter((x) =>
+		nodeOutput(x, 'Trigger').some((item) => ids.has(item.id as number)),
+	).length;
+}
+
 test('one item: the task carries a signed address, a person completes it on the page, the execution goes on with the answer', async () => {
 	const { id, path } = await waitingWorkflow();
 	const saved = (await e.n8n.api.get(`/workflows/${id}`)).data as {
@@ -1116,8 +1128,6 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 
 	test("the deadline comes after one approval of two: the trigger's check wakes the run, which goes on with Alice's approval, timed out, to the IF's false branch (n8n alone would pass the input on 5 minutes later)", async () => {
 		const { id, path } = await withDeadline(0.25);
-		// an earlier test of this file emits an ordinary completion: this one must add none
-		const triggerRuns = await triggerExecutions();
 		const { waiting, tasks } = await request('requester@example.com', path, id);
 		const startedAt = Date.now();
 		await e.client.complete(QUEUE, tasks[0].id, { by: ALICE, data: { decision: 'approve' } });
@@ -1162,13 +1172,13 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 			30_000,
 		);
 		expect((await executions(e, id)).map((x) => x.status)).toEqual(['success']);
-		expect(await triggerExecutions()).toBe(triggerRuns);
+		// neither answer is emitted: Alice's was the run's, Bob's came after its end
+		expect(await triggerExecutionsWith(tasks)).toBe(0);
 		await deleteWorkflow(e, id);
 	});
 
 	test("n8n restarts while a two-person run waits with one approval: the check's record keeps the run's deadline, and after the restart the run goes on with Alice's approval at its deadline", async () => {
 		const { id, path } = await withDeadline(2);
-		const triggerRuns = await triggerExecutions();
 		const { waiting, tasks } = await request('requester@example.com', path, id);
 		await e.client.complete(QUEUE, tasks[0].id, { by: ALICE, data: { decision: 'approve' } });
 		// a check round (every minute) keeps the run to wake with where it stands, in the trigger's static data
@@ -1193,7 +1203,7 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 				answers: [expect.objectContaining({ taskId: tasks[0].id, by: ALICE, counted: true })],
 			},
 		});
-		expect(await triggerExecutions()).toBe(triggerRuns);
+		expect(await triggerExecutionsWith(tasks)).toBe(0);
 		await deleteWorkflow(e, id);
 	});
 
