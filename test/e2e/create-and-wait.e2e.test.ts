@@ -1048,15 +1048,17 @@ test("someone else's task with a copy of item 0's address, completed first, answ
 	await start(path, 1);
 	const waiting = await waitingExecution(id);
 	const [task] = await tasksOf(waiting.id, 1);
-	const before = await triggerExecutions();
 	const { ids } = await e.client.createTasks(QUEUE, [
 		{ customer_message: 'a copy', order_total: 1, resume_url: String(task.data.resume_url) },
 	]);
 	await e.client.complete(QUEUE, ids[0], { by: ALICE, data: { decision: 'approve' } });
-	// the copy is an ordinary completion of the queue: the trigger's workflow runs for it
+	// the copy is an ordinary completion of the queue: the trigger's workflow runs for it, once (its
+	// runs counted by what they emitted: Catch Up may emit the backlog test's leftovers beside it, CI1
+	// of stop 58)
+	const copy = [{ id: ids[0] }];
 	await waitFor(
 		'the trigger ran for the copy',
-		async () => (await triggerExecutions()) === before + 1,
+		async () => ((await triggerExecutionsWith(copy)) > 0 ? true : undefined),
 		30_000,
 	);
 	expect((await byId(waiting.id)).status).toBe('waiting');
@@ -1068,6 +1070,8 @@ test("someone else's task with a copy of item 0's address, completed first, answ
 			(o.data as Record<string, unknown>).decision,
 		]),
 	).toEqual([[task.id, 'reject']]);
+	expect(await triggerExecutionsWith(copy)).toBe(1);
+	expect(await triggerExecutionsWith([task])).toBe(0);
 	await deleteWorkflow(e, id);
 });
 

@@ -3,6 +3,7 @@
 import axios, { type AxiosInstance } from 'axios';
 import { spawn, type ChildProcess } from 'child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, type WriteStream } from 'fs';
+import { Agent } from 'http';
 import { createServer } from 'net';
 import { tmpdir } from 'os';
 import { join } from 'path';
@@ -194,6 +195,10 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 	if (major === '2') {
 		Object.assign(env, {
 			N8N_DISABLED_MODULES: 'mcp-registry',
+			// as in queue mode (docs/scaling.md): one ping slower than 5 s makes n8n answer every request
+			// 503 "Database is not ready!"; 10,000 hostile requests beside CI's other suites did that
+			// (252 answered so). n8n 1.x has the 5 s fixed.
+			DB_PING_TIMEOUT_MS: '60000',
 			N8N_INSTANCE_OWNER_MANAGED_BY_ENV: 'true',
 			N8N_INSTANCE_OWNER_EMAIL: owner.email,
 			N8N_INSTANCE_OWNER_FIRST_NAME: 'Task',
@@ -318,12 +323,16 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 		);
 	};
 
+	// A connection per call: node's global agent keeps an idle socket 5 s, as long as n8n keeps it
+	// open, so a call that reused one n8n was closing died with "socket hang up" (CI1 of stop 58).
+	const httpAgent = new Agent({ keepAlive: false });
 	const rest = axios.create({
 		baseURL: `${url}/rest`,
 		headers: { 'browser-id': BROWSER_ID },
 		timeout: 60_000,
+		httpAgent,
 	});
-	const api = axios.create({ baseURL: `${url}/api/v1`, timeout: 60_000 });
+	const api = axios.create({ baseURL: `${url}/api/v1`, timeout: 60_000, httpAgent });
 
 	const login = async () => {
 		const anon = axios.create({
