@@ -576,8 +576,9 @@ async function main() {
 			? `${SUPERVISORS_NAME} (${await makeQueueOnPage(page, `${sandbox.baseUrl}/app/`, SUPERVISORS_NAME)})`
 			: '';
 		await signIn(page, n8n);
-		await page.goto(`${n8n.url}/workflow/new`);
-		await page.locator('[data-test-id="canvas-add-button"]').first().waitFor({ timeout: 30_000 });
+		// the editor's first load took over 30 s beside CI's other suites (1.x, CI2 of stop 58)
+		await page.goto(`${n8n.url}/workflow/new`, { timeout: 120_000 });
+		await page.locator('[data-test-id="canvas-add-button"]').first().waitFor({ timeout: 120_000 });
 		const startedAt = Date.now();
 		console.log('an empty canvas:');
 
