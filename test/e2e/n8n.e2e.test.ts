@@ -795,9 +795,14 @@ describe('several Task Queue Triggers of this n8n on one queue', () => {
 		await deactivate(e, first);
 		await waitFor('the queue handed to the second trigger', heldBy(ids.second), 60_000);
 		const batch3 = await completeSome(2);
-		await waitFor('the second trigger receives on', async () =>
-			(await received(second)).length === 9 ? true : undefined,
-		);
+		await waitFor('the second trigger receives on', async () => {
+			const got = await received(second);
+			if (got.length === 9) return true;
+			// said when the wait times out (CI2 of stop 59, n8n 1.x: not reproduced alone)
+			throw new Error(
+				`the second emitted ${got.length} (${batch3.filter((id) => !got.includes(id)).length} of the last 2 missing); the queue's target: ${(await webhookTarget(e, queue.id)).replace(/secret=[^&]*/, 'secret=…')}`,
+			);
+		});
 		expect((await received(first)).length).toBe(7);
 
 		await deactivate(e, second);
@@ -1179,7 +1184,9 @@ describe('example workflows', () => {
 		// is the test (below), not how n8n's process ended
 		const madeTasks = (await e.client.tasks(102)).length > before;
 		if (cli.code === null && madeTasks)
-			console.log(`n8n execute --id ${id} made tasks, then ended by a signal: ${cli.output.slice(-300)}`);
+			console.log(
+				`n8n execute --id ${id} made tasks, then ended by a signal: ${cli.output.slice(-300)}`,
+			);
 		else if (cli.code !== 0)
 			throw new Error(`n8n execute --id ${id} exited ${cli.code}:\n${cli.output.slice(-3000)}`);
 		const tasks = (await e.client.tasks(102)).slice(before);
