@@ -90,8 +90,8 @@ prepare.description = 'Install what the tests need (Chromium, the pinned n8n), o
 exports.prepare = prepare;
 
 /**
- * Each end-to-end file starts its own n8n on ports of its own, so files can run side by side:
- * TQ_E2E_WORKERS=2 runs two at once (CI does; most of a file's time is waiting on n8n's timers).
+ * The end-to-end files of one run share one n8n (or queue-mode stack), one file after another
+ * (test/e2e/helpers.ts). TQ_E2E_WORKERS=2 runs two files at once, each with an n8n of its own.
  */
 function e2eWorkers() {
 	const workers = Number(process.env.TQ_E2E_WORKERS ?? 1);
@@ -133,22 +133,17 @@ function e2eQuick() {
 	]);
 }
 
-/** The long reliability suites (10,000 hostile calls, n8n down, 100 activation cycles): minutes each. */
+/**
+ * The long reliability suites (hostile calls, n8n down, 100 activation cycles, a burst, Escalate):
+ * minutes each, one n8n for all of them (test/e2e/helpers.ts).
+ */
 function e2eLong() {
-	// the escalation file (about 3 minutes of a level's time) runs by hand, not in CI: with it CI16
-	// took 43 minutes and the 2.x burst test next to it ran out of time
-	return jestE2e([
-		'test/e2e/reliability/',
-		'--testPathIgnorePatterns',
-		'/node_modules/',
-		'escalation\\.e2e',
-		...argsAfter('long'),
-	]);
+	return jestE2e(['test/e2e/reliability/', ...argsAfter('long')]);
 }
 
 /**
  * The end-to-end files that prove the package in n8n's queue mode (tools/n8n/queue-mode.ts: PostgreSQL,
- * Redis, a main, 2 workers, 2 webhook processes behind nginx), each file with its own queue-mode n8n.
+ * Redis, a main, 2 workers, 2 webhook processes behind nginx), one stack for all of them.
  */
 const QUEUE_MODE_FILES = [
 	'test/e2e/queue-mode.e2e.test.ts',
@@ -157,6 +152,7 @@ const QUEUE_MODE_FILES = [
 	'test/e2e/reliability/n8n-down.e2e.test.ts',
 	'test/e2e/reliability/churn.e2e.test.ts',
 	'test/e2e/reliability/waiting-chaos.e2e.test.ts',
+	'test/e2e/reliability/escalation.e2e.test.ts',
 ];
 
 /**

@@ -7,6 +7,10 @@ const LEFT_OUT_OF_QUICK = [
 	'/test/reliability/(waiting-reads|waiting-chaos|create-faults|properties|backlog-readers)\\.test\\.ts$',
 	'/test/nodes/TaskQueue/trigger/catchUp\\.test\\.ts$', // bursts of 2,000 completions
 	'/test/nodes/TaskQueue/trigger/relay/knownRuns\\.test\\.ts$', // a run of 1,100 tasks
+	// 3,000 and 25,000 completions under a waiting run; 100 items escalated among 3,000
+	'/test/nodes/TaskQueue/waiting/(guarantees\\.backlog|escalation\\.scale)\\.test\\.ts$',
+	// the volume cases split from a file's small ones: more than 1,000 completions each
+	'\\.volume\\.test\\.ts$',
 ];
 const tier = process.env.TQ_JEST_TIER;
 if (tier && tier !== 'quick' && tier !== 'rest')
@@ -31,5 +35,7 @@ module.exports = {
 	globalSetup: '<rootDir>/test/global-setup.ts',
 	globalTeardown: '<rootDir>/test/global-teardown.ts',
 	testTimeout: 60_000,
-	maxWorkers: 2,
+	// the fast tier's files mostly wait (the sandbox over HTTP, the nodes' own pauses): four at once
+	// use about 1.3 of the two cores; the volume files are CPU-bound, two at once
+	maxWorkers: tier === 'quick' ? 4 : 2,
 };

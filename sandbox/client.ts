@@ -175,6 +175,11 @@ export class SandboxClient {
 		return await this.call('PUT', `/queues/${queueId}/webhook`, { target, by: options.by });
 	}
 
+	/** Every value the queue's webhook target took since the last reset, in order (null: none). */
+	async webhookHistory(queueId: number): Promise<Array<string | null>> {
+		return await this.call('GET', `/queues/${queueId}/webhook-history`);
+	}
+
 	/** API requests received (test control and page calls are not logged). */
 	async requests(options: { since?: number } = {}): Promise<RequestLogEntry[]> {
 		return await this.call('GET', `/requests${options.since ? `?since=${options.since}` : ''}`);

@@ -126,6 +126,10 @@ export async function handleAdmin(
 			);
 			return ok({ status, webhook: store.webhookObject(q) });
 		}
+		case 'GET /queues/:id/webhook-history':
+			return ok(
+				store.webhookHistory.filter((h) => h.queueId === queue().id).map((h) => h.target),
+			);
 		case 'GET /requests': {
 			const since = query.since ? Number(query.since) : 0;
 			return ok(since ? log.entries.filter((e) => e.seq > since) : log.entries);

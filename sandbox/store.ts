@@ -82,6 +82,8 @@ export class Store {
 	nextWebhookId = 1;
 	nextUserId = 1;
 
+	/** Every value a queue's webhook target took since the last load, in order (null: removed). */
+	webhookHistory: Array<{ queueId: number; target: string | null }> = [];
 	/** called after every change (persistence) */
 	onChange: () => void = () => {};
 	/** called after every completion (webhook delivery) */
@@ -93,6 +95,7 @@ export class Store {
 
 	load(seedIn: SeedData): void {
 		const seed = clone(seedIn);
+		this.webhookHistory = [];
 		this.orgs.clear();
 		this.users.clear();
 		this.usersById.clear();
@@ -605,6 +608,8 @@ export class Store {
 
 	/** 201 new, 200 replaced, 204 deleted (empty target). */
 	setWebhook(queue: QueueState, target: string, userId: number): 200 | 201 | 204 {
+		this.webhookHistory.push({ queueId: queue.id, target: target === '' ? null : target });
+		if (this.webhookHistory.length > 100_000) this.webhookHistory.splice(0, 10_000);
 		if (target === '') {
 			queue.webhook = null;
 			this.onChange();

@@ -21,6 +21,6 @@ export default async function globalSetup(): Promise<void> {
 	}
 	await secretsSetup();
 	console.log(
-		`\n[e2e] n8n ${inst.spec.version} from ${inst.dir}; package ${tarball} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+		`\n[e2e] n8n ${inst.spec.version} from ${inst.dir}; package ${tarball}; expression engine ${process.env.TQ_N8N_EXPRESSION_ENGINE ?? "n8n's default"} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
 	);
 }

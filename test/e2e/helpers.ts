@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 
-import { startSandbox, type Sandbox } from '../../sandbox/index';
+import { loadDefaultSeed, startSandbox, type Sandbox } from '../../sandbox/index';
 import { SandboxClient } from '../../sandbox/client';
 import { buildAndPack, extractInto } from '../../tools/n8n/package';
 import { createCredential, ensureCredential, type WorkflowJson } from '../../tools/n8n/provision';
@@ -59,6 +59,35 @@ export async function waitFor<T>(
 	}
 }
 
+/**
+ * Reads `probe` until what it returns (as `signature` says) has not changed for `quietMs`: for a
+ * count that may still grow (an execution emitting a completion twice shows up late), instead of a
+ * fixed sleep. The quiet window starts at the last change, whatever the machine's load; `timeoutMs`
+ * is a backstop a healthy run never nears.
+ */
+export async function countsSettle<T>(
+	probe: () => Promise<T>,
+	signature: (value: T) => string = (value) => JSON.stringify(value),
+	{ quietMs = 5_000, everyMs = 1_000, timeoutMs = 600_000 } = {},
+): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	let value = await probe();
+	let last = signature(value);
+	let changedAt = Date.now();
+	while (Date.now() - changedAt < quietMs) {
+		if (Date.now() > deadline)
+			throw new Error(`the counts kept changing for ${timeoutMs} ms: ${last}`);
+		await sleep(everyMs);
+		value = await probe();
+		const now = signature(value);
+		if (now !== last) {
+			last = now;
+			changedAt = Date.now();
+		}
+	}
+	return value;
+}
+
 /** The tarball globalSetup packed (or a fresh one when a test file runs alone). */
 async function tarball(): Promise<string> {
 	if (process.env.TQ_E2E_TARBALL) return process.env.TQ_E2E_TARBALL;
@@ -67,30 +96,137 @@ async function tarball(): Promise<string> {
 	return t;
 }
 
-export async function setupE2E(): Promise<E2E> {
-	const sandbox = await startSandbox({ port: 0 });
-	const client = new SandboxClient(sandbox.baseUrl, sandbox.adminSecret);
+/**
+ * The n8n (or queue-mode stack) this jest process shares between its e2e files, one file after
+ * another (`--runInBand`, the default: TQ_E2E_WORKERS unset or 1). A boot costs about 26 CPU-s (a
+ * stack about 65): CI's jobs started one per file. Each file still gets what a fresh n8n gave it:
+ * its own sandbox (its own port, its own range of task ids: the package's process memory keys some
+ * entries by task id), its own credential (a new id: webhook calls cache a credential by id), no
+ * workflow or credential of an earlier file (deleted when that file stops), the default webhook
+ * routing, and `n8n.logs` reading only what n8n printed since the file began. Kept on the `os`
+ * module, the one object jest does not make anew for each test file; the e2e globalTeardown stops
+ * it (`stopSharedN8n`). TQ_E2E_OWN_N8N=1 gives each file its own n8n again.
+ */
+interface SharedN8n {
+	n8n: N8nHandle;
+	queueMode?: QueueModeN8n;
+	userFolder: string;
+	files: number;
+	sandboxPorts: Set<number>;
+}
+const SHARED_SLOT = '__taskQueueE2eSharedN8n';
+type SharedHolder = Record<string, Promise<SharedN8n> | undefined>;
+const sharedHolder = (): SharedHolder => require('os') as SharedHolder;
+
+function sharesN8n(): boolean {
+	return !process.env.TQ_E2E_OWN_N8N && (process.env.TQ_E2E_WORKERS ?? '1') === '1';
+}
+
+async function startOwnN8n(): Promise<SharedN8n> {
 	const userFolder = mkdtempSync(join(tmpdir(), 'tq-e2e-n8n-'));
 	await extractInto(await tarball(), userFolder);
-	let n8n: N8nHandle;
-	let queueMode: QueueModeN8n | undefined;
-	try {
-		if (process.env.TQ_QUEUE_MODE) {
-			queueMode = await startQueueMode({ userFolder, echo: !!process.env.TQ_N8N_ECHO });
-			n8n = queueMode.asOne();
-		} else {
-			n8n = await startN8n({
-				port: 0,
-				brokerPort: 0,
-				userFolder,
-				echo: process.env.TQ_N8N_ECHO ? '[n8n] ' : false,
-			});
-		}
-	} catch (error) {
-		await sandbox.close();
-		client.close();
-		throw error;
+	if (process.env.TQ_QUEUE_MODE) {
+		const queueMode = await startQueueMode({ userFolder, echo: !!process.env.TQ_N8N_ECHO });
+		return { n8n: queueMode.asOne(), queueMode, userFolder, files: 0, sandboxPorts: new Set() };
 	}
+	const n8n = await startN8n({
+		port: 0,
+		brokerPort: 0,
+		userFolder,
+		echo: process.env.TQ_N8N_ECHO ? '[n8n] ' : false,
+	});
+	return { n8n, userFolder, files: 0, sandboxPorts: new Set() };
+}
+
+async function stopOwnN8n(own: SharedN8n): Promise<void> {
+	await own.n8n.stop();
+	await own.queueMode?.stop();
+	if (!process.env.TQ_E2E_KEEP) rmSync(own.userFolder, { recursive: true, force: true });
+}
+
+/** The e2e globalTeardown: stops the n8n the files shared, if one was started in this process. */
+export async function stopSharedN8n(): Promise<void> {
+	const holder = sharedHolder();
+	const shared = holder[SHARED_SLOT];
+	holder[SHARED_SLOT] = undefined;
+	if (shared) await stopOwnN8n(await shared.catch(() => undefined as never)).catch(() => undefined);
+}
+
+/** What n8n printed since `from` (each process's lines in queue mode). */
+function logsSince(own: SharedN8n): N8nHandle['logs'] {
+	const base = own.n8n.logs;
+	const parts = own.queueMode
+		? [own.queueMode.main, ...own.queueMode.webhooks, ...own.queueMode.workers].map((p) => p.logs)
+		: [base];
+	const marks = parts.map((l) => l.mark());
+	return {
+		file: base.file,
+		text: () => parts.map((l, i) => l.since(marks[i])).join('\n'),
+		mark: () => base.mark(),
+		since: (mark) => base.since(Math.max(mark, marks[0])),
+	};
+}
+
+/** Deletes every workflow and credential n8n holds: the next file starts as on a fresh n8n. */
+async function clearN8n(n8n: N8nHandle): Promise<void> {
+	for (let round = 0; round < 20; round++) {
+		const res = await n8n.api.get('/workflows', { params: { limit: 250 } });
+		const ids = ((res.data?.data ?? []) as Array<{ id: string }>).map((w) => w.id);
+		if (ids.length === 0) break;
+		for (const id of ids) {
+			await n8n.api.post(`/workflows/${id}/deactivate`, {}).catch(() => undefined);
+			// n8n 2.x deletes an archived workflow only
+			await n8n.api.post(`/workflows/${id}/archive`, {}).catch(() => undefined);
+			await n8n.api.delete(`/workflows/${id}`).catch(() => undefined);
+		}
+	}
+	const credentials = await n8n.rest.get('/credentials');
+	for (const c of (credentials.data?.data ?? []) as Array<{ id: string }>)
+		await n8n.rest.delete(`/credentials/${c.id}`).catch(() => undefined);
+}
+
+/** A sandbox on a port no earlier file of this process used, its task ids in a range of its own. */
+async function startFileSandbox(own: SharedN8n): Promise<Sandbox> {
+	const seed = loadDefaultSeed();
+	seed.nextIds = { ...seed.nextIds, task: 1_000_000 * (own.files + 1) };
+	for (;;) {
+		const sandbox = await startSandbox({ port: 0, seed });
+		const port = Number(new URL(sandbox.baseUrl).port);
+		if (!own.sandboxPorts.has(port)) {
+			own.sandboxPorts.add(port);
+			return sandbox;
+		}
+		await sandbox.close();
+	}
+}
+
+export async function setupE2E(): Promise<E2E> {
+	const shares = sharesN8n();
+	const holder = sharedHolder();
+	let own: SharedN8n;
+	if (shares) {
+		const first = !holder[SHARED_SLOT];
+		if (first) holder[SHARED_SLOT] = startOwnN8n();
+		try {
+			own = await (holder[SHARED_SLOT] as Promise<SharedN8n>);
+		} catch (error) {
+			holder[SHARED_SLOT] = undefined;
+			throw error;
+		}
+		if (!first) {
+			// a file before may have stopped it and failed before starting it again
+			if (own.n8n.pid() === undefined) await own.n8n.restart();
+			await clearN8n(own.n8n);
+			await own.queueMode?.setRouting('round-robin');
+		}
+	} else own = await startOwnN8n();
+	const sandbox = shares ? await startFileSandbox(own) : await startSandbox({ port: 0 });
+	own.files++;
+	const client = new SandboxClient(sandbox.baseUrl, sandbox.adminSecret);
+	const logs = logsSince(own);
+	const n8n: N8nHandle = shares
+		? new Proxy(own.n8n, { get: (target, p) => (p === 'logs' ? logs : Reflect.get(target, p)) })
+		: own.n8n;
 	const credentialData = {
 		baseUrl: sandbox.baseUrl,
 		apiKey: sandbox.apiKey,
@@ -117,13 +253,19 @@ export async function setupE2E(): Promise<E2E> {
 		service,
 		credentialId,
 		credentialData,
-		queueMode,
+		queueMode: own.queueMode,
 		async stop() {
-			await n8n.stop();
-			await queueMode?.stop();
+			if (shares) {
+				// the next file's set-up deletes what this one left in n8n; until then no trigger of this
+				// file calls its sandbox, which closes now
+				if (own.n8n.pid() !== undefined) {
+					const res = await own.n8n.api.get('/workflows', { params: { active: true, limit: 250 } });
+					for (const w of (res.data?.data ?? []) as Array<{ id: string }>)
+						await own.n8n.api.post(`/workflows/${w.id}/deactivate`, {}).catch(() => undefined);
+				}
+			} else await stopOwnN8n(own);
 			client.close();
 			await sandbox.close();
-			if (!process.env.TQ_E2E_KEEP) rmSync(userFolder, { recursive: true, force: true });
 		},
 	};
 }
@@ -217,6 +359,54 @@ export async function executions(e: E2E, workflowId: string): Promise<Execution[
 		if (!cursor) break;
 	}
 	return all;
+}
+
+const ENDED = new Set(['success', 'error', 'crashed', 'canceled']);
+/** Per n8n: the executions of trigger workflows read once they ended, by id. */
+const endedExecutions = new WeakMap<N8nHandle, Map<string, Execution>>();
+
+/**
+ * Every execution of a workflow that never waits (`triggerWorkflow`: the trigger and a NoOp), newest
+ * first, with its data; the same list as `executions` when `onlySaved`. Such an execution no longer
+ * changes once it ended, so each call lists the workflow's executions without their data (250 a page)
+ * and reads with data only those not read ended before: polling a trigger that emitted thousands
+ * costs n8n a list, not thousands of executions' data each time. Not for workflows that wait (a
+ * run resumed twice would change after it was read).
+ */
+export async function executionsOfTrigger(
+	e: E2E,
+	workflowId: string,
+	{ onlySaved = true } = {},
+): Promise<Execution[]> {
+	const ended = endedExecutions.get(e.n8n) ?? new Map<string, Execution>();
+	endedExecutions.set(e.n8n, ended);
+	const listed: Execution[] = [];
+	let cursor: string | undefined;
+	for (let page = 0; page < 200; page++) {
+		const res = await e.n8n.api.get('/executions', {
+			params: { workflowId, includeData: false, limit: 250, ...(cursor ? { cursor } : {}) },
+		});
+		listed.push(...(res.data.data as Execution[]));
+		cursor = res.data.nextCursor ?? undefined;
+		if (!cursor) break;
+	}
+	const toRead = listed.filter((x) => !ended.has(x.id)).map((x) => x.id);
+	const gone = new Set<string>();
+	for (let i = 0; i < toRead.length; i += 8)
+		await Promise.all(
+			toRead.slice(i, i + 8).map(async (id) => {
+				const res = await e.n8n.api.get(`/executions/${id}`, {
+					params: { includeData: true },
+					validateStatus: (status) => status === 200 || status === 404,
+				});
+				const x = res.data as Execution;
+				if (res.status === 404) gone.add(id);
+				else if (ENDED.has(x.status) && saved(x)) ended.set(id, x);
+				else listed[listed.findIndex((l) => l.id === id)] = x;
+			}),
+		);
+	const all = listed.filter((x) => !gone.has(x.id)).map((x) => ended.get(x.id) ?? x);
+	return onlySaved ? all.filter((x) => x.data !== undefined && saved(x)) : all;
 }
 
 /** Output items (json) of a node in an execution's last run of it, output `index`. */

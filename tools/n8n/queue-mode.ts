@@ -17,6 +17,7 @@ import {
 	readdirSync,
 	readFileSync,
 	rmSync,
+	symlinkSync,
 	writeFileSync,
 } from 'fs';
 import { tmpdir, userInfo } from 'os';
@@ -237,6 +238,11 @@ export type WebhookRouting = 'round-robin' | 'by-url';
 
 interface Nginx extends Service {
 	setRouting(routing: WebhookRouting): Promise<void>;
+	/**
+	 * Drained: nginx answers every webhook call 503 itself, and this returns once the calls it had
+	 * passed on are answered (its old worker has exited). Undrained: the routing again.
+	 */
+	setDrained(drained: boolean): Promise<void>;
 	accessLog(): string;
 }
 
@@ -251,6 +257,8 @@ async function startNginx(
 	mkdirSync(join(dir, 'logs'), { recursive: true });
 	const proxy = `proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header Host $http_host; proxy_set_header X-Forwarded-For $remote_addr; proxy_read_timeout 300s; proxy_buffering off;`;
 	const accessLog = join(dir, 'logs', 'access.log');
+	let routed = routing;
+	let drained = false;
 	const conf = (how: WebhookRouting) => `
 worker_processes 1;
 pid ${join(dir, 'nginx.pid')};
@@ -271,8 +279,8 @@ http {
   upstream main_process { server 127.0.0.1:${mainPort}; keepalive 16; keepalive_timeout 4s; }
   server {
     listen 127.0.0.1:${port};
-    location /webhook/ { proxy_pass http://webhook_processes; ${proxy} }
-    location /webhook-waiting/ { proxy_pass http://webhook_processes; ${proxy} }
+    location /webhook/ { ${drained ? 'return 503;' : `proxy_pass http://webhook_processes; ${proxy}`} }
+    location /webhook-waiting/ { ${drained ? 'return 503;' : `proxy_pass http://webhook_processes; ${proxy}`} }
     location / { proxy_pass http://main_process; proxy_http_version 1.1; proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection $connection_upgrade; proxy_set_header Host $http_host; proxy_read_timeout 300s; proxy_buffering off; }
   }
 }
@@ -283,13 +291,40 @@ http {
 		log: join(dir, 'nginx.out'),
 	});
 	await waitFor('nginx', () => existsSync(join(dir, 'nginx.pid')));
+	const workers = () => {
+		try {
+			return execFileSync('pgrep', ['-P', readFileSync(join(dir, 'nginx.pid'), 'utf8').trim()])
+				.toString()
+				.split('\n')
+				.filter(Boolean);
+		} catch {
+			return [];
+		}
+	};
+	const reload = () => {
+		writeFileSync(file, conf(routed));
+		execFileSync('/usr/sbin/nginx', ['-c', file, '-p', dir, '-s', 'reload'], { stdio: 'ignore' });
+	};
 	return {
 		stop: server.stop,
 		accessLog: () => (existsSync(accessLog) ? readFileSync(accessLog, 'utf8') : ''),
 		async setRouting(how) {
-			writeFileSync(file, conf(how));
-			execFileSync('/usr/sbin/nginx', ['-c', file, '-p', dir, '-s', 'reload'], { stdio: 'ignore' });
+			routed = how;
+			reload();
 			await sleep(1000); // the old worker finishes its requests; new ones go by the new rule
+		},
+		async setDrained(drain) {
+			drained = drain;
+			const before = workers();
+			reload();
+			// The old worker exits once every call it took is answered (nginx's graceful reload): then
+			// no call is on its way to a process about to stop, and (undrained) no call on a kept-alive
+			// connection still gets the old worker's 503. An operator's drain ends after a while too.
+			await waitFor(
+				`nginx's old worker gone (${drain ? 'drained' : 'routing again'})`,
+				() => !workers().some((pid) => before.includes(pid)),
+				60_000,
+			).catch((error: Error) => console.warn(`[queue-mode] ${error.message}; going on`));
 		},
 	};
 }
@@ -359,10 +394,24 @@ export async function startQueueMode(
 			DB_PING_TIMEOUT_MS: '60000',
 			...options.env,
 		};
+		// Each process has a user folder of its own, as on a machine of its own: n8n keeps its crash
+		// journal and its event log there, and a process starting in a folder another runs in took that
+		// one's journal for its own crash and marked the executions the other had running, or waiting,
+		// as crashed (a run resumed during a restart lost its job for good). The package is one
+		// installation: the main's community-node folder, linked into each.
+		mkdirSync(join(userFolder, '.n8n', 'nodes'), { recursive: true });
+		const folderOf = (logName: string) => {
+			if (logName === 'main.log') return userFolder;
+			const folder = join(root, `n8n-${logName.replace(/\.log$/, '')}`);
+			mkdirSync(join(folder, '.n8n'), { recursive: true });
+			if (!existsSync(join(folder, '.n8n', 'nodes')))
+				symlinkSync(join(userFolder, '.n8n', 'nodes'), join(folder, '.n8n', 'nodes'));
+			return folder;
+		};
 		const common = (logName: string): StartN8nOptions => ({
 			port: 0,
 			brokerPort: 0,
-			userFolder,
+			userFolder: folderOf(logName),
 			version: '2',
 			logName,
 			echo: options.echo ? `[${logName.replace(/\.log$/, '')}] ` : false,
@@ -456,10 +505,15 @@ export async function startQueueMode(
 				return i === -1 ? undefined : `worker-${i + 1}`;
 			},
 			setRouting: async (how) => await nginx.setRouting(how),
+			// as an operator restarts them: nginx stops passing calls on and the ones on their way are
+			// answered first (n8n 2.41 stopped mid-resume left the execution "running" for good: its
+			// pool closed under the update that marks it running)
 			restartWebhookProcesses: async (whileDown) => {
+				await nginx.setDrained(true);
 				await Promise.all(webhooks.map(async (w) => await w.stop()));
 				await whileDown?.();
 				await Promise.all(webhooks.map(async (w) => await w.restart()));
+				await nginx.setDrained(false);
 			},
 			stop,
 			asOne: () => ({

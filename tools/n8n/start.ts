@@ -195,6 +195,10 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 	if (major === '2') {
 		Object.assign(env, {
 			N8N_DISABLED_MODULES: 'mcp-registry',
+			// n8n's default 'vm' engine creates a fresh isolate for every webhook call to a trigger that
+			// is not n8n's Webhook node and for every execution: 5-7x the CPU of 'legacy' per delivery
+			// here. CI sets 'legacy' for its volume and fault suites only (CONTRIBUTING.md, "CI").
+			N8N_EXPRESSION_ENGINE: process.env.TQ_N8N_EXPRESSION_ENGINE,
 			// as in queue mode (docs/scaling.md): one ping slower than 5 s makes n8n answer every request
 			// 503 "Database is not ready!"; 10,000 hostile requests beside CI's other suites did that
 			// (252 answered so). n8n 1.x has the 5 s fixed.
@@ -333,6 +337,17 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 		httpAgent,
 	});
 	const api = axios.create({ baseURL: `${url}/api/v1`, timeout: 60_000, httpAgent });
+	// A refused call says which call and what n8n answered (axios alone says only the status): a
+	// test that failed in CI's output then names its cause.
+	for (const client of [rest, api]) {
+		client.interceptors.response.use(undefined, (error: unknown) => {
+			if (axios.isAxiosError(error) && error.config) {
+				const body = error.response ? JSON.stringify(error.response.data ?? '').slice(0, 500) : '';
+				error.message = `${error.config.method?.toUpperCase()} ${error.config.url}: ${error.message}${body ? ` ${body}` : ''}`;
+			}
+			return Promise.reject(error);
+		});
+	}
 
 	const login = async () => {
 		const anon = axios.create({

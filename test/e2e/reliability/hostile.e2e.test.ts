@@ -25,7 +25,9 @@ import {
 	type E2E,
 } from '../helpers';
 
-const TOTAL = Number(process.env.TQ_HOSTILE_REQUESTS ?? 10_000);
+// 1,000 in CI, the same mix of kinds (each at least twice); the full 10,000 by hand with
+// TQ_HOSTILE_REQUESTS=10000 (the inbox itself is read at any size in test/nodes/TaskQueue/trigger)
+const TOTAL = Number(process.env.TQ_HOSTILE_REQUESTS ?? 1_000);
 const CONCURRENCY = Number(process.env.TQ_HOSTILE_CONCURRENCY ?? 16);
 const ALICE = 'alice@example.com';
 

@@ -16,8 +16,8 @@ import {
 	activate,
 	createWorkflow,
 	deleteWorkflow,
-	executions,
 	nodeOutput,
+	executionsOfTrigger,
 	queueLocator,
 	setupE2E,
 	sleep,
@@ -52,7 +52,7 @@ function count(ids: number[], emitted: number[]) {
 }
 
 async function emittedIds(workflowId: string): Promise<number[]> {
-	const xs = await executions(e, workflowId);
+	const xs = await executionsOfTrigger(e, workflowId);
 	return xs
 		.sort((a, b) => Number(a.id) - Number(b.id))
 		.flatMap((x) => nodeOutput(x, 'Trigger'))

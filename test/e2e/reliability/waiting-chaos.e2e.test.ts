@@ -22,6 +22,7 @@ import {
 	deleteWorkflow,
 	executions,
 	nodeOutput,
+	executionsOfTrigger,
 	queueLocator,
 	saved,
 	setupE2E,
@@ -463,7 +464,7 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 	}
 
 	// per completion, what the trigger's workflow emitted
-	const emitted = (await executions(e, triggerId))
+	const emitted = (await executionsOfTrigger(e, triggerId))
 		.flatMap((x) => nodeOutput(x, 'Trigger'))
 		.map((j) => ({ id: j.id as number, at: String(j.completed_at).slice(0, 23) }));
 	const keys = emitted.map((t) => `${t.id}:${t.at}`);

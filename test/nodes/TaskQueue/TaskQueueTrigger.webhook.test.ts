@@ -291,11 +291,23 @@ describe('accepted deliveries', () => {
 });
 
 describe('real deliveries from the sandbox', () => {
+	/**
+	 * The node answers the service before webhook() returns (the caller sees the call finished a
+	 * moment before the execution is counted): here a wait for the service's calls also waits for the
+	 * deliveries under way to end, whatever the machine's load.
+	 */
 	async function withServer(t: WebhookTriggerUnderTest, run: () => Promise<void>) {
 		const server = await startWebhookServer(t);
+		const waitForCalls = env.client.waitForWebhookCalls.bind(env.client);
+		env.client.waitForWebhookCalls = async (...args) => {
+			const calls = await waitForCalls(...args);
+			await t.idle();
+			return calls;
+		};
 		try {
 			await run();
 		} finally {
+			env.client.waitForWebhookCalls = waitForCalls;
 			await server.close();
 		}
 	}

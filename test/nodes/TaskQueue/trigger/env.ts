@@ -89,6 +89,14 @@ export class WebhookTriggerUnderTest {
 	/** Webhook calls after which n8n would have saved the static data. */
 	saves = 0;
 
+	/** Deliveries still running: the caller may have its answer before webhook() returned. */
+	readonly inFlight = new Set<Promise<unknown>>();
+
+	/** Once every delivery under way has ended (counted in `executions` and `emitted`). */
+	async idle(): Promise<void> {
+		while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+	}
+
 	/** Simulated database round trip before and after each webhook call. */
 	dbLatencyMs = 2;
 
@@ -279,14 +287,16 @@ function answerWith(
 		res.setHeader('content-type', 'application/json');
 		res.end(JSON.stringify(response.body ?? { message: 'Workflow was started' }));
 	};
-	trigger
+	const delivery = trigger
 		.deliver({ ...request, onAnswer: send })
 		.then(({ response }) => send(response))
 		.catch((error: Error) => {
 			if (res.headersSent) return;
 			res.statusCode = 500;
 			res.end(JSON.stringify({ message: error.message }));
-		});
+		})
+		.finally(() => trigger.inFlight.delete(delivery));
+	trigger.inFlight.add(delivery);
 }
 
 /**
