@@ -207,4 +207,4 @@ exports.long = function long(done) {
 	const { series } = require('gulp');
 	return series(prepare, e2eLong)(done);
 };
-exports.long.description = 'The long reliability suites in a real n8n (about 12 minutes)';
+exports.long.description = 'The long reliability suites in a real n8n (about 6 minutes)';

@@ -8,7 +8,12 @@ import { join } from 'path';
 import { loadDefaultSeed, startSandbox, type Sandbox } from '../../sandbox/index';
 import { SandboxClient } from '../../sandbox/client';
 import { buildAndPack, extractInto } from '../../tools/n8n/package';
-import { createCredential, ensureCredential, type WorkflowJson } from '../../tools/n8n/provision';
+import {
+	clearN8n,
+	createCredential,
+	ensureCredential,
+	type WorkflowJson,
+} from '../../tools/n8n/provision';
 import { startQueueMode, type QueueModeN8n } from '../../tools/n8n/queue-mode';
 import { startN8n, type N8nHandle } from '../../tools/n8n/start';
 import { startOpenAiMock, type OpenAiMock } from '../../tools/stand-in-model';
@@ -68,7 +73,7 @@ export async function waitFor<T>(
 export async function countsSettle<T>(
 	probe: () => Promise<T>,
 	signature: (value: T) => string = (value) => JSON.stringify(value),
-	{ quietMs = 5_000, everyMs = 1_000, timeoutMs = 600_000 } = {},
+	{ quietMs = 3_000, everyMs = 500, timeoutMs = 600_000 } = {},
 ): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	let value = await probe();
@@ -86,6 +91,31 @@ export async function countsSettle<T>(
 		}
 	}
 	return value;
+}
+
+/**
+ * A Task Queue Trigger's Check for Lost Completions every 10 seconds, as a user sets it: six Check
+ * Times, one at each tenth second (n8n 2.41 refuses a cron whose seconds field is not one number,
+ * "The polling interval is too short": `*\/10 * * * * *` and `0,10,20,30,40,50 * * * * *` are
+ * refused). Tests that wait for a check use it; one test per n8n line keeps the default (every minute).
+ */
+export const CHECK_EVERY_10_S = {
+	item: [0, 10, 20, 30, 40, 50].map((second) => ({
+		mode: 'custom',
+		cronExpression: `${second} * * * * *`,
+	})),
+};
+
+/**
+ * Whether n8n serves a Task Queue Trigger's production address (after a start, n8n 1.x registers
+ * its webhooks a moment after it answers): a GET to the POST-only address is refused as the wrong
+ * method once it is registered, as unknown before. Nothing reaches the trigger.
+ */
+export async function triggerServed(e: E2E, webhookId: string): Promise<boolean> {
+	const res = await axios.get(`${e.n8n.webhookBase}/${webhookId}/task-completed`, {
+		validateStatus: () => true,
+	});
+	return JSON.stringify(res.data ?? '').includes('not registered for GET');
 }
 
 /** The tarball globalSetup packed (or a fresh one when a test file runs alone). */
@@ -165,24 +195,6 @@ function logsSince(own: SharedN8n): N8nHandle['logs'] {
 		mark: () => base.mark(),
 		since: (mark) => base.since(Math.max(mark, marks[0])),
 	};
-}
-
-/** Deletes every workflow and credential n8n holds: the next file starts as on a fresh n8n. */
-async function clearN8n(n8n: N8nHandle): Promise<void> {
-	for (let round = 0; round < 20; round++) {
-		const res = await n8n.api.get('/workflows', { params: { limit: 250 } });
-		const ids = ((res.data?.data ?? []) as Array<{ id: string }>).map((w) => w.id);
-		if (ids.length === 0) break;
-		for (const id of ids) {
-			await n8n.api.post(`/workflows/${id}/deactivate`, {}).catch(() => undefined);
-			// n8n 2.x deletes an archived workflow only
-			await n8n.api.post(`/workflows/${id}/archive`, {}).catch(() => undefined);
-			await n8n.api.delete(`/workflows/${id}`).catch(() => undefined);
-		}
-	}
-	const credentials = await n8n.rest.get('/credentials');
-	for (const c of (credentials.data?.data ?? []) as Array<{ id: string }>)
-		await n8n.rest.delete(`/credentials/${c.id}`).catch(() => undefined);
 }
 
 /** A sandbox on a port no earlier file of this process used, its task ids in a range of its own. */

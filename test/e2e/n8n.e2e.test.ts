@@ -15,6 +15,7 @@ import {
 } from '../../tools/n8n/provision';
 import {
 	activate,
+	countsSettle,
 	createWorkflow,
 	CREDENTIAL_TYPE,
 	deactivate,
@@ -26,7 +27,6 @@ import {
 	queueLocator,
 	runAction,
 	setupE2E,
-	sleep,
 	triggerWorkflow,
 	TYPES,
 	uniq,
@@ -523,12 +523,11 @@ describe('webhook trigger', () => {
 		});
 		await e.n8n.restart();
 		// n8n re-activates its workflows just after it answers (2.x finds the webhook already stored and
-		// does not call the trigger again; 1.x asks it whether the registration still exists): give that
-		// time, then the target must be the same one, and stay so
-		await sleep(3000);
-		const after = await webhookTarget(e, 101);
-		await sleep(1000);
-		expect(await webhookTarget(e, 101)).toBe(after);
+		// does not call the trigger again; 1.x asks it whether the registration still exists): the
+		// target must be the same one once it stops changing
+		const after = await countsSettle(async () => await webhookTarget(e, 101), String, {
+			quietMs: 4_000,
+		});
 		expect(after.startsWith(ourTarget())).toBe(true);
 		expect(after).toBe(before);
 
@@ -539,8 +538,11 @@ describe('webhook trigger', () => {
 			data: { decision: 'reject', note: 'After the restart' },
 		});
 		const calls = await e.client.waitForWebhookCalls(1);
-		await sleep(500);
-		expect((await e.client.webhookCalls()).map((c) => [c.url, c.status])).toEqual([[after, 200]]);
+		// one call, to the one registration: a second would show up before the list stops changing
+		const settled = await countsSettle(async () =>
+			(await e.client.webhookCalls()).map((c) => [c.url, c.status]),
+		);
+		expect(settled).toEqual([[after, 200]]);
 		const xs = await waitFor('one more execution', async () => {
 			const list = await executions(e, workflowId);
 			return list.length === seen + 1 ? list : undefined;
@@ -631,7 +633,15 @@ describe('several Task Queue Triggers of this n8n on one queue', () => {
 		await activate(e, first);
 		await waitFor('the first trigger holds the queue', heldBy(ids.first));
 		await activate(e, second);
-		await sleep(3000);
+		// the second joins the first as a listener (in the holder's static data); the queue still
+		// points at the first
+		await waitFor('the second trigger listens', async () =>
+			JSON.stringify((await e.n8n.api.get(`/workflows/${first}`)).data.staticData).includes(
+				ids.second,
+			)
+				? true
+				: undefined,
+		);
 		expect(await webhookTarget(e, queue.id)).toContain(`/${ids.first}/`);
 		// a listener emits what one read found in one execution: every item counts
 		const received = async (workflowId: string) =>
@@ -865,7 +875,11 @@ describe("the trigger's door in real n8n, against a caller who has the holder's 
 				await waitFor(`two completions emitted by ${workflowId}`, async () =>
 					(await received(workflowId)).length === 2 ? true : undefined,
 				);
-			await sleep(3000);
+			// a completion emitted twice would show up before the counts stop changing
+			await countsSettle(async () => [
+				(await received(first)).length,
+				(await received(second)).length,
+			]);
 			expect((await received(first)).sort()).toEqual([...tasks].sort());
 			expect((await received(second)).sort()).toEqual([...tasks].sort());
 			// the other workflow ran for the one nudge of the join it was asked for, never with a task
@@ -972,8 +986,9 @@ describe('poll trigger', () => {
 		await activate(e, workflowId);
 		// activation polls once at once: it only sets the cursor (includeExisting is off)
 		await waitFor('the first poll', async () => (await pollsSoFar()) >= 1);
-		await sleep(1000);
-		expect(await executions(e, workflowId)).toEqual([]);
+		expect(await countsSettle(async () => (await executions(e, workflowId)).length, String)).toBe(
+			0,
+		);
 
 		await e.n8n.stop();
 		const done = await e.client.completeMany(102, 2, { by: ALICE });
@@ -994,9 +1009,10 @@ describe('poll trigger', () => {
 		const before = await pollsSoFar();
 		await e.n8n.restart();
 		await waitFor('the poll after the second restart', async () => (await pollsSoFar()) > before);
-		await sleep(1500);
-		const xs = await executions(e, workflowId);
-		expect(xs).toHaveLength(1);
+		// an execution of that poll would show up before the count stops changing
+		expect(await countsSettle(async () => (await executions(e, workflowId)).length, String)).toBe(
+			1,
+		);
 	});
 });
 

@@ -10,6 +10,7 @@ import { join } from 'path';
 import type { ProxiedCall } from '../../tools/n8n/queue-mode';
 import {
 	activate,
+	countsSettle,
 	createWorkflow,
 	deleteWorkflow,
 	nodeOutput,
@@ -17,7 +18,6 @@ import {
 	queueLocator,
 	runAction,
 	setupE2E,
-	sleep,
 	triggerWorkflow,
 	TYPES,
 	uniq,
@@ -192,8 +192,10 @@ async function settled(
 		timeoutMs,
 		1000,
 	).catch(() => undefined);
-	// anything more (a duplicate) would show up now
-	await sleep(3000);
+	// anything more (a duplicate) shows up before the executions stop changing
+	await countsSettle(async () =>
+		(await allExecutions(workflowId)).map((x) => `${x.id}:${x.status}`).join(','),
+	);
 }
 
 test('the processes: a main, 2 webhook processes, 2 workers; nginx in front of the webhook processes', () => {
@@ -446,7 +448,10 @@ test('Poll Trigger: polls run on the main alone (one request per poll, every min
 		// and the poll after it, which finds nothing new
 		const afterFirst = (await polls()).length;
 		await waitFor('the next poll', async () => (await polls()).length > afterFirst, 75_000, 1000);
-		await sleep(3000);
+		// an execution of that poll would show up before the executions stop changing
+		await countsSettle(async () =>
+			(await allExecutions(id)).map((x) => `${x.id}:${x.status}`).join(','),
+		);
 		const minutes = (Date.now() - startedAt) / 60_000;
 		const pollCount = (await polls()).length;
 		const f = await emitted(id, done.ids, e.queueMode!.proxiedCalls().length);

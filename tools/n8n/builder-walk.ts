@@ -33,15 +33,15 @@ import type { N8nHandle } from './start';
 
 const QUEUE_NAME = 'My refunds';
 /** `--people`: the four-eyes path of docs/waiting.md (Several People per Item), issue 39. */
-const PEOPLE = process.argv.includes('--people');
+let PEOPLE = process.argv.includes('--people');
 /** `--escalate` (with `--people`): Escalate to the builder's second queue, issue 49. */
-const ESCALATE = process.argv.includes('--escalate');
+let ESCALATE = process.argv.includes('--escalate');
 const SUPERVISORS_NAME = 'My supervisors';
 const SUPERVISOR = 'erin@example.com';
 const MESSAGE = 'The kettle arrived broken';
 /** Who sent the request (`--people`): Never Count holds them, so their approval never counts. */
 const REQUESTER = 'dave@example.com';
-const started = Date.now();
+let started = Date.now();
 let actions = 0;
 
 function step(what: string): void {
@@ -573,9 +573,20 @@ async function checkTwoPeopleCounted(n8n: N8nHandle, workflowId: string): Promis
 	);
 }
 
-async function main() {
+/**
+ * The walk (`people`: the four-eyes path; `escalate`: with Escalate), in an editor session of its own
+ * or, inside `withSharedEditor`, in the shared n8n and Chromium. Throws what went wrong.
+ */
+export async function walk(flags: { people: boolean; escalate?: boolean }): Promise<void> {
+	PEOPLE = flags.people;
+	ESCALATE = flags.escalate ?? false;
+	started = Date.now();
+	actions = 0;
+	console.log(
+		`\n=== the builder's walk${PEOPLE ? ', two people' : ', one person'}${ESCALATE ? ', Escalate' : ''}`,
+	);
 	const { sandbox, n8n, browser, stop } = await startEditorSession({ activate: true });
-	let failed = false;
+	let failure: unknown;
 	try {
 		console.log(`n8n ${n8n.version} at ${n8n.url}, sandbox at ${sandbox.baseUrl}`);
 		const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
@@ -813,7 +824,7 @@ async function main() {
 		if (ESCALATE) await escalatedToTheSupervisor(page, n8n, sandbox, workflowId);
 		if (PEOPLE) await oneApprovalThenTheDeadline(page, n8n, sandbox, workflowId);
 	} catch (error) {
-		failed = true;
+		failure = error;
 		console.error(error);
 		const runs = await n8n.api
 			.get('/executions', { params: { includeData: true } })
@@ -833,7 +844,11 @@ async function main() {
 	} finally {
 		await stop();
 	}
-	process.exit(failed ? 1 : 0);
+	if (failure) throw failure;
 }
 
-void main();
+if (require.main === module)
+	walk({ people: PEOPLE, escalate: ESCALATE }).then(
+		() => process.exit(0),
+		() => process.exit(1),
+	);

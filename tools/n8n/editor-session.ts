@@ -1,13 +1,14 @@
-// What the tools that drive n8n's editor in Chromium share: a sandbox, a fresh n8n with the packed
-// package, the examples provisioned, Chromium, and the owner's sign-in.
+// What the tools that drive n8n's editor in Chromium share: a sandbox, an n8n with the packed package
+// (fresh, or shared by the sessions of `withSharedEditor`), the examples provisioned, Chromium, and
+// the owner's sign-in.
 import { mkdtempSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-import { startSandbox } from '../../sandbox/index';
+import { loadDefaultSeed, startSandbox } from '../../sandbox/index';
 import { buildAndPack, extractInto } from './package';
-import { provision, type ProvisionResult } from './provision';
+import { clearN8n, provision, type ProvisionResult } from './provision';
 import { startN8n, type N8nHandle } from './start';
 
 export interface EditorSession {
@@ -18,27 +19,81 @@ export interface EditorSession {
 	stop(): Promise<void>;
 }
 
-export async function startEditorSession(options: {
-	activate: boolean;
-	log?: (s: string) => void;
-}): Promise<EditorSession> {
-	const sandbox = await startSandbox({ port: 0 });
+/** An n8n and a Chromium that several sessions use one after another (`withSharedEditor`). */
+let shared: { n8n: N8nHandle; browser: Browser } | undefined;
+let sharedSessions = 0;
+const usedPorts = new Set<string>();
+
+async function startN8nAndBrowser(): Promise<{ n8n: N8nHandle; browser: Browser }> {
 	const userFolder = mkdtempSync(join(tmpdir(), 'tq-editor-'));
 	// CI packs once for every suite (TQ_E2E_TARBALL); alone, the tool builds and packs the tree
 	const tarball =
 		process.env.TQ_E2E_TARBALL ?? (await buildAndPack({ skipBuild: !!process.env.TQ_SKIP_BUILD }));
 	await extractInto(tarball, userFolder);
 	const n8n = await startN8n({ port: 0, brokerPort: 0, userFolder });
-	const browser = await chromium.launch({
-		executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-		args: ['--no-sandbox'],
-	});
-	const stop = async () => {
+	try {
+		const browser = await chromium.launch({
+			executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+			args: ['--no-sandbox'],
+		});
+		return { n8n, browser };
+	} catch (error) {
+		await n8n.stop();
+		throw error;
+	}
+}
+
+/**
+ * Runs `sessions` with one n8n and one Chromium for all of them (CI's tour and walks of one n8n
+ * version: one boot instead of one per session). Each session still gets a sandbox of its own, an
+ * n8n without the workflows and credentials of the session before, and browser contexts of its own.
+ */
+export async function withSharedEditor(sessions: () => Promise<void>): Promise<void> {
+	shared = await startN8nAndBrowser();
+	try {
+		await sessions();
+	} finally {
+		const { n8n, browser } = shared;
+		shared = undefined;
 		await browser.close();
 		await n8n.stop();
+	}
+}
+
+export async function startEditorSession(options: {
+	activate: boolean;
+	log?: (s: string) => void;
+}): Promise<EditorSession> {
+	// the package's process memory keys some entries by task id: each session of a shared n8n has
+	// task ids of its own
+	const seed = loadDefaultSeed();
+	if (shared) seed.nextIds = { ...seed.nextIds, task: 1_000_000 * ++sharedSessions };
+	let sandbox = await startSandbox({ port: 0, seed });
+	// and a port of its own (the package keys its confirmation reads by the service's address)
+	while (shared && usedPorts.has(sandbox.baseUrl)) {
+		await sandbox.close();
+		sandbox = await startSandbox({ port: 0, seed });
+	}
+	usedPorts.add(sandbox.baseUrl);
+	const own = shared
+		? undefined
+		: await startN8nAndBrowser().catch(async (error) => {
+				await sandbox.close();
+				throw error;
+			});
+	const { n8n, browser } = shared ?? own!;
+	const contextsBefore = new Set(browser.contexts());
+	const stop = async () => {
+		if (own) {
+			await browser.close();
+			await n8n.stop();
+		} else
+			for (const context of browser.contexts())
+				if (!contextsBefore.has(context)) await context.close();
 		await sandbox.close();
 	};
 	try {
+		if (!own) await clearN8n(n8n);
 		const credential = {
 			baseUrl: sandbox.baseUrl,
 			apiKey: sandbox.apiKey,

@@ -69,7 +69,9 @@ async function dropdownOptions(page: Page, parameter: string): Promise<string[]>
 	return (await items.allInnerTexts()).map((t) => t.split('\n')[0].trim());
 }
 
-async function main() {
+/** The tour, in an editor session of its own or, inside `withSharedEditor`, in the shared one. */
+export async function tour(): Promise<void> {
+	console.log('\n=== the editor tour');
 	const out = join(REPO_ROOT, 'docs', 'images');
 	mkdirSync(out, { recursive: true });
 	const {
@@ -499,7 +501,8 @@ async function main() {
 	}
 }
 
-main().catch((error) => {
-	console.error(error);
-	process.exit(1);
-});
+if (require.main === module)
+	tour().catch((error) => {
+		console.error(error);
+		process.exit(1);
+	});

@@ -191,7 +191,10 @@ export async function upsertWorkflow(n8n: N8nHandle, wf: WorkflowJson): Promise<
 	let id: string | undefined;
 	try {
 		const list = await n8n.api.get('/workflows', { params: { name: wf.name, limit: 250 } });
-		id = (list.data?.data ?? []).find((w: { name: string }) => w.name === wf.name)?.id;
+		// an archived one (n8n 2.x) cannot be updated: a new one is made beside it
+		id = (list.data?.data ?? []).find(
+			(w: { name: string; isArchived?: boolean }) => w.name === wf.name && !w.isArchived,
+		)?.id;
 	} catch {
 		id = undefined;
 	}
@@ -251,4 +254,46 @@ export async function provision(
 		);
 	}
 	return { credentialId, workflows };
+}
+
+/** Deletes an archived workflow; n8n 2.x answers 409 while its deactivation is still under way. */
+async function deleteArchived(n8n: N8nHandle, id: string): Promise<void> {
+	for (let attempt = 1; ; attempt++) {
+		try {
+			await n8n.rest.delete(`/workflows/${id}`);
+			return;
+		} catch (error) {
+			const status = (error as { response?: { status?: number } }).response?.status;
+			if (status !== 409 || attempt >= 60) {
+				console.warn(`[n8n] could not delete workflow ${id}: ${describe(error)}; left archived`);
+				return;
+			}
+			await new Promise((resolve) => setTimeout(resolve, 500)); // until its deactivation ends
+		}
+	}
+}
+
+/**
+ * Every workflow and credential of n8n deleted, as on a fresh n8n (the test harness's shared n8n,
+ * between two files or sessions). Through n8n's REST API, as the editor does: n8n 2.x deletes only an
+ * archived workflow (archiving deactivates it); 1.x deletes at once.
+ */
+export async function clearN8n(n8n: N8nHandle): Promise<void> {
+	const tried = new Set<string>();
+	for (let round = 0; round < 10; round++) {
+		const listed = await n8n.rest.get('/workflows', { params: { includeScopes: false } });
+		const ids = ((listed.data?.data ?? []) as Array<{ id: string }>)
+			.map((w) => w.id)
+			.filter((id) => !tried.has(id));
+		if (ids.length === 0) break;
+		for (const id of ids) tried.add(id);
+		for (const id of ids) {
+			await n8n.api.post(`/workflows/${id}/deactivate`, {}).catch(() => undefined);
+			await n8n.rest.post(`/workflows/${id}/archive`, {}).catch(() => undefined);
+			await deleteArchived(n8n, id);
+		}
+	}
+	const credentials = await n8n.rest.get('/credentials');
+	for (const { id } of (credentials.data?.data ?? []) as Array<{ id: string }>)
+		await n8n.rest.delete(`/credentials/${id}`).catch(() => undefined);
 }

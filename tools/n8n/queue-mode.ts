@@ -301,30 +301,32 @@ http {
 			return [];
 		}
 	};
-	const reload = () => {
+	/**
+	 * The new configuration in force: the old worker exits once every call it took is answered
+	 * (nginx's graceful reload); then no call is on its way to a process about to stop, none goes by
+	 * the old rule, and none on a kept-alive connection still gets the old worker's answer. An
+	 * operator's reload ends after a while too.
+	 */
+	const reload = async (what: string) => {
+		const before = workers();
 		writeFileSync(file, conf(routed));
 		execFileSync('/usr/sbin/nginx', ['-c', file, '-p', dir, '-s', 'reload'], { stdio: 'ignore' });
+		await waitFor(
+			`nginx's old worker gone (${what})`,
+			() => !workers().some((pid) => before.includes(pid)),
+			60_000,
+		).catch((error: Error) => console.warn(`[queue-mode] ${error.message}; going on`));
 	};
 	return {
 		stop: server.stop,
 		accessLog: () => (existsSync(accessLog) ? readFileSync(accessLog, 'utf8') : ''),
 		async setRouting(how) {
 			routed = how;
-			reload();
-			await sleep(1000); // the old worker finishes its requests; new ones go by the new rule
+			await reload(`routing ${how}`);
 		},
 		async setDrained(drain) {
 			drained = drain;
-			const before = workers();
-			reload();
-			// The old worker exits once every call it took is answered (nginx's graceful reload): then
-			// no call is on its way to a process about to stop, and (undrained) no call on a kept-alive
-			// connection still gets the old worker's 503. An operator's drain ends after a while too.
-			await waitFor(
-				`nginx's old worker gone (${drain ? 'drained' : 'routing again'})`,
-				() => !workers().some((pid) => before.includes(pid)),
-				60_000,
-			).catch((error: Error) => console.warn(`[queue-mode] ${error.message}; going on`));
+			await reload(drain ? 'drained' : 'routing again');
 		},
 	};
 }

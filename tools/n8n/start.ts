@@ -117,6 +117,24 @@ async function portFree(port: number): Promise<boolean> {
 
 const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
 
+/** Whether any process of the group `pgid` is still there. */
+function groupAlive(pgid: number): boolean {
+	try {
+		process.kill(-pgid, 0);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+function killGroupOf(pgid: number, signal: NodeJS.Signals): void {
+	try {
+		process.kill(-pgid, signal);
+	} catch {
+		// gone
+	}
+}
+
 /**
  * A step of the start-up retried while n8n drops the connection (no HTTP answer at all): on a busy
  * machine n8n 1.x hung up on a login just after its readiness turned green. Any answer ends it.
@@ -285,6 +303,7 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 
 	const stop = async () => {
 		if (!child) return;
+		const group = child.pid;
 		killGroup('SIGTERM');
 		let timer: NodeJS.Timeout | undefined;
 		const timedOut = new Promise<boolean>((resolve) => {
@@ -300,8 +319,11 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 			killGroup('SIGKILL');
 			await exited;
 		}
-		// the group may still hold a task runner that outlived its parent
-		await sleep(200);
+		// the group may still hold a task runner that outlived its parent: until it is gone too
+		for (let waited = 0; group && groupAlive(group) && waited < 10_000; waited += 100) {
+			if (waited === 5_000) killGroupOf(group, 'SIGKILL');
+			await sleep(100);
+		}
 	};
 
 	const waitReady = async () => {

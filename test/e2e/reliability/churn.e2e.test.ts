@@ -8,6 +8,7 @@
 import { recordFigures } from '../../reliability/figures';
 import {
 	activate,
+	countsSettle,
 	createWorkflow,
 	deactivate,
 	deleteWorkflow,
@@ -68,7 +69,7 @@ test(`${CYCLES} activate/deactivate cycles and ${RESTARTS} n8n restarts: one reg
 				const status = (error as { response?: { status?: number } }).response?.status;
 				if (status !== 400 || attempt >= 10) throw error;
 				activationRetries++;
-				await sleep(500);
+				await sleep(500); // paces the user's next click
 			}
 		}
 	};
@@ -90,9 +91,9 @@ test(`${CYCLES} activate/deactivate cycles and ${RESTARTS} n8n restarts: one reg
 			if (restartAt.has(cycle)) {
 				await e.n8n.restart();
 				restartsDone++;
-				await sleep(1500); // n8n re-activates its workflows just after it answers
-				// a restart keeps the registration exactly as it was
-				expect(await webhookTarget(e, QUEUE)).toBe(live);
+				// n8n re-activates its workflows just after it answers: a restart keeps the registration
+				// exactly as it was, once the target stops changing
+				expect(await countsSettle(async () => await webhookTarget(e, QUEUE), String)).toBe(live);
 			}
 			await deactivate(e, workflowId);
 			await waitFor(

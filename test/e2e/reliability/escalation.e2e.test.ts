@@ -13,6 +13,7 @@ import { majorFromEnv } from '../../../tools/n8n/install';
 import { loadExamples, prepareWorkflow } from '../../../tools/n8n/provision';
 import {
 	activate,
+	CHECK_EVERY_10_S,
 	createWorkflow,
 	deleteWorkflow,
 	executions,
@@ -37,16 +38,6 @@ const NODE = 'Two approvers, then a supervisor';
 /** The level's time, as the tests set it: 15 seconds (a quarter of a minute). */
 const LEVEL_MS = 15_000;
 const LEVEL = { after: LEVEL_MS / 60_000, unit: 'minutes' };
-/**
- * Checks every 10 seconds, as a user sets it: n8n 2.41 refuses a cron whose seconds field is not one
- * number ("The polling interval is too short"), so six Check Times, one at each tenth second.
- */
-const CHECK_EVERY_10_S = {
-	item: [0, 10, 20, 30, 40, 50].map((second) => ({
-		mode: 'custom',
-		cronExpression: `${second} * * * * *`,
-	})),
-};
 /** A backstop a healthy run never nears: the level's time, a few check rounds, n8n's own pace. */
 const LEVEL_TASK_WITHIN_MS = 3 * 60_000;
 

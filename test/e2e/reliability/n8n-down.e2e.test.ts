@@ -14,6 +14,7 @@
 import { recordFigures } from '../../reliability/figures';
 import {
 	activate,
+	countsSettle,
 	createWorkflow,
 	deleteWorkflow,
 	nodeOutput,
@@ -21,6 +22,7 @@ import {
 	queueLocator,
 	setupE2E,
 	sleep,
+	triggerServed,
 	triggerWorkflow,
 	TYPES,
 	uniq,
@@ -125,7 +127,7 @@ test(`${COMPLETIONS} completions per queue while n8n is down for ${DOWN_MS / 100
 			webhookIds.push(...(await e.client.completeMany(WEBHOOK_QUEUE, n, { by: ALICE })).ids);
 			pollIds.push(...(await e.client.completeMany(POLL_QUEUE, n, { by: ALICE })).ids);
 			const wait = stoppedAt + ((b + 1) * DOWN_MS) / batches - Date.now();
-			if (wait > 0) await sleep(wait);
+			if (wait > 0) await sleep(wait); // spreads the completions over the outage
 		}
 		const calls = await e.client.waitForWebhookCalls(COMPLETIONS, 30_000);
 		const deliveredWhileDown = calls.filter((c) => c.status !== null && c.status < 300).length;
@@ -142,8 +144,8 @@ test(`${COMPLETIONS} completions per queue while n8n is down for ${DOWN_MS / 100
 			},
 			120_000,
 		);
-		// the next genuine delivery brings the missed ones with it
-		await sleep(1000);
+		// the next genuine delivery brings the missed ones with it (once n8n serves the trigger again)
+		await waitFor('n8n serves the trigger', async () => await triggerServed(e, webhookId), 60_000);
 		const next = await e.client.complete(WEBHOOK_QUEUE, undefined, { by: ALICE });
 		const hooked = await waitFor(
 			"the next delivery's execution",
@@ -153,8 +155,12 @@ test(`${COMPLETIONS} completions per queue while n8n is down for ${DOWN_MS / 100
 			},
 			120_000,
 		);
-		// nothing more comes: a further poll and a further delivery emit no old completion again
-		await sleep(2000);
+		// nothing more comes: a further poll and a further delivery emit no old completion again (the
+		// counts stop changing)
+		await countsSettle(async () => [
+			(await emittedIds(pollWf)).length,
+			(await emittedIds(webhookWf)).length,
+		]);
 
 		const pollFigures = count(pollIds, await emittedIds(pollWf));
 		const webhookFigures = count([first.id, ...webhookIds, next.id], await emittedIds(webhookWf));

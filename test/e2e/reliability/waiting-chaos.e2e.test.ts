@@ -363,7 +363,7 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 						data: { decision: 'approve', note: 'while n8n was down' },
 					});
 				lastCompletion = Date.now();
-				await sleep(1000);
+				await sleep(1000); // the outage lasts a second more (the load's pace, not a wait for a result)
 			});
 			counts.restarts++;
 			restartWindow.to = new Date().toISOString();
@@ -373,7 +373,7 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 				60_000,
 			);
 		}
-		await sleep(100);
+		await sleep(100); // paces the people's rounds
 	}
 
 	// people are done: faults stop; every run must end within two checks
@@ -390,7 +390,7 @@ test(`chaos in n8n${process.env.TQ_QUEUE_MODE ? ' (queue mode)' : ''}: ${RUNS} w
 				lastSeenFinished = Date.now();
 			}
 		}
-		await sleep(2000);
+		await sleep(2000); // between two reads of every run (the bound is measured from lastCompletion)
 	}
 	const resumedWithin = Math.round((lastSeenFinished - lastCompletion) / 1000);
 

@@ -1,58 +1,15 @@
 // The Task Queue Poll Trigger through n8n-core's PollContext against the sandbox over HTTP:
 // cursor placement, idle cost, order, manual mode (the 2,500-completion backlogs, one read while
 // completions keep arriving, one under n8n 2.x's poll budget: TaskQueuePollTrigger.volume.test.ts).
-import type { IDataObject, INodeParameters } from 'n8n-workflow';
+import { BY, QUEUE, usePollTriggerEnv } from './pollTriggerEnv';
 
-import { locator, PollTriggerUnderTest, startTriggerEnv, type TriggerTestEnv } from './trigger/env';
-
-const QUEUE = 101;
-const BY = { by: 'alice@example.com' };
-
-let env: TriggerTestEnv;
-
-beforeAll(async () => {
-	env = await startTriggerEnv();
-});
-
-afterAll(async () => {
-	await env.close();
-});
-
-beforeEach(async () => {
-	await env.client.reset();
-});
-
-function trigger(options: Record<string, unknown> = {}, queueId = QUEUE) {
-	return new PollTriggerUnderTest({
-		credentials: env.credentials(),
-		parameters: { queue: locator(queueId), options: options as INodeParameters },
-	});
-}
-
-async function completedRequests() {
-	return (await env.client.requests())
-		.filter((r) => r.path.endsWith('/tasks/completed'))
-		.map((r) => ({ method: r.method, path: r.path, query: r.query, status: r.status }));
-}
-
-/** The queue's completed tasks, newest first, as the API lists them. */
-async function completedNewestFirst(queueId = QUEUE): Promise<IDataObject[]> {
-	const page = await env.client.tasks(queueId);
-	return page
-		.filter((t) => t.status === 'completed')
-		.sort((a, b) => micros(b).localeCompare(micros(a))) as unknown as IDataObject[];
-}
-
-/** The sandbox writes six fraction digits, none on a whole second ("…:22Z" is before "…:22.1Z"). */
-function micros(task: { completed_at: string | null }): string {
-	return String(task.completed_at).replace(/:(\d{2})Z$/, ':$1.000000Z');
-}
+const { env: currentEnv, trigger, completedRequests, completedNewestFirst } = usePollTriggerEnv();
 
 describe('first activation', () => {
 	it('starts from "now": the first poll emits nothing and places the cursor at the newest completion, in one request', async () => {
 		const t = trigger();
 		const [newest] = await completedNewestFirst();
-		await env.client.clearRequests();
+		await currentEnv().client.clearRequests();
 		expect(await t.poll()).toBeNull();
 		expect(t.state()).toEqual({
 			queueId: QUEUE,
@@ -72,22 +29,22 @@ describe('first activation', () => {
 		const t = trigger();
 		await t.poll();
 		for (let i = 0; i < 3; i++) {
-			await env.client.clearRequests();
+			await currentEnv().client.clearRequests();
 			expect(await t.poll()).toBeNull();
-			expect(await env.client.requests()).toHaveLength(1);
+			expect(await currentEnv().client.requests()).toHaveLength(1);
 		}
 	});
 
 	it('then emits each new completion once, oldest first, as the service sends it', async () => {
 		const t = trigger();
 		await t.poll();
-		const { ids } = await env.client.createTasks(QUEUE, 5);
+		const { ids } = await currentEnv().client.createTasks(QUEUE, 5);
 		const done = [];
-		for (const id of ids) done.push(await env.client.complete(QUEUE, id, BY));
-		await env.client.clearRequests();
+		for (const id of ids) done.push(await currentEnv().client.complete(QUEUE, id, BY));
+		await currentEnv().client.clearRequests();
 		const result = await t.poll();
 		expect(result).toEqual([done.map((task) => ({ json: task }))]);
-		expect(await env.client.requests()).toHaveLength(1);
+		expect(await currentEnv().client.requests()).toHaveLength(1);
 		expect(await t.poll()).toBeNull();
 	});
 
@@ -103,8 +60,8 @@ describe('first activation', () => {
 	it('Output Data Only emits the data object', async () => {
 		const t = trigger({ dataOnly: true });
 		await t.poll();
-		const { ids } = await env.client.createTasks(QUEUE, 1);
-		const task = await env.client.complete(QUEUE, ids[0], BY);
+		const { ids } = await currentEnv().client.createTasks(QUEUE, 1);
+		const task = await currentEnv().client.complete(QUEUE, ids[0], BY);
 		expect(await t.poll()).toEqual([[{ json: task.data }]]);
 	});
 
@@ -112,7 +69,7 @@ describe('first activation', () => {
 		const t = trigger();
 		await t.poll();
 		const [older] = await completedNewestFirst();
-		const again = await env.client.recomplete(older.id as number);
+		const again = await currentEnv().client.recomplete(older.id as number);
 		expect(await t.poll()).toEqual([[{ json: again }]]);
 	});
 });
@@ -121,7 +78,7 @@ describe('manual mode', () => {
 	it('returns the latest completed task, one item, without touching the cursor', async () => {
 		const t = trigger();
 		const [newest] = await completedNewestFirst();
-		await env.client.clearRequests();
+		await currentEnv().client.clearRequests();
 		const result = await t.poll('manual');
 		expect(result).toEqual([[{ json: newest }]]);
 		expect(t.db).toEqual({});

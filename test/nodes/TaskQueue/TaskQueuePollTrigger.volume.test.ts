@@ -1,54 +1,11 @@
 // The Poll Trigger over backlogs of 2,500 completions (the rest tier: jest.config.js leaves
 // *.volume.test.ts out of `npm run test:quick`); the other cases are in TaskQueuePollTrigger.node.test.ts.
-import type { IDataObject, INodeParameters } from 'n8n-workflow';
-
-import { locator, PollTriggerUnderTest, startTriggerEnv, type TriggerTestEnv } from './trigger/env';
-
-const QUEUE = 101;
-const BY = { by: 'alice@example.com' };
-
-let env: TriggerTestEnv;
-
-beforeAll(async () => {
-	env = await startTriggerEnv();
-});
-
-afterAll(async () => {
-	await env.close();
-});
-
-beforeEach(async () => {
-	await env.client.reset();
-});
-
-function trigger(options: Record<string, unknown> = {}, queueId = QUEUE) {
-	return new PollTriggerUnderTest({
-		credentials: env.credentials(),
-		parameters: { queue: locator(queueId), options: options as INodeParameters },
-	});
-}
+import { BY, QUEUE, usePollTriggerEnv } from './pollTriggerEnv';
 
 const key = (t: { id?: unknown; completed_at?: unknown }) =>
 	`${String(t.id)}:${String(t.completed_at)}`;
 
-async function completedRequests() {
-	return (await env.client.requests())
-		.filter((r) => r.path.endsWith('/tasks/completed'))
-		.map((r) => ({ method: r.method, path: r.path, query: r.query, status: r.status }));
-}
-
-/** The queue's completed tasks, newest first, as the API lists them. */
-async function completedNewestFirst(queueId = QUEUE): Promise<IDataObject[]> {
-	const page = await env.client.tasks(queueId);
-	return page
-		.filter((t) => t.status === 'completed')
-		.sort((a, b) => micros(b).localeCompare(micros(a))) as unknown as IDataObject[];
-}
-
-/** The sandbox writes six fraction digits, none on a whole second ("…:22Z" is before "…:22.1Z"). */
-function micros(task: { completed_at: string | null }): string {
-	return String(task.completed_at).replace(/:(\d{2})Z$/, ':$1.000000Z');
-}
+const { env: currentEnv, trigger, completedRequests, completedNewestFirst } = usePollTriggerEnv();
 
 describe('a backlog of 2,500 completions read while more arrive', () => {
 	it('emits every completion once, oldest first, none lost, none twice', async () => {
@@ -56,8 +13,8 @@ describe('a backlog of 2,500 completions read while more arrive', () => {
 		await t.poll();
 		const before = new Set((await completedNewestFirst()).map(key));
 
-		await env.client.createTasks(QUEUE, 2700);
-		await env.client.completeMany(QUEUE, 2500, BY);
+		await currentEnv().client.createTasks(QUEUE, 2700);
+		await currentEnv().client.completeMany(QUEUE, 2500, BY);
 		const backlog = (await completedNewestFirst()).filter((x) => !before.has(key(x)));
 		expect(backlog).toHaveLength(2500);
 
@@ -69,18 +26,18 @@ describe('a backlog of 2,500 completions read while more arrive', () => {
 			let i = 0;
 			while (polling) {
 				if (i % 3 === 2)
-					await env.client.recomplete(backlog[(i * 97) % backlog.length].id as number);
-				else await env.client.completeMany(QUEUE, 1, BY);
+					await currentEnv().client.recomplete(backlog[(i * 97) % backlog.length].id as number);
+				else await currentEnv().client.completeMany(QUEUE, 1, BY);
 				arrived++;
 				i++;
 			}
 		})();
-		await env.client.clearRequests();
+		await currentEnv().client.clearRequests();
 		// Slow answers (25 ms each) so that plenty arrives between the poll's requests.
-		await env.client.setLatency(25);
+		await currentEnv().client.setLatency(25);
 		const first = await t.poll();
 		polling = false;
-		await env.client.clearFaults();
+		await currentEnv().client.clearFaults();
 		await traffic;
 		const requests = await completedRequests();
 
@@ -127,9 +84,9 @@ describe("n8n's poll budget", () => {
 	it('a backlog one poll cannot read within the budget: each poll emits the oldest it read and the next goes on from there, each completion once, oldest first', async () => {
 		const t = trigger();
 		await t.poll();
-		await env.client.createTasks(QUEUE, 2_500);
-		await env.client.completeMany(QUEUE, 2_500, BY);
-		const expected = (await env.client.tasks(QUEUE))
+		await currentEnv().client.createTasks(QUEUE, 2_500);
+		await currentEnv().client.completeMany(QUEUE, 2_500, BY);
+		const expected = (await currentEnv().client.tasks(QUEUE))
 			.filter((x) => x.status === 'completed')
 			.sort((a, b) =>
 				a.completed_at === b.completed_at
@@ -140,14 +97,14 @@ describe("n8n's poll budget", () => {
 			.map((x) => x.id);
 		// every read takes 100 ms: 2,500 completions in pages of 20 and 500 from the top do not fit
 		// in half of 0.4 s (80% of the budget), so the poll reads upward from its cursor, 1,000 a page
-		await env.client.setLatency(100);
+		await currentEnv().client.setLatency(100);
 		t.budgetMs = 500;
 		const polls: number[] = [];
 		try {
 			for (let poll = 0; poll < 30 && t.emitted.length < 2_500; poll++)
 				polls.push((await t.poll())?.[0].length ?? 0);
 		} finally {
-			await env.client.clearFaults();
+			await currentEnv().client.clearFaults();
 		}
 		expect(polls.length).toBeGreaterThan(1); // it did not fit in one poll
 		expect(polls.every((n) => n > 0)).toBe(true); // and every poll moved
@@ -159,8 +116,8 @@ describe("n8n's poll budget", () => {
 		const t = trigger();
 		t.budgetMs = null;
 		await t.poll();
-		await env.client.createTasks(QUEUE, 2);
-		await env.client.completeMany(QUEUE, 2, BY);
+		await currentEnv().client.createTasks(QUEUE, 2);
+		await currentEnv().client.completeMany(QUEUE, 2, BY);
 		expect((await t.poll())?.[0]).toHaveLength(2);
 	});
 });
