@@ -44,6 +44,13 @@ const REQUESTER = 'dave@example.com';
 let started = Date.now();
 let actions = 0;
 
+/**
+ * The Webhook node's path the builder types: one per walk, so that two walks in one n8n
+ * (editor-sessions.ts) never share it (n8n 1.x answered the second walk's request with the first,
+ * deleted workflow: "Could not find workflow").
+ */
+const webhookPath = () => (PEOPLE ? 'my-refund-two-people' : 'my-refund');
+
 function step(what: string): void {
 	actions += 1;
 	console.log(`  ${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s  ${what}`);
@@ -270,7 +277,7 @@ async function answerOnPeoplesPage(
 	decision: string,
 	person = 'alice@example.com',
 	queueName = QUEUE_NAME,
-	waitMs = 30_000,
+	waitMs = 120_000,
 ): Promise<void> {
 	step(`open the people's page ${peoplesPage}`);
 	await page.goto(peoplesPage);
@@ -312,7 +319,8 @@ async function finishedRun(
 	what: string,
 	which: (ran: string[]) => boolean,
 ): Promise<string[]> {
-	const deadline = Date.now() + 60_000;
+	// a backstop a healthy run never nears (n8n can take a minute for a step beside CI's other suites)
+	const deadline = Date.now() + 180_000;
 	for (;;) {
 		const list = await n8n.api.get('/executions', { params: { workflowId, includeData: true } });
 		for (const run of list.data.data as Array<{
@@ -426,7 +434,7 @@ async function escalatedToTheSupervisor(
 	const message = 'The handle came off';
 	step('a third request; only Bob answers it, then nobody for 15 s');
 	const sentAt = Date.now();
-	await axios.post(`${n8n.url}/webhook/my-refund`, {
+	await axios.post(`${n8n.url}/webhook/${webhookPath()}`, {
 		message,
 		order_total: 12,
 		requester_email: REQUESTER,
@@ -490,7 +498,7 @@ async function oneApprovalThenTheDeadline(
 	const message = 'The lid does not close';
 	step('a second request; only Bob answers it');
 	const sentAt = Date.now();
-	await axios.post(`${n8n.url}/webhook/my-refund`, {
+	await axios.post(`${n8n.url}/webhook/${webhookPath()}`, {
 		message,
 		order_total: 7,
 		requester_email: REQUESTER,
@@ -538,7 +546,7 @@ async function requesterThenBob(
 				headers: { 'x-sandbox-admin': sandbox.adminSecret },
 			})
 		).data as Array<{ status: string; data: IDataObject }>;
-	const deadline = Date.now() + 30_000;
+	const deadline = Date.now() + 120_000;
 	while ((await tasks()).filter((t) => t.data.customer_message === MESSAGE).length < 3) {
 		if (Date.now() > deadline) throw new Error('timed out: the node did not ask again');
 		await page.waitForTimeout(500);
@@ -632,8 +640,8 @@ export async function walk(flags: { people: boolean; escalate?: boolean }): Prom
 		await addNode(page, plus, 'webhook');
 		await click(page, 'HTTP Method', page.locator('[data-test-id="parameter-input-httpMethod"]'));
 		await click(page, 'POST', page.locator('.el-select-dropdown:visible li', { hasText: 'POST' }));
-		step('Path: my-refund');
-		await page.locator('[data-test-id="parameter-input-path"] input').first().fill('my-refund');
+		step(`Path: ${webhookPath()}`);
+		await page.locator('[data-test-id="parameter-input-path"] input').first().fill(webhookPath());
 		await closeNode(page);
 
 		// the Webhook is selected: the panel's node goes after it
@@ -757,7 +765,7 @@ export async function walk(flags: { people: boolean; escalate?: boolean }): Prom
 		);
 
 		step('a request to the workflow');
-		const request = await axios.post(`${n8n.url}/webhook/my-refund`, {
+		const request = await axios.post(`${n8n.url}/webhook/${webhookPath()}`, {
 			message: MESSAGE,
 			order_total: 19,
 			requester_email: REQUESTER,

@@ -30,7 +30,8 @@ function check(what: string, ok: boolean, seen: unknown): void {
 async function until<T>(
 	what: string,
 	probe: () => Promise<T | undefined>,
-	timeoutMs = 60_000,
+	// a backstop a healthy run never nears: beside CI's other suites n8n can take a minute for a step
+	timeoutMs = 180_000,
 ): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
@@ -309,14 +310,22 @@ export async function tour(): Promise<void> {
 				);
 				return res.status === 200 ? true : undefined;
 			},
-			30_000,
+			120_000,
 		);
 		// n8n 1.x's public API leaves waiting executions out of its list; its editor's own API does not
 		const waiting = await until('a waiting execution', async () => {
 			const list = await n8n.rest.get('/executions', {
-				params: { filter: JSON.stringify({ workflowId: example.id, status: ['waiting'] }) },
+				params: { filter: JSON.stringify({ workflowId: example.id }) },
 			});
 			const found = (list.data.data?.results ?? []) as Array<{ id: string; status: string }>;
+			// a run that ended without waiting says why at once, not after the backstop
+			const ended = found.find((x) => x.status === 'error' || x.status === 'crashed');
+			if (ended) {
+				const x = await n8n.api.get(`/executions/${ended.id}`, { params: { includeData: true } });
+				throw new Error(
+					`the example's run ended ${ended.status}: ${JSON.stringify(x.data?.data?.resultData?.error ?? null)}`,
+				);
+			}
 			return found.find((x) => x.status === 'waiting');
 		});
 		await page.waitForTimeout(3000);
@@ -382,7 +391,7 @@ export async function tour(): Promise<void> {
 				);
 				return res.status === 200 ? true : undefined;
 			},
-			30_000,
+			120_000,
 		);
 		await page.waitForTimeout(4000);
 		await openNode(page, NODE);
@@ -466,7 +475,7 @@ export async function tour(): Promise<void> {
 					);
 					return res.status === 200 ? true : undefined;
 				},
-				30_000,
+				120_000,
 			);
 			const ended = await until(
 				'the run ended by its timeout',
