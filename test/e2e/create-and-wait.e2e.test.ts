@@ -15,7 +15,6 @@ import { majorFromEnv } from '../../tools/n8n/install';
 import { loadExamples, prepareWorkflow } from '../../tools/n8n/provision';
 import {
 	activate,
-	CHECK_EVERY_10_S,
 	createWorkflow,
 	credentialRef,
 	deleteWorkflow,
@@ -54,8 +53,8 @@ beforeAll(async () => {
 		args: ['--no-sandbox'],
 	});
 	// the route back: a Task Queue Trigger on the queue, with catch-up for deliveries lost while n8n is
-	// down, checking every 10 seconds (the tests that wait for a check; the lost delivery below has a
-	// queue of its own whose route back checks on the default schedule, every minute)
+	// down, on the default schedule (every minute: with six Check Times, every 10 s, two of n8n 2.41's
+	// checks emitted run answers as ordinary completions under CI's load, CI2 of stop 63: issue 59)
 	triggerId = await createWorkflow(
 		e,
 		triggerWorkflow(e, 'e2e completions of Refund Decisions', {
@@ -64,7 +63,6 @@ beforeAll(async () => {
 			parameters: {
 				event: 'taskCompleted',
 				queue: queueLocator(QUEUE),
-				pollTimes: CHECK_EVERY_10_S,
 				options: { catchUp: true },
 			},
 		}),
@@ -1052,9 +1050,9 @@ test('a workflow that does not save successful executions ("Save successful prod
 
 test('a lost answer followed by 25,000 other completions, on a slow service: the check reads the backlog oldest first and the run resumes', async () => {
 	/**
-	 * The answer's delivery is lost, 25,000 completions follow, the service slows down. While the
-	 * 25,000 are being completed the service's completed list fails (a check then tries again at its
-	 * next round): no check finds the answer before the backlog is there, however the checks fall.
+	 * One try: the answer's delivery is lost, 25,000 completions follow, the service slows down. A
+	 * check that runs (once a minute, on n8n's schedule) while the 25,000 are being completed finds
+	 * the answer before there is a backlog; such a try proves nothing of the backlog and is made again.
 	 */
 	const attempt = async () => {
 		const { id, path } = await waitingWorkflow();
@@ -1068,19 +1066,14 @@ test('a lost answer followed by 25,000 other completions, on a slow service: the
 		// answer and the 25,000 completions after it there is then one call, however busy the machine,
 		// and a check that runs there finds no backlog (the try is made again)
 		await e.client.createTasks(QUEUE, 25_000);
-		// every delivery from here on is lost; the completed list fails until the backlog is there
-		await e.client.setFaults([
-			{ webhook: 'drop', probability: 1 },
-			{ route: 'completed', kind: 'html500' },
-		]);
+		// every delivery from here on is lost
+		await e.client.setFaults([{ webhook: 'drop', probability: 1 }]);
 		try {
 			const completedAt = Date.now();
 			await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'approve' } });
 			await e.client.completeMany(QUEUE, 25_000, { by: 'bob@example.com' });
 			// each read takes 0.6 s more: a round reads about 15 pages from the top in its half, not 26
-			// (slow before the list answers again: no round reads the 26 pages fast in between)
 			await e.client.setLatency(600);
-			await e.client.setFaults([{ webhook: 'drop', probability: 1 }]);
 			const done = await resumed(waiting.id, 'success', 300_000);
 			process.stdout.write(
 				`backlog of 25,000: the run resumed ${Math.round((Date.parse(String((done as { stoppedAt?: string }).stoppedAt)) - completedAt) / 1000)} s after its answer\n`,
@@ -1096,7 +1089,9 @@ test('a lost answer followed by 25,000 other completions, on a slow service: the
 			await deleteWorkflow(e, id);
 		}
 	};
-	expect(await attempt()).toBe(true);
+	let readOldestFirst = false;
+	for (let tries = 0; tries < 3 && !readOldestFirst; tries++) readOldestFirst = await attempt();
+	expect(readOldestFirst).toBe(true);
 }, 1_200_000);
 
 // last: it starts a run of the trigger's workflow, which the tests above count as none
@@ -1198,7 +1193,7 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 		await e.client.complete(QUEUE, tasks[0].id, { by: ALICE, data: { decision: 'approve' } });
 		// the delivery reached the run, which keeps waiting for a second person
 		await stillWaits(waiting.id);
-		// the deadline is 15 s after the run started to wait; the check runs every 10 s
+		// the deadline is 15 s after the run started to wait; the check runs every minute
 		const done = await resumed(waiting.id, 'success', 150_000);
 		expect(Date.now() - startedAt).toBeLessThan(150_000);
 		const [item] = nodeOutput(done, 'Two approvers, not the requester');
@@ -1242,11 +1237,10 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 	});
 
 	test("n8n restarts while a two-person run waits with one approval: the check's record keeps the run's deadline, and after the restart the run goes on with Alice's approval at its deadline", async () => {
-		const { id, path } = await withDeadline(1);
+		const { id, path } = await withDeadline(2);
 		const { waiting, tasks } = await request('requester@example.com', path, id);
 		await e.client.complete(QUEUE, tasks[0].id, { by: ALICE, data: { decision: 'approve' } });
-		// a check round (every 10 s here) keeps the run to wake with where it stands, in the trigger's
-		// static data; the deadline may pass while n8n is down: the record still tells the run
+		// a check round (every minute) keeps the run to wake with where it stands, in the trigger's static data
 		await waitFor(
 			"the run to wake in the trigger's record",
 			async () => {
