@@ -140,12 +140,20 @@ export class SandboxClient {
 	async complete(
 		queueId: number,
 		taskId: number | undefined,
-		options: { by: string; data?: Record<string, unknown> },
+		options: {
+			by: string;
+			data?: Record<string, unknown>;
+			completedAt?: string;
+			/** a late commit: listed and delivered this much later, below completions made meanwhile */
+			commitAfterMs?: number;
+		},
 	): Promise<Task> {
 		return await this.call('POST', `/queues/${queueId}/complete`, {
 			taskId: taskId ?? null,
 			by: options.by,
 			data: options.data,
+			completedAt: options.completedAt,
+			commitAfterMs: options.commitAfterMs,
 		});
 	}
 
@@ -261,6 +269,11 @@ export class SandboxClient {
 	async mintApiKey(email: string): Promise<string> {
 		const { key } = await this.call<{ key: string }>('POST', '/api-keys', { email });
 		return key;
+	}
+
+	/** Revokes an API key: the service answers 401 to it from now on. */
+	async revokeApiKey(key: string): Promise<boolean> {
+		return (await this.call<{ revoked: boolean }>('POST', '/api-keys/revoke', { key })).revoked;
 	}
 
 	/** Frees the keep-alive sockets. */

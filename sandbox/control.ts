@@ -98,7 +98,9 @@ export async function handleAdmin(
 			const taskId =
 				body.taskId === undefined || body.taskId === null ? undefined : num(body.taskId, 'taskId');
 			const data = isPlainObject(body.data) ? body.data : undefined;
-			return ok(store.complete(queue(), taskId, String(body.by ?? ''), data));
+			const at = typeof body.completedAt === 'string' ? body.completedAt : undefined;
+			const late = typeof body.commitAfterMs === 'number' ? body.commitAfterMs : undefined;
+			return ok(store.complete(queue(), taskId, String(body.by ?? ''), data, at, late));
 		}
 		case 'POST /queues/:id/complete-many': {
 			const ids = store.completeMany(queue(), num(body.count, 'count'), String(body.by ?? ''));
@@ -127,9 +129,7 @@ export async function handleAdmin(
 			return ok({ status, webhook: store.webhookObject(q) });
 		}
 		case 'GET /queues/:id/webhook-history':
-			return ok(
-				store.webhookHistory.filter((h) => h.queueId === queue().id).map((h) => h.target),
-			);
+			return ok(store.webhookHistory.filter((h) => h.queueId === queue().id).map((h) => h.target));
 		case 'GET /requests': {
 			const since = query.since ? Number(query.since) : 0;
 			return ok(since ? log.entries.filter((e) => e.seq > since) : log.entries);
@@ -167,6 +167,8 @@ export async function handleAdmin(
 			return ok({ on: faults.legacyDefect });
 		case 'POST /api-keys':
 			return ok({ key: store.mintApiKey(String(body.email ?? '')) }, 201);
+		case 'POST /api-keys/revoke':
+			return ok({ revoked: store.apiKeys.delete(String(body.key ?? '')) });
 	}
 	throw new SandboxError(404, `No test-control route ${route}`);
 }

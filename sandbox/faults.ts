@@ -1,7 +1,7 @@
 // Fault injection: per-route faults, webhook delivery faults, global latency, legacy defect mode.
 import type { FaultConfig, FaultRule, RouteFaultRule, WebhookFaultRule } from './types';
 
-const ROUTE_KINDS = new Set(['429', '503', 'reset', 'html500', 'slow', 'truncated']);
+const ROUTE_KINDS = new Set(['429', '503', 'reset', 'html500', 'slow', 'truncated', 'longPage']);
 const WEBHOOK_KINDS = new Set(['drop', 'duplicate', 'delay']);
 const ROUTES = new Set([
 	'createTask',

@@ -8,12 +8,21 @@ export interface Realism {
 	nullFormSequenceCrashes: boolean;
 	/** Deliveries go out from this many threads, newest first when they queue up; null: all at once. */
 	deliveryThreads: number | null;
+	/**
+	 * Late commits, as a real server on one PostgreSQL commits them (`completed_at` is set before the
+	 * row's UPDATE commits): this share of completions (0..1) is listed, and delivered, only up to
+	 * `lateCommitMs` after it happened, below completions made meanwhile. 0: none (the default).
+	 */
+	lateCommitShare: number;
+	lateCommitMs: number;
 }
 
 export const DEFAULT_REALISM: Realism = {
 	urlValuesNeedDottedHost: true,
 	nullFormSequenceCrashes: true,
 	deliveryThreads: 4,
+	lateCommitShare: 0,
+	lateCommitMs: 5000,
 };
 
 /** The sandbox process's current realism (one sandbox per process in practice). */
@@ -31,7 +40,21 @@ export function setRealism(input: Partial<Realism>): Realism {
 			throw new Error('deliveryThreads must be a whole number of at least 1, or null');
 		realism.deliveryThreads = threads;
 	}
+	for (const [key, max] of [
+		['lateCommitShare', 1],
+		['lateCommitMs', 600_000],
+	] as const) {
+		if (input[key] === undefined) continue;
+		const value = Number(input[key]);
+		if (!(value >= 0 && value <= max)) throw new Error(`${key} must be a number from 0 to ${max}`);
+		realism[key] = value;
+	}
 	return { ...realism };
+}
+
+/** How long this completion's commit is late, by the realism (0: on time). */
+export function lateCommitDelay(): number {
+	return Math.random() < realism.lateCommitShare ? Math.random() * realism.lateCommitMs : 0;
 }
 
 export function resetRealism(): void {

@@ -14,6 +14,7 @@ import type {
 } from './types';
 import { buildTaskData, CrashError, mergeTaskData, missingValueCrash } from './validate';
 import { formatMicros, isoNowMicros, nowMicros, parseMicros } from './time';
+import { lateCommitDelay } from './realism';
 
 /** An error answered by test control and the page with a plain JSON envelope. */
 export class SandboxError extends Error {
@@ -520,6 +521,10 @@ export class Store {
 		taskId: number | undefined,
 		by: string,
 		input?: Record<string, unknown>,
+		/** the completion's time as a broken or hostile service lists it (test control only) */
+		completedAt?: string,
+		/** a late commit of this completion: listed and delivered this much later (test control only) */
+		commitAfterMs?: number,
 	): Task {
 		const user = this.requireMember(queue, by);
 		let state: TaskState | undefined;
@@ -542,11 +547,17 @@ export class Store {
 				throw new SandboxError(400, (error as Error).message);
 			}
 		}
-		this.finish(queue, state, user.email);
+		this.finish(queue, state, user.email, completedAt, commitAfterMs);
 		return state.task;
 	}
 
-	private finish(queue: QueueState, state: TaskState, email: string): void {
+	private finish(
+		queue: QueueState,
+		state: TaskState,
+		email: string,
+		at?: string,
+		commitAfterMs?: number,
+	): void {
 		const task = state.task;
 		if (state.assignedTo) this.assign(queue, state.assignedTo, -1);
 		state.assignedTo = null;
@@ -556,11 +567,28 @@ export class Store {
 		// a re-completion always gets a later millisecond than the completion it replaces: a person
 		// cannot force one faster, and deliveries carry milliseconds (the test control can be faster)
 		if (task.completed_at !== null) now = Math.max(now, parseMicros(task.completed_at) + 1000);
+		if (at !== undefined && !Number.isNaN(parseMicros(at))) now = parseMicros(at);
 		task.completed_at = formatMicros(now);
 		task.completed_by = email;
-		queue.completed.push(state);
+		const late = commitAfterMs ?? lateCommitDelay();
+		if (late === 0) this.commit(queue, state);
+		else setTimeout(() => this.commit(queue, state), late).unref();
+	}
+
+	/**
+	 * The completion becomes visible: listed in completion-time order (a late commit, or a completion
+	 * dated ahead, lands below completions listed before it) and delivered.
+	 */
+	private commit(queue: QueueState, state: TaskState): void {
+		if (!this.tasks.has(state.task.id) || this.queues.get(queue.id) !== queue) return; // reset since
+		const at = parseMicros(String(state.task.completed_at));
+		const listed = queue.completed.indexOf(state);
+		if (listed >= 0) queue.completed.splice(listed, 1);
+		let i = queue.completed.length;
+		while (i > 0 && parseMicros(String(queue.completed[i - 1].task.completed_at)) > at) i--;
+		queue.completed.splice(i, 0, state);
 		this.onChange();
-		this.onCompleted(queue, task);
+		this.onCompleted(queue, state.task);
 	}
 
 	completeMany(queue: QueueState, count: number, by: string): number[] {

@@ -171,7 +171,7 @@ export type FaultRoute =
 	| 'setWebhook'
 	| '*';
 
-export type FaultKind = '429' | '503' | 'reset' | 'html500' | 'slow' | 'truncated';
+export type FaultKind = '429' | '503' | 'reset' | 'html500' | 'slow' | 'truncated' | 'longPage';
 
 export interface RouteFaultRule {
 	route?: FaultRoute;

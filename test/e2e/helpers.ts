@@ -6,6 +6,7 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 
 import { loadDefaultSeed, startSandbox, type Sandbox } from '../../sandbox/index';
+import { recordText, suiteDir } from '../reliability/secrets/scan';
 import { SandboxClient } from '../../sandbox/client';
 import { buildAndPack, extractInto } from '../../tools/n8n/package';
 import {
@@ -179,7 +180,15 @@ export async function stopSharedN8n(): Promise<void> {
 	const holder = sharedHolder();
 	const shared = holder[SHARED_SLOT];
 	holder[SHARED_SLOT] = undefined;
-	if (shared) await stopOwnN8n(await shared.catch(() => undefined as never)).catch(() => undefined);
+	const own = await shared?.catch(() => undefined);
+	if (!own) return;
+	await stopOwnN8n(own).catch(() => undefined);
+	// every line of every process for the secret scan, those between files and at shutdown included
+	// (each file records only the lines written while it ran)
+	const processes = own.queueMode
+		? [own.queueMode.main, ...own.queueMode.webhooks, ...own.queueMode.workers]
+		: [own.n8n];
+	recordText(suiteDir('e2e'), 'shared-n8n.log', processes.map((p) => p.logs.text()).join('\n'));
 }
 
 /** What n8n printed since `from` (each process's lines in queue mode). */

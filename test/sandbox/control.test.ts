@@ -165,6 +165,60 @@ describe('SandboxClient', () => {
 			7,
 		);
 	});
+
+	test('revokeApiKey: the key is refused with 401 from then on', async () => {
+		const key = await client.mintApiKey(BOB);
+		expect((await call(sandbox.baseUrl, 'GET', '/orgs/1/queues', { token: key })).status).toBe(200);
+		expect(await client.revokeApiKey(key)).toBe(true);
+		expect((await call(sandbox.baseUrl, 'GET', '/orgs/1/queues', { token: key })).status).toBe(401);
+		expect(await client.revokeApiKey(key)).toBe(false);
+	});
+
+	describe('the completed list as production lists it (issue 59)', () => {
+		const listed = async (limit = 100) =>
+			(await call(sandbox.baseUrl, 'GET', `/orgs/1/queues/101/tasks/completed?limit=${limit}`))
+				.json as { count: number; tasks: Array<{ id: number; completed_at: string }> };
+
+		test('late commits: a completion is listed up to lateCommitMs after later ones, below them, with its own earlier completed_at', async () => {
+			await client.setRealism({ lateCommitShare: 1, lateCommitMs: 400 });
+			const { ids } = await client.createTasks(101, 20);
+			for (const id of ids) await client.complete(101, id, { by: ALICE });
+			const early = (await listed()).tasks.filter((t) => ids.includes(t.id)).length;
+			await new Promise((resolve) => setTimeout(resolve, 600));
+			const { tasks } = await listed();
+			const mine = tasks.filter((t) => ids.includes(t.id));
+			expect(early).toBeLessThan(20);
+			expect(mine).toHaveLength(20);
+			// ordered by completed_at, newest first, whatever the order of the commits
+			const times = mine.map((t) => t.completed_at);
+			expect(times).toEqual(
+				[...times].sort((a, b) => Date.parse(b) - Date.parse(a) || b.localeCompare(a)),
+			);
+			expect(
+				await client.setRealism({ lateCommitShare: 2 }).catch((e: Error) => e.message),
+			).toMatch(/lateCommitShare/);
+		});
+
+		test('a completion dated ahead (completedAt) stays above later completions', async () => {
+			const { ids } = await client.createTasks(101, 2);
+			await client.complete(101, ids[0], { by: ALICE, completedAt: '2099-01-01T00:00:00Z' });
+			await client.complete(101, ids[1], { by: ALICE });
+			const { tasks } = await listed(2);
+			expect(tasks.map((t) => [t.id, t.completed_at])).toEqual([
+				[ids[0], '2099-01-01T00:00:00Z'],
+				[ids[1], expect.stringMatching(/^20\d\d-/)],
+			]);
+		});
+
+		test('longPage: each task of the page listed twice, count and offsets unchanged', async () => {
+			const plain = await listed(2);
+			await client.setFaults([{ route: 'completed', kind: 'longPage' }]);
+			const long = await listed(2);
+			await client.clearFaults();
+			expect(long.count).toBe(plain.count);
+			expect(long.tasks.map((t) => t.id)).toEqual(plain.tasks.flatMap((t) => [t.id, t.id]));
+		});
+	});
 });
 
 describe('persistence with a data file', () => {

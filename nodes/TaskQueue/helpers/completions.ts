@@ -93,11 +93,15 @@ export function advanceCursor(
 	return next;
 }
 
-/** The cursor that marks every completion in `newestFirst` (a first page of the list) as seen. */
-export function cursorAtNewest(newestFirst: CompletedTask[]): Cursor {
-	if (newestFirst.length === 0) return { at: '', ids: [] };
-	return advanceCursor(undefined, newestFirst) as Cursor;
-}
+/** How far past this n8n's clock a completion may be dated and still count as done (clocks differ). */
+const CLOCK_SLACK_MS = 5 * 60_000;
+
+/**
+ * Whether a completion's time has come: one dated further in the future (a hostile or broken
+ * service) waits for it, or it would carry a cursor past every completion still to come.
+ */
+export const isDue = (task: CompletedTask): boolean =>
+	timeKey(task.completed_at) <= new Date(Date.now() + CLOCK_SLACK_MS).toISOString().slice(0, 23);
 
 /**
  * "Now": the cursor at the newest completion the service lists, with every id that shares its
@@ -108,7 +112,7 @@ export async function newestCursor(this: TaskQueueContext, queueId: number): Pro
 	let cursor: Cursor | undefined;
 	let [offset, limit] = [0, FIRST_PAGE_LIMIT];
 	for (let page = 0; page < 10; page++) {
-		const { tasks } = await fetchCompletedPage.call(this, queueId, offset, limit);
+		const tasks = (await fetchCompletedPage.call(this, queueId, offset, limit)).tasks.filter(isDue);
 		cursor = advanceCursor(cursor, tasks.slice(0, 1));
 		const same = tasks.filter((task) => timeKey(task.completed_at) === cursor?.at);
 		cursor = advanceCursor(cursor, same);
@@ -153,7 +157,7 @@ export async function collectAfter(
 		requests++;
 		let reachedOlder = false;
 		for (const task of page.tasks) {
-			if (isAfter(task, cursor)) found.set(completionKey(task), task);
+			if (isAfter(task, cursor) && isDue(task)) found.set(completionKey(task), task);
 			else if (timeKey(task.completed_at) < cursor.at) reachedOlder = true;
 		}
 		if (reachedOlder || last) break;
@@ -210,7 +214,9 @@ export async function collectUpward(
 			continue;
 		}
 		count = page.count;
-		const fresh = page.tasks.filter((task) => isAfter(task, reached)).sort(compareCompletions);
+		const fresh = page.tasks
+			.filter((t) => isAfter(t, reached) && isDue(t))
+			.sort(compareCompletions);
 		await options.take(fresh);
 		reached = advanceCursor(reached, fresh) ?? reached;
 		boundary = offset;

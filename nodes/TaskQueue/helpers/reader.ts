@@ -104,7 +104,7 @@ export class CompletionReader {
 		const handed: CompletedTask[] = [];
 		const take = async (tasks: CompletedTask[]) => {
 			const fresh = tasks.filter((task) => !this.consumer.ahead.delete(completionKey(task)));
-			handed.push(...fresh);
+			for (const task of fresh) handed.push(task);
 			await options.take(fresh);
 			this.consumer.cursor = advanceCursor(this.consumer.cursor ?? cursor, tasks) ?? cursor;
 		};

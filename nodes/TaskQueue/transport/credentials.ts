@@ -121,7 +121,8 @@ export async function isSignedByCredential(
 	return signed(keysOf(normalizeCredentials(data)));
 }
 
-/** A key the service refused (401, 403): the next webhook call looks the credential up again. */
-export function forgetWebhookCredential(id: string): void {
+/** A key the service refused (401, 403): the context's next request and the next webhook call look the credential up again. */
+export function forgetCredential(context: TaskQueueContext, id: string): void {
+	setupCache.delete(context);
 	webhookCredentials.delete(id);
 }

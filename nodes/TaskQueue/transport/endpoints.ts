@@ -139,13 +139,16 @@ export async function getCompletedPage(
 		action: `list the completed tasks of queue ${queueId}`,
 		itemIndex,
 	};
-	return parseBody(
+	const page = parseBody(
 		this.getNode(),
 		completedPageSchema,
 		await taskQueueRequest.call(this, request),
 		request,
 		isCompletedPage,
 	);
+	// a page longer than asked (a server repeating rows) is read as the rows asked for: offsets count rows
+	const rows = [...new Map(page.tasks.map((task) => [task.id, task])).values()];
+	return { ...page, tasks: rows.slice(0, query.limit) };
 }
 
 /** GET the queue's webhook target; null when none is set (the service answers `{"target": ""}`). */

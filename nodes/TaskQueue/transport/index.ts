@@ -2,7 +2,7 @@ import type { IHttpRequestOptions, IN8nHttpFullResponse, INode, JsonObject } fro
 import { NodeApiError, sleep } from 'n8n-workflow';
 import type { ZodError, ZodType, ZodTypeDef } from 'zod';
 
-import { forgetWebhookCredential, requestSetup, type RequestSetup } from './credentials';
+import { forgetCredential, requestSetup, type RequestSetup } from './credentials';
 import { httpError, networkError, redirectError, tooLargeError } from './errors';
 import { AnswerTooLarge, ANSWER_LIMITS, readAnswer, REQUEST_TIMEOUT_MS } from './answers';
 
@@ -37,12 +37,12 @@ export async function taskQueueRequest(
 	this: TaskQueueContext,
 	request: TaskQueueRequest,
 ): Promise<TaskQueueResponse> {
-	const { node, credentials, credentialsDecrypted } = await requestSetup.call(this);
-	const options = optionsFor(request, credentials);
+	let setup = await requestSetup.call(this);
 	for (let attempt = 1; ; attempt++) {
+		const { node, credentials, credentialsDecrypted } = setup;
 		const ticket = request.feedback?.sending() ?? 0;
 		const sentAt = Date.now();
-		const sent = await sendOnce.call(this, options, credentialsDecrypted);
+		const sent = await sendOnce.call(this, optionsFor(request, credentials), credentialsDecrypted);
 		if ('tooLarge' in sent) {
 			request.feedback?.answered(ticket, Date.now() - sentAt, true);
 			throw tooLargeError(node, request, sent.tooLarge);
@@ -63,8 +63,12 @@ export async function taskQueueRequest(
 		const { response } = sent;
 		const busy = response.statusCode === 429 || response.statusCode === 503;
 		request.feedback?.answered(ticket, Date.now() - sentAt, busy);
-		if (response.statusCode === 401 || response.statusCode === 403)
-			forgetWebhookCredential(credentialsDecrypted.id);
+		if (response.statusCode === 401 || response.statusCode === 403) {
+			// a key changed since this context looked the credential up: once more with it as it is now
+			forgetCredential(this, credentialsDecrypted.id);
+			setup = await requestSetup.call(this);
+			if (setup.credentials.apiKey !== credentials.apiKey && attempt < MAX_ATTEMPTS) continue;
+		}
 		const result: TaskQueueResponse = {
 			statusCode: response.statusCode,
 			headers: response.headers as TaskQueueResponse['headers'],

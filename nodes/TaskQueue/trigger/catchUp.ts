@@ -76,7 +76,7 @@ async function readMissed(
 				// covered by the cursor; also recorded, for a stored cursor that a stale save of static
 				// data moved back (and for the re-completion rule)
 				seen.claim(fresh);
-				found.push(...fresh);
+				for (const task of fresh) found.push(task);
 			},
 		});
 		if (!reading.top)

@@ -97,7 +97,7 @@ async function readOwn(
 				await reader.read(this, queueId, {
 					deadline: Date.now() + READ_BUDGET_MS,
 					take: async (tasks) => {
-						found.push(...tasks.filter((task) => !skip(task)));
+						for (const task of tasks) if (!skip(task)) found.push(task);
 						seen.claim(tasks);
 					},
 				});

@@ -8,10 +8,10 @@ import {
 
 import { getTriggerQueueId } from '../helpers/queue';
 import type { Cursor } from '../helpers/completions';
-import { completionKey, cursorAtNewest, toItem } from '../helpers/completions';
+import { completionKey, newestCursor, toItem } from '../helpers/completions';
 import type { CompletionReader } from '../helpers/reader';
 import { inTurn } from '../helpers/reader';
-import { fetchCompletedPage, FIRST_PAGE_LIMIT } from '../transport/completedPages';
+import { fetchCompletedPage } from '../transport/completedPages';
 import type { CompletedTask } from '../transport/schemas';
 import { readPollState, writePollState } from './state/staticData';
 import { pollBudgetMs } from '../runtime/n8nInternals';
@@ -63,8 +63,7 @@ export async function pollCompletions(
 		if (!reader.cursor) {
 			if (options.includeExisting !== true) {
 				// Start from "now": everything completed so far counts as seen.
-				const page = await fetchCompletedPage.call(this, queueId, 0, FIRST_PAGE_LIMIT);
-				reader.startAt(cursorAtNewest(page.tasks));
+				reader.startAt(await newestCursor.call(this, queueId));
 				writePollState(state, { queueId, cursor: reader.cursor });
 				return undefined;
 			}
@@ -111,7 +110,7 @@ async function readNew(
 		.read(this, queueId, {
 			deadline,
 			take: async (page) => {
-				tasks.push(...page);
+				for (const task of page) tasks.push(task);
 			},
 		})
 		.catch((error: NodeApiError | NodeOperationError) => {

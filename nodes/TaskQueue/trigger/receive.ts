@@ -170,7 +170,7 @@ async function holderAnswers(
 		return answer.call(this, 409, { full: true, message: fullListMessage(registration.queueId) });
 	if (outcome !== 'joined') {
 		this.logger.warn(
-			`Task Queue Trigger: refused a join of queue ${registration.queueId} by an address where no Task Queue Trigger on this queue answered (${url.slice(0, 200)})`,
+			`Task Queue Trigger: refused a join of queue ${registration.queueId} by an address where no Task Queue Trigger on this queue answered (the address is not logged: it may carry a secret, or made-up log lines)`,
 		);
 		return answer.call(this, 403, {
 			message: 'No Task Queue Trigger listening to this queue answered at the address',

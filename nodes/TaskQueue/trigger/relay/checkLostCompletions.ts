@@ -68,7 +68,7 @@ export async function checkLostCompletions(
 			// found (the newest answers) is passed on first, the rest oldest first
 			const passOnFresh = async (tasks: CompletedTask[]) => {
 				const fresh = tasks.filter((task) => !settledHere.has(completionKey(task)));
-				if (fresh.length > 0) emit.push(...(await passOn.call(this, queueId, fresh)));
+				if (fresh.length > 0) for (const t of await passOn.call(this, queueId, fresh)) emit.push(t);
 			};
 			const reading = await reader.read(this, queueId, {
 				deadline: Date.now() + roundMs,
@@ -89,7 +89,7 @@ export async function checkLostCompletions(
 		const again = [...owedHere.values(), ...retryHere.values()].filter(
 			(task) => task.queue_id === queueId,
 		);
-		if (again.length > 0) emit.push(...(await passOn.call(this, queueId, again)));
+		if (again.length > 0) for (const t of await passOn.call(this, queueId, again)) emit.push(t);
 		if (reader.cursor) await record.call(this, queueId, reader.cursor, home);
 		emit.sort(compareCompletions);
 		return emit.length > 0 ? [emit.map((task) => toItem(task, dataOnly))] : null;

@@ -4,7 +4,7 @@ import {
 	advanceCursor,
 	compareCompletions,
 	completionKey,
-	cursorAtNewest,
+	isDue,
 	isAfter,
 	readCursor,
 	timeKey,
@@ -98,8 +98,15 @@ describe('cursor', () => {
 	});
 
 	it('the empty cursor is before everything', () => {
-		expect(cursorAtNewest([])).toEqual({ at: '', ids: [] });
 		expect(isAfter(t1, { at: '', ids: [] })).toBe(true);
+	});
+
+	it('a completion dated more than 5 minutes past this clock is not due yet (security review L4)', () => {
+		const at = (ms: number) => task(1, new Date(Date.now() + ms).toISOString());
+		expect(isDue(at(0))).toBe(true);
+		expect(isDue(at(4 * 60_000))).toBe(true);
+		expect(isDue(at(6 * 60_000))).toBe(false);
+		expect(isDue(task(1, '2099-01-01T00:00:00Z'))).toBe(false);
 	});
 
 	it('reads back only well-formed cursors', () => {

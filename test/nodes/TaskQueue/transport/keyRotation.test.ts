@@ -9,6 +9,7 @@ import { startWaitingRun, WaitingEndpoint } from '../../../helpers/waiting';
 import {
 	locator,
 	startTriggerEnv,
+	webhookTrigger,
 	startWebhookServer,
 	WebhookTriggerUnderTest,
 	type TriggerTestEnv,
@@ -18,6 +19,7 @@ import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/proces
 import { checkRecordCall } from '../../../../nodes/TaskQueue/trigger/relay/checkRecord';
 import { runsToWake } from '../../../../nodes/TaskQueue/trigger/relay/deadlines';
 import { forgetIndexes } from '../../../../nodes/TaskQueue/waiting/confirmation';
+import { pollContext } from '../../../helpers/n8n';
 
 const QUEUE = 104;
 let env: TriggerTestEnv;
@@ -176,4 +178,26 @@ describe("the trigger's records and announcements across the change", () => {
 		// the run signed its announcement with the new key; its deadline is known to the trigger
 		expect(runsToWake(QUEUE).map((run) => run.url)).toEqual([expect.stringContaining('/93/')]);
 	}, 20_000);
+});
+
+describe('the old key revoked after the change (issue 59: the check kept reading with it, 401 for over 20 minutes)', () => {
+	test("the check's next round, in the one poll context n8n keeps for the whole activation, reads with the new key: a run whose delivery was lost resumes in it", async () => {
+		// n8n's poller makes one context per activation and runs every round in it
+		const context = pollContext(trigger.env(), 'trigger');
+		expect(await webhookTrigger.poll.call(context)).toBeNull();
+		const [task] = await createAndWait('94', {});
+		await changeKey(true);
+		expect(await env.client.revokeApiKey(oldKey)).toBe(true);
+		await env.client.setFaults([{ webhook: 'drop', count: 1 }]);
+		await complete(task.id, 'alice@example.com');
+		await env.client.waitForWebhookCalls(1);
+		await env.client.clearRequests();
+		await webhookTrigger.poll.call(context);
+		await until('the resume', () => waiting.resumed.has('94'));
+		expect(waiting.resumes.get('94')).toBe(1);
+		const reads = (await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed'));
+		// one read refused with the key the context had looked up, then every read with the new one
+		expect(reads.map((r) => r.status)).toEqual([401, ...reads.slice(1).map(() => 200)]);
+		expect(reads.length).toBeGreaterThan(1);
+	});
 });

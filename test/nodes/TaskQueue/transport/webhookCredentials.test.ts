@@ -1,6 +1,6 @@
 // A webhook call runs outside an execution, where n8n 2.41 builds an expression isolate for each
 // credential lookup: the waiting node's webhook reuses a lookup of the last minute, and drops it when
-// the service answers 401 (the key was rotated), so the next call reads the credential again.
+// the service answers 401 (the key was rotated): that call reads the credential again and goes on with it.
 import {
 	callWaitingNode,
 	queryOf,
@@ -55,8 +55,15 @@ test('the waiting node looks its credential up once for many calls, and again af
 		seed.apiKeys[0].key = `tqs_rotated_${Date.now()}`;
 		await env.client.reset(seed);
 		credentials.data = { ...credentials.data, apiKey: seed.apiKeys[0].key };
-		// the call still holding the old key is refused: it keeps waiting, and the lookup is dropped
-		expect((await callWaitingNode(run, query, pending)).response.statusCode).toBe(503);
+		// the call still holding the old key is refused by the service once: it drops the lookup, looks
+		// the credential up again and goes on with the new key (issue 59: a key change reaches every
+		// reader at its next read)
+		await env.client.clearRequests();
+		expect((await callWaitingNode(run, query, pending)).response.statusCode).toBe(202);
+		expect(credentials.decryptCount).toBe(2);
+		const statuses = (await env.client.requests()).map((r) => r.status);
+		expect(statuses[0]).toBe(401);
+		expect(statuses.slice(1).every((status) => status === 200)).toBe(true);
 		expect((await callWaitingNode(run, query, pending)).response.statusCode).toBe(202);
 		expect(credentials.decryptCount).toBe(2);
 	} finally {

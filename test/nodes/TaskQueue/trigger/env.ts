@@ -228,7 +228,7 @@ export class WebhookTriggerUnderTest {
 		expect(JSON.stringify(env.workflow.staticData)).toBe(before);
 		if (result && mode !== 'manual') {
 			this.executions++;
-			this.emitted.push(...result[0].map((item) => item.json));
+			for (const item of result[0]) this.emitted.push(item.json);
 		}
 		return result;
 	}
@@ -269,7 +269,7 @@ export class WebhookTriggerUnderTest {
 		const items = result.workflowData?.[0] ?? [];
 		if (result.workflowData) {
 			this.executions++;
-			this.emitted.push(...items.map((item) => item.json));
+			for (const item of items) this.emitted.push(item.json);
 		}
 		return { response, result, items };
 	}
@@ -454,7 +454,7 @@ export class PollTriggerUnderTest {
 		const result = await pollTrigger.poll.call(context);
 		if (mode !== 'manual') {
 			this.db = clone(env.workflow.staticData);
-			if (result) this.emitted.push(...result[0].map((item) => item.json));
+			if (result) for (const item of result[0]) this.emitted.push(item.json);
 		}
 		return result;
 	}
