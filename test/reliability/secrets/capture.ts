@@ -287,12 +287,50 @@ async function saveN8nArtifacts(e: E2EHandle): Promise<void> {
 	}
 }
 
+/** The e2e handle of this file (its n8n), once setupE2E has given it. */
+let current: E2EHandle | undefined;
+
+/** What n8n said of note (the package's lines, errors, restarts), at most the last 40 lines. */
+const NOTEWORTHY = /Task Queue|error|HTTP 5\d\d|activat|SIGTERM|ready on|listener waiting/i;
+
+/**
+ * A failed e2e test's error ends with what n8n last said of note: CI keeps only the jest output,
+ * and a failure under load (a check that never came, a process that did not come back) is
+ * otherwise a timeout with no cause.
+ */
+function withN8nNotes(fn: (...args: unknown[]) => unknown) {
+	return async function (this: unknown, ...args: unknown[]) {
+		try {
+			return await fn.apply(this, args);
+		} catch (error) {
+			const notes = (current?.n8n.logs.text() ?? '')
+				.split('\n')
+				.filter((line) => NOTEWORTHY.test(line))
+				.slice(-40)
+				.map((line) => line.slice(0, 300));
+			if (error instanceof Error && notes.length > 0)
+				error.message += `\n\nn8n's last ${notes.length} lines of note:\n${notes.join('\n')}`;
+			throw error;
+		}
+	};
+}
+
 if (testPath.includes('/test/e2e/')) {
+	const globals = globalThis as unknown as Record<string, unknown>;
+	for (const name of ['test', 'it']) {
+		const original = globals[name] as (title: string, fn?: unknown, timeout?: number) => unknown;
+		globals[name] = Object.assign(
+			(title: string, fn?: (...args: unknown[]) => unknown, timeout?: number) =>
+				original(title, fn ? withN8nNotes(fn) : fn, timeout),
+			original,
+		);
+	}
 	const helpers = load<{ setupE2E?: (...a: unknown[]) => Promise<E2EHandle> }>('../../e2e/helpers');
 	const setupE2E = helpers?.setupE2E;
 	if (helpers && setupE2E) {
 		helpers.setupE2E = async (...args: unknown[]) => {
 			const e = await setupE2E(...args);
+			current = e;
 			const stop = e.stop.bind(e);
 			e.stop = async () => {
 				try {
