@@ -1,4 +1,5 @@
 import type { IDataObject } from 'n8n-workflow';
+import type { ZodType, ZodTypeDef } from 'zod';
 
 import type { ConcurrencyFeedback, TaskQueueContext, TaskQueueResponse } from './types';
 import { parseBody, problemOf, taskQueueRequest } from './index';
@@ -19,24 +20,28 @@ export const MAX_TARGET_LENGTH = 255;
 
 const queuePath = (queueId: number, tail = '') => `/${queueId}${tail}`;
 
+/** GET (a read: retried where the service is busy or the network failed), its answer's shape checked. */
+async function read<T>(
+	context: TaskQueueContext,
+	schema: ZodType<T, ZodTypeDef, unknown>,
+	get: { path: string; action: string; itemIndex?: number; qs?: IDataObject },
+	accepts?: (body: unknown) => body is T,
+): Promise<T> {
+	const request = { ...get, method: 'GET' as const, retry: 'idempotent' as const };
+	const response = await taskQueueRequest.call(context, request);
+	return parseBody(context.getNode(), schema, response, request, accepts);
+}
+
 /**
  * GET the organization's queues (not paginated). A queue of the list the node cannot read (its API
  * lets anyone store odd shapes) is left out with a warning naming it, so that the others stay usable.
  */
 export async function listQueues(this: TaskQueueContext, itemIndex?: number): Promise<Queue[]> {
-	const request = {
-		method: 'GET' as const,
+	const entries = await read(this, queueListSchema, {
 		path: '',
-		retry: 'idempotent' as const,
 		action: 'list the queues',
 		itemIndex,
-	};
-	const entries = parseBody(
-		this.getNode(),
-		queueListSchema,
-		await taskQueueRequest.call(this, request),
-		request,
-	);
+	});
 	const queues: Queue[] = [];
 	for (const entry of entries) {
 		const parsed = queueSchema.safeParse(entry);
@@ -73,19 +78,8 @@ export async function getQueue(
 	queueId: number,
 	itemIndex?: number,
 ): Promise<Queue> {
-	const request = {
-		method: 'GET' as const,
-		path: queuePath(queueId),
-		retry: 'idempotent' as const,
-		action: `get queue ${queueId}`,
-		itemIndex,
-	};
-	return parseBody(
-		this.getNode(),
-		queueSchema,
-		await taskQueueRequest.call(this, request),
-		request,
-	);
+	const action = `get queue ${queueId}`;
+	return await read(this, queueSchema, { path: queuePath(queueId), action, itemIndex });
 }
 
 /** PUT flush: the service answers 200 with an empty, non-JSON body; flushing twice is harmless. */
@@ -131,21 +125,10 @@ export async function getCompletedPage(
 	query: { offset?: number; limit: number; start_date?: string; end_date?: string },
 	itemIndex?: number,
 ): Promise<CompletedPage> {
-	const request = {
-		method: 'GET' as const,
-		path: queuePath(queueId, '/tasks/completed'),
-		qs: query as IDataObject,
-		retry: 'idempotent' as const,
-		action: `list the completed tasks of queue ${queueId}`,
-		itemIndex,
-	};
-	const page = parseBody(
-		this.getNode(),
-		completedPageSchema,
-		await taskQueueRequest.call(this, request),
-		request,
-		isCompletedPage,
-	);
+	const path = queuePath(queueId, '/tasks/completed');
+	const action = `list the completed tasks of queue ${queueId}`;
+	const get = { path, qs: query as IDataObject, action, itemIndex };
+	const page = await read(this, completedPageSchema, get, isCompletedPage);
 	// a page longer than asked (a server repeating rows) is read as the rows asked for: offsets count rows
 	const rows = [...new Map(page.tasks.map((task) => [task.id, task])).values()];
 	return { ...page, tasks: rows.slice(0, query.limit) };
@@ -157,19 +140,9 @@ export async function getWebhookTarget(
 	queueId: number,
 	itemIndex?: number,
 ): Promise<string | null> {
-	const request = {
-		method: 'GET' as const,
-		path: queuePath(queueId, '/webhook'),
-		retry: 'idempotent' as const,
-		action: `read the webhook of queue ${queueId}`,
-		itemIndex,
-	};
-	const webhook = parseBody(
-		this.getNode(),
-		webhookSchema,
-		await taskQueueRequest.call(this, request),
-		request,
-	);
+	const path = queuePath(queueId, '/webhook');
+	const action = `read the webhook of queue ${queueId}`;
+	const webhook = await read(this, webhookSchema, { path, action, itemIndex });
 	return typeof webhook.target === 'string' && webhook.target.trim() !== '' ? webhook.target : null;
 }
 
