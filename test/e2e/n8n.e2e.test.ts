@@ -690,7 +690,18 @@ describe('several Task Queue Triggers of this n8n on one queue', () => {
 		);
 		process.stdout.write(`${figure}\n`);
 
+		const beforeRestart = e.n8n.logs.mark();
 		await e.n8n.restart();
+		// n8n 1.x activates the workflows again one after the other after it answers, each asking its
+		// trigger whether the registration still exists: a deactivation before the second's turn came
+		// (the hand-over below) left it listening to a holder that had gone, and the last two
+		// completions unemitted (CI2 of stop 59 and CI6 of stop 64, whose log showed the second's
+		// activation after the hand-over). The test goes on once n8n says both are active.
+		if (process.env.TQ_N8N_VERSION === '1')
+			await waitFor('n8n 1.x activated both workflows again', async () => {
+				const said = e.n8n.logs.since(beforeRestart);
+				return [first, second].every((id) => said.includes(`(ID: ${id})`)) ? true : undefined;
+			});
 		await waitFor('the first trigger still holds the queue', heldBy(ids.first), 60_000);
 		// the service delivers once: complete only once both triggers answer again (queue mode: the
 		// webhook processes come up after the main)
