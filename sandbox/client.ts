@@ -144,7 +144,10 @@ export class SandboxClient {
 			by: string;
 			data?: Record<string, unknown>;
 			completedAt?: string;
-			/** a late commit: listed and delivered this much later, below completions made meanwhile */
+			/**
+			 * a late commit: listed and delivered this much later, below completions made meanwhile;
+			 * -1: when commitHeld() is called
+			 */
 			commitAfterMs?: number;
 		},
 	): Promise<Task> {
@@ -269,6 +272,11 @@ export class SandboxClient {
 	async mintApiKey(email: string): Promise<string> {
 		const { key } = await this.call<{ key: string }>('POST', '/api-keys', { email });
 		return key;
+	}
+
+	/** Commits the completions made with `commitAfterMs: -1`; how many. */
+	async commitHeld(): Promise<number> {
+		return (await this.call<{ committed: number }>('POST', '/commit-held')).committed;
 	}
 
 	/** Revokes an API key: the service answers 401 to it from now on. */

@@ -167,6 +167,8 @@ export async function handleAdmin(
 			return ok({ on: faults.legacyDefect });
 		case 'POST /api-keys':
 			return ok({ key: store.mintApiKey(String(body.email ?? '')) }, 201);
+		case 'POST /commit-held':
+			return ok({ committed: store.commitHeld() });
 		case 'POST /api-keys/revoke':
 			return ok({ revoked: store.apiKeys.delete(String(body.key ?? '')) });
 	}

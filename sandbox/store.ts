@@ -103,6 +103,7 @@ export class Store {
 		this.apiKeys.clear();
 		this.queues.clear();
 		this.tasks.clear();
+		this.held = [];
 		for (const o of seed.organizations) this.orgs.set(o.id, { id: o.id, name: o.name });
 		let maxUser = 0;
 		for (const u of seed.users) if (u.id) maxUser = Math.max(maxUser, u.id);
@@ -572,7 +573,18 @@ export class Store {
 		task.completed_by = email;
 		const late = commitAfterMs ?? lateCommitDelay();
 		if (late === 0) this.commit(queue, state);
+		else if (late < 0) this.held.push(() => this.commit(queue, state));
 		else setTimeout(() => this.commit(queue, state), late).unref();
+	}
+
+	/** Completions made with `commitAfterMs: -1`, committed when the test says (commitHeld). */
+	private held: Array<() => void> = [];
+
+	/** Commits the held completions, in the order they were made; how many. */
+	commitHeld(): number {
+		const held = this.held.splice(0);
+		for (const commit of held) commit();
+		return held.length;
 	}
 
 	/**
