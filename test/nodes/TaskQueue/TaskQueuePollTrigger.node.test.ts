@@ -155,8 +155,13 @@ describe('late commits (issue 59, open: the reader keeps no window below its cur
 			const t = trigger();
 			await t.poll();
 			const { ids } = await currentEnv().client.createTasks(QUEUE, 2);
-			// the first completion commits after the second, made meanwhile, was read
-			await currentEnv().client.complete(QUEUE, ids[0], { ...BY, commitAfterMs: -1 });
+			// the first completion (a second earlier: two completions of one millisecond share an
+			// instant, which the cursor's ids already cover) commits after the second was read
+			await currentEnv().client.complete(QUEUE, ids[0], {
+				...BY,
+				completedAt: new Date(Date.now() - 1000).toISOString(),
+				commitAfterMs: -1,
+			});
 			await currentEnv().client.complete(QUEUE, ids[1], BY);
 			expect((await t.poll())?.[0].map((item) => item.json.id)).toEqual([ids[1]]);
 			expect(await currentEnv().client.commitHeld()).toBe(1);
