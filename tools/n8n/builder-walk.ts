@@ -28,7 +28,7 @@ import axios from 'axios';
 import type { IDataObject } from 'n8n-workflow';
 import type { Locator, Page } from 'playwright-core';
 
-import { signIn, startEditorSession } from './editor-session';
+import { selectValue, signIn, startEditorSession } from './editor-session';
 import type { N8nHandle } from './start';
 
 const QUEUE_NAME = 'My refunds';
@@ -228,17 +228,6 @@ async function typeExpression(
 /** Clicks the node's Parameters tab: leaves the field being edited, inside the node. */
 async function blur(page: Page): Promise<void> {
 	await page.locator('[data-test-id="tab-params"]').first().click();
-}
-
-/** A list's shown value, once n8n has loaded its options ("Loading options..." is not a value). */
-async function selectValue(page: Page, parameter: string): Promise<string> {
-	const input = page.locator(`[data-test-id="parameter-input-${parameter}"] input`).first();
-	let value = (await input.inputValue()).trim();
-	for (let waited = 0; waited < 30 && value === 'Loading options...'; waited++) {
-		await page.waitForTimeout(1000);
-		value = (await input.inputValue()).trim();
-	}
-	return value;
 }
 
 async function publish(page: Page, n8n: N8nHandle): Promise<void> {

@@ -122,3 +122,14 @@ export async function signIn(page: Page, n8n: N8nHandle): Promise<void> {
 	await page.keyboard.press('Enter');
 	await page.waitForURL((u) => !u.pathname.includes('signin'), { timeout: 90_000 });
 }
+
+/** A list's shown value, once n8n has loaded its options ("Loading options..." is not a value). */
+export async function selectValue(page: Page, parameter: string): Promise<string> {
+	const input = page.locator(`[data-test-id="parameter-input-${parameter}"] input`).first();
+	let value = (await input.inputValue()).trim();
+	for (let waited = 0; waited < 30 && value === 'Loading options...'; waited++) {
+		await page.waitForTimeout(1000);
+		value = (await input.inputValue()).trim();
+	}
+	return value;
+}

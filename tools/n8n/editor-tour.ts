@@ -14,7 +14,7 @@ import { mkdirSync, writeFileSync } from 'fs';
 import { join } from 'path';
 import type { Page } from 'playwright-core';
 
-import { signIn, startEditorSession } from './editor-session';
+import { selectValue, signIn, startEditorSession } from './editor-session';
 import { REPO_ROOT } from './package';
 import { activateWorkflow, CREDENTIAL_NAME, upsertWorkflow } from './provision';
 import type { N8nHandle } from './start';
@@ -54,12 +54,6 @@ async function openNode(page: Page, name: string): Promise<void> {
 	await page.locator(`[data-test-id="canvas-node"][data-node-name="${name}"]`).first().dblclick();
 	await page.locator('[data-test-id="ndv"]').first().waitFor({ timeout: 15_000 });
 	await page.waitForTimeout(2500);
-}
-
-/** The text a parameter's select shows. */
-async function selectValue(page: Page, parameter: string): Promise<string> {
-	const input = page.locator(`[data-test-id="parameter-input-${parameter}"] input`).first();
-	return (await input.inputValue()).trim();
 }
 
 /** The option names of a parameter's dropdown (opened, read, closed). */
