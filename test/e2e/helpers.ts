@@ -367,7 +367,13 @@ export function saved(x: Execution): boolean {
 	);
 }
 
-/** Every finished execution of a workflow, with its data (n8n's list gives 100 a page). */
+/**
+ * Every finished execution of a workflow, newest first, with its data (n8n's list gives 100 a page).
+ * n8n's public list leaves out what the main process still counts as running: in queue mode a run
+ * a worker has finished, until the main process hears of it (under load, seconds after its own
+ * address says it ended). The editor's list reads the database: the newest 100 it names and the
+ * public list does not are read one by one.
+ */
 export async function executions(e: E2E, workflowId: string): Promise<Execution[]> {
 	const all: Execution[] = [];
 	let cursor: string | undefined;
@@ -379,7 +385,17 @@ export async function executions(e: E2E, workflowId: string): Promise<Execution[
 		cursor = res.data.nextCursor ?? undefined;
 		if (!cursor) break;
 	}
-	return all;
+	const editorList = await e.n8n.rest.get('/executions', {
+		params: { filter: JSON.stringify({ workflowId }), limit: 100 },
+	});
+	const named = ((editorList.data.data?.results ?? []) as Array<{ id: string; status: string }>)
+		.filter((x) => ENDED.has(x.status) && !all.some((listed) => listed.id === x.id))
+		.map((x) => x.id);
+	for (const id of named) {
+		const res = await e.n8n.api.get(`/executions/${id}`, { params: { includeData: true } });
+		if (saved(res.data as Execution)) all.push(res.data as Execution);
+	}
+	return all.sort((a, b) => Number(b.id) - Number(a.id));
 }
 
 const ENDED = new Set(['success', 'error', 'crashed', 'canceled']);
