@@ -112,8 +112,12 @@ export async function startEditorSession(options: {
 
 /** Signs the page in as n8n's owner. */
 export async function signIn(page: Page, n8n: N8nHandle): Promise<void> {
-	// n8n's editor is a large page: with CI's suites side by side its first load took over 30 s
-	await page.goto(`${n8n.url}/signin`, { timeout: 120_000 });
+	// n8n's editor is a large page: with CI's suites side by side its first load took over 30 s, and
+	// a later page of it too (an execution's, CI12 of stop 65): every load and step of the session
+	// gets a backstop a healthy run never nears, not playwright's 30 s
+	page.setDefaultNavigationTimeout(120_000);
+	page.setDefaultTimeout(60_000);
+	await page.goto(`${n8n.url}/signin`);
 	await page
 		.locator('input[type=email], input[name=emailOrLdapLoginId], input[name=email]')
 		.first()
