@@ -14,6 +14,7 @@ import { mkdirSync, writeFileSync } from 'fs';
 import { join } from 'path';
 import type { Page } from 'playwright-core';
 
+import { SandboxClient } from '../../sandbox/client';
 import { selectValue, signIn, startEditorSession } from './editor-session';
 import { REPO_ROOT } from './package';
 import { activateWorkflow, CREDENTIAL_NAME, upsertWorkflow } from './provision';
@@ -294,6 +295,15 @@ export async function tour(): Promise<void> {
 		await activateWorkflow(n8n, example.id);
 
 		console.log('3. while it waits');
+		// the example's webhook can answer before its Task Queue Trigger has pointed the queue at
+		// itself (one activation, beside CI's other suites: the run then refuses to wait, CI13 of
+		// stop 65): the request is sent once the queue's webhook is the trigger's
+		const service = new SandboxClient(sandbox.baseUrl, sandbox.adminSecret);
+		await until(
+			"the queue's webhook pointed at the example's trigger again",
+			async () => ((await service.getQueue(104)).webhook?.target ? true : undefined),
+			120_000,
+		);
 		await until(
 			"the example's webhook registered again",
 			async () => {
