@@ -37,13 +37,10 @@ export async function receiveDelivery(this: IWebhookFunctions): Promise<IWebhook
 	if (!registration) {
 		const provisional = await notSavedYet.call(this, message);
 		if (!provisional) return refuse.call(this);
-		return await receiveTask.call(
-			this,
-			state,
-			provisional,
-			(message as { body: unknown }).body,
-			false,
-		);
+		if (message.kind === 'announcement')
+			return await receiveAnnouncement.call(this, provisional, message.announcement);
+		const { body } = message as { body: unknown };
+		return await receiveTask.call(this, state, provisional, body, false);
 	}
 
 	// --- authentication: the secret this node registered with the queue ---
@@ -122,23 +119,25 @@ async function receiveCheckRecord(
 
 /**
  * n8n saves a trigger's registration only once it has activated the workflow, but the service
- * sends deliveries from the moment the queue points at it. Until then a delivery whose secret this
- * trigger's credential signed for its address and queue (webhookTarget.ts, `newSecret`) is taken
- * as the registration's, and handled without writing static data (n8n's save of the activation
- * must not race with this call's).
+ * sends deliveries, and waiting runs their announcements, from the moment the queue points at it.
+ * Until then such a call whose secret this trigger's credential signed for its address and queue
+ * (webhookTarget.ts, `newSecret`) is taken as the registration's, and handled without writing
+ * static data (n8n's save of the activation must not race with this call's).
  */
 async function notSavedYet(
 	this: IWebhookFunctions,
 	message: ReturnType<typeof readInbox>,
 ): Promise<Registration | undefined> {
-	if (message.kind !== 'delivery' || this.getMode() === 'manual') return undefined;
+	// a delivery or a run's announcement: neither writes static data (a join or a record would)
+	const early = message.kind === 'delivery' || message.kind === 'announcement';
+	if (!early || this.getMode() === 'manual') return undefined;
 	const secret = (this.getQueryData() as IDataObject).secret;
 	const queueId = getTriggerQueueId.call(this);
 	const url = this.getNodeWebhookUrl('default') as string;
 	const signed = (keys: string[]) => isSignedSecret(secret, url, { keys, queueId });
 	if (!(await isSignedByCredential.call(this, signed))) return undefined;
 	this.logger.debug(
-		`Task Queue Trigger: a delivery of queue ${queueId} arrived before n8n saved the activation; taken with the secret this trigger signed`,
+		`Task Queue Trigger: a ${message.kind} of queue ${queueId} arrived before n8n saved the activation; taken with the secret this trigger signed`,
 	);
 	return {
 		queueId,

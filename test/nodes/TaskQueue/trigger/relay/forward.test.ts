@@ -17,10 +17,7 @@ import {
 	type TriggerTestEnv,
 } from '../env';
 import { forgetRuns } from '../../../../../nodes/TaskQueue/trigger/relay/knownRuns';
-import {
-	forgetDeadline,
-	runsToWake,
-} from '../../../../../nodes/TaskQueue/trigger/relay/deadlines';
+import { forgetDeadline, runsToWake } from '../../../../../nodes/TaskQueue/trigger/relay/deadlines';
 import { forgetAsAfterRestart } from '../../../../../nodes/TaskQueue/runtime/processMemory';
 
 const QUEUE = 104;
@@ -743,6 +740,22 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		const calls = waiting.calls.length;
 		await trigger.reconcile();
 		expect(waiting.calls.length).toBe(calls);
+	});
+
+	test("the run announces itself before n8n has saved the trigger's activation (real server: a trigger published a second before the run was refused, and the check crawled the backlog not knowing the run): the secret the trigger signed lets the announcement in, and the run goes on at its deadline", async () => {
+		await activateTrigger();
+		const saved = trigger.db;
+		trigger.db = {};
+		await createAndWait('74', [{ message: 'announced early' }], twoPeople(1), approval);
+		trigger.db = saved;
+		expect(runsToWake(QUEUE)).toEqual([
+			{ url: expect.stringContaining('/74/'), at: deadlineOf('74') },
+		]);
+		await pastDeadline('74');
+		await trigger.reconcile();
+		expect(waiting.resumes.get('74')).toBe(1);
+		const [items] = waiting.resumed.get('74') as INodeExecutionData[][];
+		expect(items[0].json.wait).toMatchObject({ outcome: 'timedOut' });
 	});
 
 	test("queue mode: nobody answered, and the run's announcement reached a webhook process, not the main that runs the check: the check's record call takes the run from there, and the run goes on at its deadline", async () => {
