@@ -35,8 +35,7 @@ module.exports = {
 	globalSetup: '<rootDir>/test/global-setup.ts',
 	globalTeardown: '<rootDir>/test/global-teardown.ts',
 	testTimeout: 60_000,
-	// two at once: with four (the fast tier's files mostly wait), create.concurrency's adaptive
-	// concurrency read the in-process sandbox's slower answers under the load and kept 20 in flight
-	// where 12 is the bound (CI3 of stop 63): the fast tier stays at two until that test is calm
-	maxWorkers: 2,
+	// the fast tier's files mostly wait (sockets, timers): four at once on two cores (51 s of jest
+	// where two took 80 s); the volume files are CPU-bound: two
+	maxWorkers: tier === 'quick' ? 4 : 2,
 };

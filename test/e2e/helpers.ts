@@ -385,12 +385,9 @@ export async function executions(e: E2E, workflowId: string): Promise<Execution[
 		cursor = res.data.nextCursor ?? undefined;
 		if (!cursor) break;
 	}
-	const editorList = await e.n8n.rest.get('/executions', {
-		params: { filter: JSON.stringify({ workflowId }), limit: 100 },
-	});
-	const named = ((editorList.data.data?.results ?? []) as Array<{ id: string; status: string }>)
-		.filter((x) => ENDED.has(x.status) && !all.some((listed) => listed.id === x.id))
-		.map((x) => x.id);
+	const named = (await endedInEditorList(e, workflowId)).filter(
+		(id) => !all.some((listed) => listed.id === id),
+	);
 	for (const id of named) {
 		const res = await e.n8n.api.get(`/executions/${id}`, { params: { includeData: true } });
 		if (saved(res.data as Execution)) all.push(res.data as Execution);
@@ -399,6 +396,21 @@ export async function executions(e: E2E, workflowId: string): Promise<Execution[
 }
 
 const ENDED = new Set(['success', 'error', 'crashed', 'canceled']);
+
+/**
+ * The ended executions of a workflow in the editor's own list (the newest 100; it reads the
+ * database): n8n's public list leaves out what the main process still counts as running (2.41.1's
+ * `ExecutionService.findManyAndCount`, `excludeRunning`), which in queue mode includes runs a worker
+ * has finished before the main took the news.
+ */
+async function endedInEditorList(e: E2E, workflowId: string): Promise<string[]> {
+	const editorList = await e.n8n.rest.get('/executions', {
+		params: { filter: JSON.stringify({ workflowId }), limit: 100 },
+	});
+	return ((editorList.data.data?.results ?? []) as Array<{ id: string; status: string }>)
+		.filter((x) => ENDED.has(x.status))
+		.map((x) => x.id);
+}
 /** Per n8n: the executions of trigger workflows read once they ended, by id. */
 const endedExecutions = new WeakMap<N8nHandle, Map<string, Execution>>();
 
@@ -427,6 +439,8 @@ export async function executionsOfTrigger(
 		cursor = res.data.nextCursor ?? undefined;
 		if (!cursor) break;
 	}
+	for (const id of await endedInEditorList(e, workflowId))
+		if (!listed.some((x) => x.id === id)) listed.push({ id } as Execution);
 	const toRead = listed.filter((x) => !ended.has(x.id)).map((x) => x.id);
 	const gone = new Set<string>();
 	for (let i = 0; i < toRead.length; i += 8)

@@ -10,42 +10,9 @@ import {
 } from '../transport/completedPages';
 import type { CompletedTask } from '../transport/schemas';
 import type { TaskQueueContext } from '../transport/types';
+import { advanceCursor, completionKey, type Cursor, floorOf, isAfter, timeKey } from './cursor';
 
-/**
- * A completion is one (task, completion instant) pair: a forced re-completion keeps the id and gets
- * a new `completed_at`, so it is a different completion with a different key. The instant is taken
- * at millisecond precision, the one both sides share: the completed-tasks list writes microseconds
- * (`…31.928498Z`), a webhook delivery the same instant truncated (`…31.928Z`). So two
- * re-completions of one task within the same millisecond count as one (a person cannot force two
- * that fast; two different tasks completed in the same millisecond stay two).
- */
-export function completionKey(task: Pick<CompletedTask, 'id' | 'completed_at'>): string {
-	return `${task.id}:${timeKey(task.completed_at)}`;
-}
-
-const ISO = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})?$/i;
-
-/**
- * A sortable form of a timestamp at millisecond precision: `YYYY-MM-DDTHH:MM:SS.mmm` in UTC. The
- * service writes timestamps with microseconds, milliseconds or no fraction at all, so string order
- * of the raw values is not time order ("…:00Z" sorts after "…:00.5Z"), and the same instant has
- * several spellings. Unparseable values give ''.
- */
-export function timeKey(timestamp: string): string {
-	const match = ISO.exec(timestamp.trim());
-	if (!match) {
-		const ms = Date.parse(timestamp);
-		return Number.isNaN(ms) ? '' : new Date(ms).toISOString().slice(0, 23);
-	}
-	const [, day, time, fraction = '', zone] = match;
-	const milli = fraction.padEnd(3, '0').slice(0, 3);
-	if (!zone || zone.toUpperCase() === 'Z') return `${day}T${time}.${milli}`;
-	const ms = Date.parse(
-		`${day}T${time}${zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone}`,
-	);
-	if (Number.isNaN(ms)) return '';
-	return `${new Date(ms).toISOString().slice(0, 19)}.${milli}`;
-}
+export { advanceCursor, completionKey, type Cursor, isAfter, readCursor, timeKey } from './cursor';
 
 /** Oldest completion first; the id breaks ties so the order is stable. */
 export function compareCompletions(a: CompletedTask, b: CompletedTask): number {
@@ -53,44 +20,6 @@ export function compareCompletions(a: CompletedTask, b: CompletedTask): number {
 	const kb = timeKey(b.completed_at);
 	if (ka !== kb) return ka < kb ? -1 : 1;
 	return a.id - b.id;
-}
-
-/**
- * Where a trigger stands: the newest completion it has emitted (`at`, a timeKey) and the ids of
- * the tasks completed at exactly that instant (several can share a timestamp).
- * `at: ''` means "before the first completion".
- */
-export interface Cursor {
-	at: string;
-	ids: number[];
-}
-
-export function readCursor(value: unknown): Cursor | undefined {
-	if (typeof value !== 'object' || value === null) return undefined;
-	const { at, ids } = value as IDataObject;
-	if (typeof at !== 'string' || !Array.isArray(ids)) return undefined;
-	return { at, ids: ids.filter((id): id is number => typeof id === 'number') };
-}
-
-/** Whether the completion comes after the cursor (and so has not been emitted by this trigger). */
-export function isAfter(task: CompletedTask, cursor: Cursor): boolean {
-	const key = timeKey(task.completed_at);
-	if (key !== cursor.at) return key > cursor.at;
-	return !cursor.ids.includes(task.id);
-}
-
-/** The cursor once `tasks` have been emitted too. */
-export function advanceCursor(
-	cursor: Cursor | undefined,
-	tasks: CompletedTask[],
-): Cursor | undefined {
-	let next = cursor ? { at: cursor.at, ids: [...cursor.ids] } : undefined;
-	for (const task of tasks) {
-		const key = timeKey(task.completed_at);
-		if (!next || key > next.at) next = { at: key, ids: [task.id] };
-		else if (key === next.at && !next.ids.includes(task.id)) next.ids.push(task.id);
-	}
-	return next;
 }
 
 /** How far past this n8n's clock a completion may be dated and still count as done (clocks differ). */
@@ -119,7 +48,8 @@ export async function newestCursor(this: TaskQueueContext, queueId: number): Pro
 		if (same.length < tasks.length || tasks.length < limit) break;
 		[offset, limit] = [offset + tasks.length, MAX_PAGE];
 	}
-	return cursor ?? { at: '', ids: [] };
+	// "now" has no window: what was completed before it is not the consumer's
+	return { at: cursor?.at ?? '', ids: cursor?.ids ?? [] };
 }
 
 /** A completed task as the item both triggers emit: the whole task, or its data only. */
@@ -137,12 +67,11 @@ export interface Collected {
 }
 
 /**
- * Every completion after `cursor`, read newest first with limit/offset and only down to the
- * cursor (transport/completedPages.ts: pages overlap, so a task repeated is dropped by its key). A
- * forced re-completion leaves its old place and enters at the front, which moves nothing below
- * its old place. Completions that
- * arrive after the first page was read are left to the next call: they sort after everything
- * returned here, so the cursor never passes them.
+ * Every completion after `cursor`, read newest first with limit/offset and only down to the floor
+ * of its window (transport/completedPages.ts: pages overlap, so a task repeated is dropped by its
+ * key). A forced re-completion leaves its old place and enters at the front, which moves nothing
+ * below its old place. Completions that arrive after the first page was read, on top or committed
+ * late below, are left to the next call: its window still holds them (helpers/cursor.ts).
  */
 export async function collectAfter(
 	this: TaskQueueContext,
@@ -158,7 +87,7 @@ export async function collectAfter(
 		let reachedOlder = false;
 		for (const task of page.tasks) {
 			if (isAfter(task, cursor) && isDue(task)) found.set(completionKey(task), task);
-			else if (timeKey(task.completed_at) < cursor.at) reachedOlder = true;
+			else if (timeKey(task.completed_at) <= floorOf(cursor)) reachedOlder = true;
 		}
 		if (reachedOlder || last) break;
 		if (options.deadline !== undefined && Date.now() > options.deadline) {
@@ -174,7 +103,9 @@ export async function collectAfter(
  * there, page by page, handing each page's completions after the cursor to `take` (oldest first)
  * before the next is read, until the top or the deadline; returns the cursor it reached. Each page
  * ends on a completion not after the cursor, which proves nothing between was skipped: when newer
- * completions pushed the list down meanwhile, the page is read again lower.
+ * completions pushed the list down meanwhile, the page is read again lower. A completion committed
+ * late below the place is left to a read from the top once the backlog is read: it reaches down to
+ * the window's floor (a backlog older than the window has no late commits left).
  */
 export async function collectUpward(
 	this: TaskQueueContext,

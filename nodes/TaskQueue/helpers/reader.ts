@@ -2,8 +2,8 @@ import { BoundedSet } from '../runtime/bounded';
 import { rememberedMap } from '../runtime/processMemory';
 import type { CompletedTask } from '../transport/schemas';
 import type { TaskQueueContext } from '../transport/types';
-import type { Cursor, Place } from './completions';
-import { advanceCursor, collectAfter, collectUpward, completionKey, isAfter } from './completions';
+import { collectAfter, collectUpward, type Cursor, type Place } from './completions';
+import { advanceCursor, completionKey, isAfter, laterCursor } from './cursor';
 
 // The one reader of a queue's completions for everything that emits them: Catch Up, the Poll
 // Trigger and Check for Lost Completions. Each of them is a consumer with its own cursor, and:
@@ -40,13 +40,6 @@ interface Consumer {
 const AHEAD_LIMIT = 10_000;
 
 const consumers = rememberedMap<string, Consumer>('completionConsumers');
-
-/** The later of two cursors (one kept by this process, one stored, maybe by another process). */
-export function laterCursor(a: Cursor | undefined, b: Cursor | undefined): Cursor | undefined {
-	if (!a || !b) return a ?? b;
-	if (a.at !== b.at) return a.at > b.at ? a : b;
-	return { at: a.at, ids: [...new Set([...a.ids, ...b.ids])] };
-}
 
 /** A consumer's reader during its turn. */
 export class CompletionReader {

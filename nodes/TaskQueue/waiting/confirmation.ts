@@ -1,19 +1,17 @@
 import type { IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { timeKey } from '../helpers/completions';
+import { LATE_COMMIT_WINDOW_MS, shifted, timeKey } from '../helpers/cursor';
 import { getTaskQueueCredentials } from '../transport';
 import { completedPages, MAX_PAGE } from '../transport/completedPages';
 import { lookUpClaims } from './claimLookup';
-import type { QueueIndex } from './confirmationIndex';
 import {
-	earlier,
 	forgetOldest,
+	type QueueIndex,
 	indexes,
 	indexOf,
 	MAX_INDEXED,
 	nextGeneration,
-	REREAD_MS,
 	stopBelowFor,
 } from './confirmationIndex';
 import type { CompletedTask } from '../transport/schemas';
@@ -85,7 +83,7 @@ async function read(
 	const continuous =
 		index.readFrom !== '' &&
 		stopBelow >= index.coveredFrom &&
-		stopBelow <= earlier(index.readFrom, REREAD_MS);
+		stopBelow <= shifted(index.readFrom, -LATE_COMMIT_WINDOW_MS);
 	index.coveredFrom = continuous ? index.coveredFrom : stopBelow;
 	index.readFrom = readFrom || index.readFrom || stopBelow;
 	index.deep = pages > 1;

@@ -5,6 +5,7 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import type { Task } from '../../../sandbox/types';
 import { forgetAsAfterRestart } from '../../../nodes/TaskQueue/runtime/processMemory';
+import { LATE_COMMIT_WINDOW_MS, shifted, timeKey } from '../../../nodes/TaskQueue/helpers/cursor';
 import {
 	locator,
 	startTriggerEnv,
@@ -185,7 +186,10 @@ describe('accepted deliveries', () => {
 			expect(t.executions).toBe(1);
 			expect(t.saves).toBe(1);
 			expect(t.state().seen).toEqual([storedKey(task)]);
-			expect(t.state().cursor).toEqual({ at: expect.stringMatching(/^\d{4}-/), ids: [task.id] });
+			// and its window (helpers/cursor.ts): the queue's other completions are from 2024, far below
+			const at = timeKey(String(task.completed_at));
+			const floor = shifted(at, -LATE_COMMIT_WINDOW_MS);
+			expect(t.state().cursor).toEqual({ at, ids: [task.id], recent: [], floor });
 			// a copy changes nothing: no save, no execution
 			await t.deliver({ body: task, query });
 			expect(t.saves).toBe(1);

@@ -1,7 +1,7 @@
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
 import type { Cursor } from '../../helpers/completions';
-import { timeKey } from '../../helpers/completions';
+import { isAfter, timeKey } from '../../helpers/completions';
 import { type Field, type Keys, sign, verify } from '../../helpers/signing';
 import { getTaskQueueCredentials, postToThisN8n } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';
@@ -195,9 +195,7 @@ export function restartPoint(
 ): CheckRecord {
 	let point: Cursor = cursor;
 	for (const task of unsettled) {
-		const key = timeKey(task.completed_at);
-		if (key < point.at || (key === point.at && point.ids.includes(task.id)))
-			point = { at: key, ids: [] };
+		if (!isAfter(task, point)) point = { at: timeKey(task.completed_at), ids: [] };
 	}
 	return { queueId, at: point.at, ids: point.ids };
 }

@@ -82,12 +82,18 @@ describe('cursor', () => {
 
 	it('advances to the newest completion and keeps every id sharing its timestamp', () => {
 		const cursor = advanceCursor(undefined, [t1, t2]);
-		expect(cursor).toEqual({ at: '2021-06-01T10:00:00.200', ids: [2] });
+		// and the window below it (helpers/cursor.ts): t1 was handed out, within 10 s below
+		const window = { recent: ['1:2021-06-01T10:00:00.100'], floor: '2021-06-01T09:59:50.200' };
+		expect(cursor).toEqual({ at: '2021-06-01T10:00:00.200', ids: [2], ...window });
 		expect(isAfter(t1, cursor!)).toBe(false);
 		expect(isAfter(t2, cursor!)).toBe(false);
 		// Same instant, another task: completed after the cursor was taken.
 		expect(isAfter(t3, cursor!)).toBe(true);
-		expect(advanceCursor(cursor, [t3])).toEqual({ at: '2021-06-01T10:00:00.200', ids: [2, 3] });
+		expect(advanceCursor(cursor, [t3])).toEqual({
+			at: '2021-06-01T10:00:00.200',
+			ids: [2, 3],
+			...window,
+		});
 		// Never moves back.
 		expect(advanceCursor(cursor, [t1])).toEqual(cursor);
 	});
