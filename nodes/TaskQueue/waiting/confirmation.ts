@@ -1,7 +1,7 @@
 import type { IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { LATE_COMMIT_WINDOW_MS, shifted, timeKey } from '../helpers/cursor';
+import { shifted, timeKey } from '../helpers/cursor';
 import { getTaskQueueCredentials } from '../transport';
 import { completedPages, MAX_PAGE } from '../transport/completedPages';
 import { lookUpClaims } from './claimLookup';
@@ -12,6 +12,7 @@ import {
 	indexOf,
 	MAX_INDEXED,
 	nextGeneration,
+	REREAD_MS,
 	stopBelowFor,
 } from './confirmationIndex';
 import type { CompletedTask } from '../transport/schemas';
@@ -83,7 +84,7 @@ async function read(
 	const continuous =
 		index.readFrom !== '' &&
 		stopBelow >= index.coveredFrom &&
-		stopBelow <= shifted(index.readFrom, -LATE_COMMIT_WINDOW_MS);
+		stopBelow <= shifted(index.readFrom, -REREAD_MS);
 	index.coveredFrom = continuous ? index.coveredFrom : stopBelow;
 	index.readFrom = readFrom || index.readFrom || stopBelow;
 	index.deep = pages > 1;

@@ -1,10 +1,17 @@
-import { LATE_COMMIT_WINDOW_MS, shifted, timeKey } from '../helpers/cursor';
+import { shifted, timeKey } from '../helpers/cursor';
 import { rememberedMap } from '../runtime/processMemory';
 import type { CompletedTask } from '../transport/schemas';
 
 // What this process keeps of each queue's completed list for confirming reads (confirmation.ts): an
 // index of recent completions shared by every run waiting on the queue, and how far it reaches.
 
+/**
+ * The list is ordered by completion time, but a completion can be committed a little after a later
+ * one was listed: each read goes this far below where the previous one began. Less than the
+ * triggers' window (helpers/cursor.ts): each confirming read would list 10 s of a busy queue again
+ * (escalation.scale.test.ts: 288 reads where 200 is the bound), issue 59.
+ */
+export const REREAD_MS = 1_000;
 /** Completions kept per queue; the oldest go first, and the index then covers less far back. */
 export const MAX_INDEXED = 20_000;
 
@@ -48,8 +55,7 @@ export function indexOf(key: string): QueueIndex {
 /** Where a read must stop for a run: down to its tasks' creation, unless the index covers that far. */
 export function stopBelowFor(index: QueueIndex, since: string): string {
 	if (!index.readFrom || since < index.coveredFrom) return since;
-	// a completion can be committed after a later one was listed: the triggers' window (helpers/cursor.ts)
-	const sinceLastRead = shifted(index.readFrom, -LATE_COMMIT_WINDOW_MS);
+	const sinceLastRead = shifted(index.readFrom, -REREAD_MS);
 	return sinceLastRead > since ? sinceLastRead : since;
 }
 
