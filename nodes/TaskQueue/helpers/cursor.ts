@@ -93,7 +93,7 @@ export function advanceCursor(
 ): Cursor | undefined {
 	if (tasks.length === 0) return cursor;
 	let [at, ids] = [cursor?.at ?? '', [...(cursor?.ids ?? [])]];
-	let floor = cursor ? floorOf(cursor) : '';
+	const floor = cursor ? floorOf(cursor) : '';
 	const recent = new Set(cursor?.recent);
 	for (const task of tasks) {
 		const key = timeKey(task.completed_at);
@@ -104,13 +104,15 @@ export function advanceCursor(
 			if (!ids.includes(task.id)) ids.push(task.id);
 		} else if (key > floor) recent.add(completionKey(task));
 	}
-	floor = [floor, shifted(at, -LATE_COMMIT_WINDOW_MS)].sort()[1];
-	let kept = [...recent].filter((k) => instantOf(k) > floor);
-	if (kept.length > MAX_RECENT) {
-		floor = kept.map(instantOf).sort()[kept.length - MAX_RECENT - 1];
-		kept = kept.filter((k) => instantOf(k) > floor);
-	}
-	return { at, ids, recent: kept, floor };
+	return windowed(at, ids, [...recent], floor);
+}
+
+/** The cursor at `at`: its window reaches 10 s below (not below `below`), at most 2,000 of `handed`. */
+function windowed(at: string, ids: number[], handed: string[], below: string): Cursor {
+	const floor = [below, shifted(at, -LATE_COMMIT_WINDOW_MS)].sort()[1];
+	const recent = [...new Set(handed)].filter((k) => instantOf(k) > floor && instantOf(k) < at);
+	if (recent.length <= MAX_RECENT) return { at, ids, recent, floor };
+	return windowed(at, ids, recent, recent.map(instantOf).sort()[recent.length - MAX_RECENT - 1]);
 }
 
 /**
@@ -120,13 +122,7 @@ export function advanceCursor(
 export function laterCursor(a: Cursor | undefined, b: Cursor | undefined): Cursor | undefined {
 	if (!a || !b) return a ?? b;
 	const [late, early] = a.at >= b.at ? [a, b] : [b, a];
-	const floor = [floorOf(a), floorOf(b)].sort()[1];
 	const ids = early.at === late.at ? [...new Set([...late.ids, ...early.ids])] : late.ids;
-	const handed = [
-		...(a.recent ?? []),
-		...(b.recent ?? []),
-		...early.ids.map((id) => `${id}:${early.at}`),
-	];
-	const recent = [...new Set(handed)].filter((k) => instantOf(k) > floor && instantOf(k) < late.at);
-	return { at: late.at, ids, recent, floor };
+	const handed = [a.recent ?? [], b.recent ?? [], early.ids.map((id) => `${id}:${early.at}`)];
+	return windowed(late.at, ids, handed.flat(), [floorOf(a), floorOf(b)].sort()[1]);
 }

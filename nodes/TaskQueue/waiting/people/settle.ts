@@ -1,5 +1,6 @@
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
+import { timeKey } from '../../helpers/completions';
 import { asNodeError } from '../../helpers/errors';
 import { rememberedMap } from '../../runtime/processMemory';
 import type { CompletedTask } from '../../transport/schemas';
@@ -7,10 +8,10 @@ import { getTaskQueueCredentials } from '../../transport';
 import { verificationKeys } from '../../transport/credentials';
 import type { RunToConfirm } from '../confirmation';
 import { confirmEveryCompletion } from '../confirmation';
-import type { RunMemory } from '../memory';
+import { earliestCompletion, type RunMemory } from '../memory';
 import type { ResumeAddress } from '../messages';
 import type { WaitSettings } from '../settings';
-import { escalate, nextWake } from '../escalation/levels';
+import { escalate, levelOfSlot, nextWake } from '../escalation/levels';
 import { askAgain, extraReader, furtherTasks, type MarkedTask } from './extraTasks';
 import { peopleItems, peopleOutcome, progressOf } from './outcome';
 import type { PeopleSettings } from './settings';
@@ -131,7 +132,12 @@ async function confirmAndDecide(
 
 type MarkReader = (task: CompletedTask) => MarkedTask | undefined;
 
-/** Marks read by the queue a task is listed on: each queue's addresses name their own queue. */
+/**
+ * Marks read by the queue a task is listed on: each queue's addresses name their own queue. A
+ * level's task counts only if the service created it once the level's time had come, by the
+ * service's clock (from the run's first task): a mark made with the key before then, by whoever
+ * holds it, decides nothing (security review M3).
+ */
 function markReader(wait: Wait, settings: WaitSettings, keys: string[], memory: PeopleRun) {
 	const queues = [wait.queueId, ...(memory.escalation?.levels ?? []).map((l) => l.queueId)];
 	const readers = new Map(
@@ -140,7 +146,14 @@ function markReader(wait: Wait, settings: WaitSettings, keys: string[], memory: 
 			extraReader({ ...wait, queueId }, settings.resumeField, keys),
 		]),
 	);
-	return (task: CompletedTask) => readers.get(task.queue_id ?? wait.queueId)?.(task);
+	const started = Date.parse(`${earliestCompletion(wait, memory)}Z`);
+	return (task: CompletedTask) => {
+		const marked = readers.get(task.queue_id ?? wait.queueId)?.(task);
+		const level = memory.escalation?.levels[levelOfSlot(marked?.slot ?? 0) - 1];
+		// 5 s before the level's time by the run's first task still counts: the run's creates take time
+		const due = started + (level?.afterMs ?? 0) - 5_000;
+		return level && !(Date.parse(`${timeKey(task.created_at)}Z`) >= due) ? undefined : marked;
+	};
 }
 
 /** Escalate: the completions of the run's queue and of each level's queue, each tagged with its queue. */

@@ -6,6 +6,9 @@ import { sleep } from 'n8n-workflow';
 
 import { callWaitingNode, queryOf } from '../../../helpers/waiting';
 import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/processMemory';
+import { slotOf } from '../../../../nodes/TaskQueue/waiting/escalation/levels';
+import { addressTag } from '../../../../nodes/TaskQueue/waiting/messages';
+import { markedAddress } from '../../../../nodes/TaskQueue/waiting/people/extraTasks';
 import { locator } from '../env';
 import {
 	ANN,
@@ -169,6 +172,35 @@ describe('Escalate', () => {
 		const own = await call(waiting, SUPERVISORS, supervisorTask.id);
 		expect(own.result.workflowData).toBeUndefined();
 		expect(own.response).toMatchObject({ statusCode: 202, body: { completed: 0, of: 1 } });
+	});
+
+	test('a level task made with the API key before the level is due decides nothing (security review M3): the key, one API user and one colleague cannot approve a four-eyes item an hour early', async () => {
+		const waiting = await run(escalating(FOUR_EYES, [level(SUPERVISORS, 60)]));
+		const [own] = await tasksOn(REFUNDS);
+		const address = String(own.data.resume_url);
+		// the level's address and mark, made as the run makes them, with the key the attacker holds
+		const [, executionId, nodeId, item, count, inputs, t] =
+			/\/webhook-waiting\/([^/]+)\/([^?]+)\?tq=(\d+)-(\d+)-(\d+)&q=\d+&t=(\d+)&k=/.exec(address)!;
+		const key = env.sandbox.apiKey;
+		const parts = {
+			...{ executionId, nodeId, item: Number(item), count: Number(count) },
+			...{ inputs: Number(inputs), queueId: SUPERVISORS, createdAt: Number(t) },
+		};
+		const levelAddress = address
+			.replace(/&q=\d+/, `&q=${SUPERVISORS}`)
+			.replace(/k=[0-9a-f]{32}/, `k=${addressTag(key, parts)}`);
+		const forged = markedAddress(levelAddress, key, parts, slotOf(1, 1));
+		const {
+			ids: [planted],
+		} = await env.client.createTasks(SUPERVISORS, [
+			{ customer_message: REFUND.message, order_total: REFUND.total, resume_url: forged },
+		]);
+		await answer(SUPERVISORS, planted, SUPERVISOR, 'approve');
+		// n8n refuses a call at the made-up address (its own signature), but the run reads the level's
+		// queue at any call of its own: the check's wake, here
+		const heard = await wake(waiting);
+		expect(heard.result.workflowData).toBeUndefined();
+		expect(heard.response).toMatchObject({ statusCode: 202, body: { completed: 0, of: 1 } });
 	});
 
 	test('one task per item and level per process however many calls: 20 wake-ups at once, then a restart (the next process asks again; an answer to a task of either process counts)', async () => {
