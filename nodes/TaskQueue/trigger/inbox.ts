@@ -20,7 +20,7 @@ import { readCheckRecordCall } from './relay/checkRecord';
 //   secret and a signature with the trigger's credential's key. Moves the stored record
 //   (trigger/relay/checkRecord.ts); a record later than now is not followed.
 // - join: another Task Queue Trigger of this n8n on the queue asks the holder to nudge it
-//   (trigger/sharing.ts). Needs the secret; the holder nudges the address once and keeps it only
+//   (trigger/holder.ts). Needs the secret; the holder nudges the address once and keeps it only
 //   when a trigger on this queue answers there. Keeps an address, never a secret.
 // - nudge: carries no data. Anyone may send it: a trigger listening through the holder reads the
 //   queue from its own cursor (one read at a time, at most one more waiting), so what it emits is
