@@ -57,44 +57,36 @@ export function toItem(task: CompletedTask, dataOnly: boolean): INodeExecutionDa
 	return { json: dataOnly ? ((task.data ?? {}) as IDataObject) : (task as unknown as IDataObject) };
 }
 
-export interface Collected {
-	/** Completions after the cursor, oldest first, each once. */
-	tasks: CompletedTask[];
-	/** Requests sent. */
-	requests: number;
-	/** False when a time budget stopped the paging before it reached the cursor: `tasks` are then the newest only. */
-	complete: boolean;
-}
-
 /**
- * Every completion after `cursor`, read newest first with limit/offset and only down to the floor
- * of its window (transport/completedPages.ts: pages overlap, so a task repeated is dropped by its
- * key). A forced re-completion leaves its old place and enters at the front, which moves nothing
- * below its old place. Completions that arrive after the first page was read, on top or committed
- * late below, are left to the next call: its window still holds them (helpers/cursor.ts).
+ * Every completion after `cursor`, read newest first with limit/offset down to the cursor's
+ * instant, or with `deep` down to the floor of its window (transport/completedPages.ts: pages
+ * overlap, so a task repeated is dropped by its key). A forced re-completion leaves its old place
+ * and enters at the front, which moves nothing below its old place. Completions that arrive after
+ * the first page was read, on top or committed late below, are left to the next call: its window
+ * still holds them (helpers/cursor.ts). `tasks`: oldest first, each once; `complete` is false when
+ * the deadline stopped the paging before the cursor (`tasks` are then the newest only).
  */
 export async function collectAfter(
 	this: TaskQueueContext,
 	queueId: number,
 	cursor: Cursor,
-	options: { deadline?: number; nextLimit?: number } = {},
-): Promise<Collected> {
+	options: { deadline?: number; nextLimit?: number; deep?: boolean } = {},
+): Promise<{ tasks: CompletedTask[]; complete: boolean }> {
+	const stop = floorOf(options.deep ? cursor : { at: cursor.at, ids: [] });
 	const sizes = { first: FIRST_PAGE_LIMIT, next: options.nextLimit ?? NEXT_PAGE_LIMIT };
 	const found = new Map<string, CompletedTask>();
-	let requests = 0;
 	for await (const { page, last } of completedPages.call(this, queueId, sizes)) {
-		requests++;
 		let reachedOlder = false;
 		for (const task of page.tasks) {
 			if (isAfter(task, cursor) && isDue(task)) found.set(completionKey(task), task);
-			else if (timeKey(task.completed_at) <= floorOf(cursor)) reachedOlder = true;
+			else if (timeKey(task.completed_at) <= stop) reachedOlder = true;
 		}
 		if (reachedOlder || last) break;
 		if (options.deadline !== undefined && Date.now() > options.deadline) {
-			return { tasks: [...found.values()].sort(compareCompletions), requests, complete: false };
+			return { tasks: [...found.values()].sort(compareCompletions), complete: false };
 		}
 	}
-	return { tasks: [...found.values()].sort(compareCompletions), requests, complete: true };
+	return { tasks: [...found.values()].sort(compareCompletions), complete: true };
 }
 
 /**
@@ -117,7 +109,7 @@ export async function collectUpward(
 		/** Where the previous call stopped, and the list's length then: the place is looked for there first. */
 		from?: Place;
 	},
-): Promise<{ cursor: Cursor; top: boolean; requests: number; place?: Place }> {
+): Promise<{ cursor: Cursor; top: boolean; place?: Place }> {
 	const { from } = options;
 	const guess = from
 		? (await fetchCompletedPage.call(this, queueId, 0, 1)).count - from.count + from.offset
@@ -126,18 +118,14 @@ export async function collectUpward(
 	// (a binary search: about 17 one-task reads at 25,000 completions, one read from `from`) and one
 	// page above it is read; only the pages after that stop at the deadline.
 	const place = await findPlace.call(this, queueId, (task) => isAfter(task, cursor), { guess });
-	if (!place) return { cursor, top: false, requests: 0 };
-	let { requests, count } = place;
-	const read = async (offset: number, limit: number) => {
-		requests++;
-		return await fetchCompletedPage.call(this, queueId, offset, limit);
-	};
+	if (!place) return { cursor, top: false };
+	let { count } = place;
 	let boundary = place.offset;
 	let reached = cursor;
 	for (let first = true; boundary > 0 && (first || Date.now() <= options.deadline); first = false) {
 		const offset = Math.max(0, boundary - (MAX_PAGE - 1));
 		const limit = boundary - offset + 1;
-		const page = await read(offset, limit);
+		const page = await fetchCompletedPage.call(this, queueId, offset, limit);
 		const oldest = page.tasks[page.tasks.length - 1];
 		if (page.tasks.length === limit && oldest && isAfter(oldest, reached)) {
 			boundary += Math.max(1, page.count - count);
@@ -152,7 +140,7 @@ export async function collectUpward(
 		reached = advanceCursor(reached, fresh) ?? reached;
 		boundary = offset;
 	}
-	return { cursor: reached, top: boundary === 0, requests, place: { offset: boundary, count } };
+	return { cursor: reached, top: boundary === 0, place: { offset: boundary, count } };
 }
 
 /** A cursor's place in the list: its offset, when the list was `count` long. */

@@ -39,8 +39,9 @@ export function timeKey(timestamp: string): string {
 }
 
 /**
- * How long after a later completion one may still become visible below it: a real server sets
- * `completed_at` before its transaction commits, and several containers commit in any order.
+ * How long after its instant a completion may still become visible, below later ones: a real
+ * server sets `completed_at` before its transaction commits, and several containers commit in any
+ * order.
  */
 export const LATE_COMMIT_WINDOW_MS = 10_000;
 /** Completions remembered below the cursor's instant at most (a burst's window holds more: it shrinks). */
@@ -51,8 +52,9 @@ const MAX_RECENT = 2_000;
  * the tasks completed at exactly that instant (several can share a timestamp), and the window
  * below it: every completion at or below `floor` counts as handed out, and between `floor` and
  * `at` only those in `recent` (completion keys), so one committed late, below completions already
- * handed out, is still new. Without `floor`, everything below `at` counts (a cursor from "now").
- * `at: ''` means "before the first completion".
+ * handed out, is still new. The floor rises only where a read proved nothing more can come
+ * (sighted), or when the window holds too many. Without `floor`, everything below `at` counts
+ * (a cursor from "now"). `at: ''` means "before the first completion".
  */
 export interface Cursor {
 	at: string;
@@ -107,9 +109,8 @@ export function advanceCursor(
 	return windowed(at, ids, [...recent], floor);
 }
 
-/** The cursor at `at`: its window reaches 10 s below (not below `below`), at most 2,000 of `handed`. */
-function windowed(at: string, ids: number[], handed: string[], below: string): Cursor {
-	const floor = [below, shifted(at, -LATE_COMMIT_WINDOW_MS)].sort()[1];
+/** The cursor at `at` with its window down to `floor`: at most 2,000 of `handed` (it shrinks). */
+function windowed(at: string, ids: number[], handed: string[], floor: string): Cursor {
 	const recent = [...new Set(handed)].filter((k) => instantOf(k) > floor && instantOf(k) < at);
 	if (recent.length <= MAX_RECENT) return { at, ids, recent, floor };
 	return windowed(at, ids, recent, recent.map(instantOf).sort()[recent.length - MAX_RECENT - 1]);
@@ -125,4 +126,33 @@ export function laterCursor(a: Cursor | undefined, b: Cursor | undefined): Curso
 	const ids = early.at === late.at ? [...new Set([...late.ids, ...early.ids])] : late.ids;
 	const handed = [a.recent ?? [], b.recent ?? [], early.ids.map((id) => `${id}:${early.at}`)];
 	return windowed(late.at, ids, handed.flat(), [floorOf(a), floorOf(b)].sort()[1]);
+}
+
+/**
+ * A consumer's cursor, and `seen`: the first sighting since its window last closed (the service
+ * listed completions up to `at` by the reader's clock `when`).
+ */
+export interface Watch {
+	cursor?: Cursor;
+	seen?: { at: string; when: number };
+}
+
+/** Whether a read that starts at `now` reads down to the floor, to close the window (sighted). */
+export const readsDeep = ({ seen }: Watch, now: number): boolean =>
+	seen !== undefined && now - seen.when >= LATE_COMMIT_WINDOW_MS;
+
+/**
+ * After a read from the top that ended at `now`. A deep one, started at least
+ * LATE_COMMIT_WINDOW_MS after the sighting, closes the window up to it: every completion at or
+ * below it was visible then, and the read handed out all it listed. The next sighting is the
+ * newest completion handed out, or `now` if that is dated later (a service's date is not trusted).
+ * Only the reader's clock is compared with itself.
+ */
+export function sighted({ cursor, seen }: Watch, deep: boolean, now: number): Watch {
+	if (!cursor || (seen && !deep)) return { cursor, seen };
+	const { at, ids, recent = [] } = cursor;
+	const to = seen ? [seen.at, shifted(at, -1)].sort()[0] : '';
+	const closed = seen ? windowed(at, ids, recent, [floorOf(cursor), to].sort()[1]) : cursor;
+	const next = [at, new Date(now).toISOString().slice(0, 23)].sort()[0];
+	return { cursor: closed, seen: { at: next, when: now } };
 }

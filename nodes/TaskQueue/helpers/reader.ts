@@ -2,8 +2,15 @@ import { BoundedSet } from '../runtime/bounded';
 import { rememberedMap } from '../runtime/processMemory';
 import type { CompletedTask } from '../transport/schemas';
 import type { TaskQueueContext } from '../transport/types';
-import { collectAfter, collectUpward, type Cursor, type Place } from './completions';
-import { advanceCursor, completionKey, isAfter, laterCursor } from './cursor';
+import { collectAfter, collectUpward, type Cursor, isAfter, type Place } from './completions';
+import {
+	advanceCursor,
+	completionKey,
+	laterCursor,
+	readsDeep,
+	sighted,
+	type Watch,
+} from './cursor';
 
 // The one reader of a queue's completions for everything that emits them: Catch Up, the Poll
 // Trigger and Check for Lost Completions. Each of them is a consumer with its own cursor, and:
@@ -15,17 +22,8 @@ import { advanceCursor, completionKey, isAfter, laterCursor } from './cursor';
 //   kept), however many lie behind;
 // - instants compared as instants (timeKey), whatever precision the service writes.
 
-export interface Reading {
-	/** Completions after the cursor, oldest first, each once. */
-	tasks: CompletedTask[];
-	/** Whether the read reached the newest completion (when false, more follow). */
-	top: boolean;
-	requests: number;
-}
-
-interface Consumer {
-	/** Where the consumer stands in this process (the later of this and its stored cursor counts). */
-	cursor?: Cursor;
+/** `cursor`: where the consumer stands in this process (the later of it and the stored one counts). */
+interface Consumer extends Watch {
 	/** Where an unfinished backlog read stopped in the list. */
 	place?: Place;
 	/** Completions handed out before a read reached them (a delivery ahead of a backlog read), by key. */
@@ -75,7 +73,8 @@ export class CompletionReader {
 	 * The completions after the cursor, handed to `take` oldest first, page by page, until the newest
 	 * or the deadline; the cursor moves over each page once `take` has it. Half the time reads from
 	 * the top (one request when little is new); a backlog longer than that is read from the cursor
-	 * upward, and the next read goes on from where this one stopped.
+	 * upward, and the next read goes on from where this one stopped. `top`: whether it reached the
+	 * newest completion (when false, more follow).
 	 */
 	async read(
 		context: TaskQueueContext,
@@ -92,26 +91,24 @@ export class CompletionReader {
 			 */
 			newestFirst?: (tasks: CompletedTask[]) => Promise<void>;
 		},
-	): Promise<Reading> {
+	): Promise<{ top: boolean }> {
 		const cursor = this.consumer.cursor ?? { at: '', ids: [] };
-		const handed: CompletedTask[] = [];
 		const take = async (tasks: CompletedTask[]) => {
-			const fresh = tasks.filter((task) => !this.consumer.ahead.delete(completionKey(task)));
-			for (const task of fresh) handed.push(task);
-			await options.take(fresh);
+			await options.take(tasks.filter((task) => !this.consumer.ahead.delete(completionKey(task))));
 			this.consumer.cursor = advanceCursor(this.consumer.cursor ?? cursor, tasks) ?? cursor;
 		};
-		let requests = 0;
 		if (!this.consumer.place) {
+			const deep = readsDeep(this.consumer, Date.now());
 			const halfway = Date.now() + (options.deadline - Date.now()) / 2;
 			const collected = await collectAfter.call(context, queueId, cursor, {
 				deadline: halfway,
 				nextLimit: options.nextLimit,
+				deep,
 			});
-			requests += collected.requests;
 			if (collected.complete) {
 				await take(collected.tasks);
-				return { tasks: handed, top: true, requests };
+				Object.assign(this.consumer, sighted(this.consumer, deep, Date.now()));
+				return { top: true };
 			}
 			if (collected.tasks.length > 0) await options.newestFirst?.(collected.tasks);
 		}
@@ -121,7 +118,7 @@ export class CompletionReader {
 			from: this.consumer.place,
 		});
 		this.consumer.place = reached.top ? undefined : reached.place;
-		return { tasks: handed, top: reached.top, requests: requests + reached.requests };
+		return { top: reached.top };
 	}
 }
 

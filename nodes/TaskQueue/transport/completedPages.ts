@@ -223,26 +223,24 @@ export async function findPlace(
 	queueId: number,
 	above: (task: CompletedTask) => boolean,
 	options: { deadline?: number; guess?: number } = {},
-): Promise<{ offset: number; count: number; requests: number } | undefined> {
+): Promise<{ offset: number; count: number } | undefined> {
 	const { deadline = Infinity, guess } = options;
 	if (guess !== undefined && guess > 0) {
 		// where the last search (and what was added on top since) puts it: one read of two tasks
 		const [before, at] = (await fetchCompletedPage.call(this, queueId, guess - 1, 2)).tasks;
 		if (before && above(before) && !(at && above(at))) {
 			const { count } = await fetchCompletedPage.call(this, queueId, 0, 1);
-			return { offset: guess, count, requests: 2 };
+			return { offset: guess, count };
 		}
 	}
 	const first = await fetchCompletedPage.call(this, queueId, 0, 1);
-	let requests = 1;
 	let [low, high] = [0, first.count];
 	while (low < high) {
 		if (Date.now() > deadline) return undefined;
 		const middle = Math.floor((low + high) / 2);
 		const [task] = (await fetchCompletedPage.call(this, queueId, middle, 1)).tasks;
-		requests++;
 		if (task && above(task)) low = middle + 1;
 		else high = middle;
 	}
-	return { offset: low, count: first.count, requests };
+	return { offset: low, count: first.count };
 }

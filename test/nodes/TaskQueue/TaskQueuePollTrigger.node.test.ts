@@ -1,6 +1,8 @@
 // The Task Queue Poll Trigger through n8n-core's PollContext against the sandbox over HTTP:
 // cursor placement, idle cost, order, manual mode (the 2,500-completion backlogs, one read while
 // completions keep arriving, one under n8n 2.x's poll budget: TaskQueuePollTrigger.volume.test.ts).
+import { LATE_COMMIT_WINDOW_MS } from '../../../nodes/TaskQueue/helpers/cursor';
+
 import { BY, QUEUE, usePollTriggerEnv } from './pollTriggerEnv';
 
 const { env: currentEnv, trigger, completedRequests, completedNewestFirst } = usePollTriggerEnv();
@@ -147,21 +149,29 @@ describe('a broken or hostile service (issue 59, security review L4 and L5)', ()
 });
 
 describe('late commits (issue 59: the cursor keeps a window below it)', () => {
-	test('a completion committed after a later one was read is emitted', async () => {
+	test('a completion committed after 30 later ones were read is emitted by the first poll 10 s after them, once', async () => {
 		const t = trigger();
 		await t.poll();
-		const { ids } = await currentEnv().client.createTasks(QUEUE, 2);
+		const { ids } = await currentEnv().client.createTasks(QUEUE, 31);
 		// the first completion (a second earlier: two completions of one millisecond share an
-		// instant, which the cursor's ids already cover) commits after the second was read
+		// instant, which the cursor's ids already cover) commits after the others were read
 		await currentEnv().client.complete(QUEUE, ids[0], {
 			...BY,
 			completedAt: new Date(Date.now() - 1000).toISOString(),
 			commitAfterMs: -1,
 		});
-		await currentEnv().client.complete(QUEUE, ids[1], BY);
-		expect((await t.poll())?.[0].map((item) => item.json.id)).toEqual([ids[1]]);
+		for (const id of ids.slice(1)) await currentEnv().client.complete(QUEUE, id, BY);
+		expect((await t.poll())?.[0].map((item) => item.json.id)).toEqual(ids.slice(1));
 		expect(await currentEnv().client.commitHeld()).toBe(1);
-		await t.poll();
+		// a poll reads below its cursor (more than one page) once 10 s have passed on this n8n's
+		// clock since it saw the newest completion: every one below it was visible by then
+		const now = Date.now();
+		const clock = jest.spyOn(Date, 'now').mockImplementation(() => now + LATE_COMMIT_WINDOW_MS);
+		try {
+			while ((await t.poll()) !== null);
+		} finally {
+			clock.mockRestore();
+		}
 		expect(t.emitted.map((x) => x.id).sort()).toEqual([...ids].sort());
 	});
 });

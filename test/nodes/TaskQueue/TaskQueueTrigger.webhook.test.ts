@@ -5,7 +5,7 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import type { Task } from '../../../sandbox/types';
 import { forgetAsAfterRestart } from '../../../nodes/TaskQueue/runtime/processMemory';
-import { LATE_COMMIT_WINDOW_MS, shifted, timeKey } from '../../../nodes/TaskQueue/helpers/cursor';
+import { shifted, timeKey } from '../../../nodes/TaskQueue/helpers/cursor';
 import {
 	locator,
 	startTriggerEnv,
@@ -174,6 +174,7 @@ describe('accepted deliveries', () => {
 			const t = trigger({ catchUp: true });
 			t.n8nMajor = major;
 			await t.activate();
+			const now = t.state().cursor as { at: string; ids: number[] };
 			const task = await completeOne();
 			const query = { secret: t.secret() as string };
 			const { response } = await t.deliver({ body: task, query });
@@ -186,10 +187,11 @@ describe('accepted deliveries', () => {
 			expect(t.executions).toBe(1);
 			expect(t.saves).toBe(1);
 			expect(t.state().seen).toEqual([storedKey(task)]);
-			// and its window (helpers/cursor.ts): the queue's other completions are from 2024, far below
+			// and its window (helpers/cursor.ts): from "now" at activation (no read has closed it yet)
 			const at = timeKey(String(task.completed_at));
-			const floor = shifted(at, -LATE_COMMIT_WINDOW_MS);
-			expect(t.state().cursor).toEqual({ at, ids: [task.id], recent: [], floor });
+			const recent = now.ids.map((id) => `${id}:${now.at}`);
+			const floor = shifted(now.at, -1);
+			expect(t.state().cursor).toEqual({ at, ids: [task.id], recent, floor });
 			// a copy changes nothing: no save, no execution
 			await t.deliver({ body: task, query });
 			expect(t.saves).toBe(1);

@@ -78,7 +78,7 @@ export async function checkLostCompletions(
 			});
 			if (!reading.top)
 				this.logger.info(
-					`Task Queue Trigger: the check for lost completions of queue ${queueId} had more completions to read than one round reads; it read them oldest first up to ${reader.cursor?.at || 'the start'} (${reading.requests} requests), the next round goes on from there`,
+					`Task Queue Trigger: the check for lost completions of queue ${queueId} had more completions to read than one round reads; it read them oldest first up to ${reader.cursor?.at || 'the start'}, the next round goes on from there`,
 				);
 		} catch (error) {
 			// the service failed: the next round reads on from where this one got to

@@ -4,11 +4,14 @@ import fc from 'fast-check';
 
 import {
 	advanceCursor,
+	sighted,
 	type Cursor,
 	isAfter,
 	LATE_COMMIT_WINDOW_MS,
 	laterCursor,
 	readCursor,
+	readsDeep,
+	type Watch,
 } from '../../../../nodes/TaskQueue/helpers/cursor';
 import type { CompletedTask } from '../../../../nodes/TaskQueue/transport/schemas';
 
@@ -43,10 +46,34 @@ describe('the window below the cursor', () => {
 		expect(isAfter(task(1, 4_500), next)).toBe(true);
 	});
 
-	it(`reaches ${LATE_COMMIT_WINDOW_MS / 1000} s below the newest completion handed out, no further`, () => {
-		const cursor = advanceCursor(undefined, [task(1, 20_000)])!;
-		expect(isAfter(task(2, 20_000 - LATE_COMMIT_WINDOW_MS + 1), cursor)).toBe(true);
-		expect(isAfter(task(3, 20_000 - LATE_COMMIT_WINDOW_MS), cursor)).toBe(false);
+	it(`closes only where a read down to its floor, ${LATE_COMMIT_WINDOW_MS / 1000} s after a sighting, proved nothing more can come`, () => {
+		const start = advanceCursor(undefined, [task(1, 1_000), task(2, 20_000)])!;
+		// nothing closes by itself: a completion of 1.5 s may still commit
+		expect(isAfter(task(3, 1_500), start)).toBe(true);
+		expect(readsDeep({ cursor: start }, 0)).toBe(false);
+		// the first read from the top notes what it saw (the newest completion, never later than now)
+		const first = sighted({ cursor: start }, false, BASE + 30_000);
+		expect(first).toEqual({ cursor: start, seen: { at: start.at, when: BASE + 30_000 } });
+		const later = sighted({ cursor: start }, false, BASE + 10_000);
+		expect(later.seen).toEqual({ at: '2026-12-02T10:00:10.000', when: BASE + 10_000 });
+		// a read before 10 s have passed is not deep and closes nothing
+		expect(readsDeep(first, BASE + 39_999)).toBe(false);
+		const moved = advanceCursor(start, [task(4, 25_000)])!;
+		expect(sighted({ ...first, cursor: moved }, false, BASE + 39_999)).toEqual({
+			...first,
+			cursor: moved,
+		});
+		// one from 10 s after, down to the floor, closes up to the sighting: 3 (1.5 s) counts as
+		// handed out; above the sighting nothing closed (19 s may still come; 20 s, handed out, not)
+		expect(readsDeep(first, BASE + 40_000)).toBe(true);
+		const closed = sighted({ ...first, cursor: moved }, true, BASE + 40_000);
+		expect(closed.seen).toEqual({ at: moved.at, when: BASE + 40_000 });
+		expect(isAfter(task(3, 1_500), closed.cursor!)).toBe(false);
+		expect(isAfter(task(5, 20_000), closed.cursor!)).toBe(false);
+		expect(isAfter(task(2, 20_000), closed.cursor!)).toBe(false);
+		expect(isAfter(task(6, 20_001), closed.cursor!)).toBe(true);
+		expect(isAfter(task(7, 24_999), closed.cursor!)).toBe(true);
+		expect(closed.cursor).toEqual({ ...moved, floor: start.at, recent: [] });
 	});
 
 	it('a cursor without a window (from "now", or stored before the window) counts everything below it', () => {
@@ -105,8 +132,10 @@ describe('the window below the cursor', () => {
 
 	// Completions become visible up to 9 s after their instant, in any order; a reader hands out what
 	// it sees after its cursor, oldest first, in pieces cut anywhere (inside one millisecond too),
-	// sometimes restarts from the stored cursor, sometimes merges a stale copy of it (queue mode).
-	it('property: every completion visible within the window is handed out exactly once', () => {
+	// reading from the top down to the cursor's instant only, or down to the floor when readsDeep
+	// says so (sighted then closes the window); it sometimes restarts from the stored cursor,
+	// sometimes merges a stale copy of it (queue mode), sometimes forgets its sighting (a restart).
+	it('property: every completion is handed out exactly once, however shallow the reads between', () => {
 		fc.assert(
 			fc.property(
 				fc.array(fc.record({ at: fc.integer({ min: 0, max: 30_000 }), late: fc.nat(9_000) }), {
@@ -115,9 +144,10 @@ describe('the window below the cursor', () => {
 				}),
 				fc.array(
 					fc.record({
-						step: fc.nat(2_000),
+						step: fc.nat(4_000),
 						piece: fc.integer({ min: 1, max: 40 }),
 						stale: fc.boolean(),
+						restart: fc.boolean(),
 					}),
 					{
 						minLength: 1,
@@ -131,12 +161,15 @@ describe('the window below the cursor', () => {
 						visible: m.at - (m.at % 7) + m.late,
 					}));
 					const handed = new Map<number, number>();
-					let cursor: Cursor | undefined;
+					let watch: Watch = {};
 					let stale: Cursor | undefined;
 					let now = 0;
 					const turn = (piece: number) => {
+						const deep = readsDeep(watch, BASE + now);
+						const { cursor } = watch;
 						const fresh = all
 							.filter((c) => c.visible <= now && (!cursor || isAfter(c.t, cursor)))
+							.filter((c) => deep || !cursor || timeOf(c.t) >= cursor.at)
 							.map((c) => c.t)
 							.sort((a, b) =>
 								a.completed_at === b.completed_at
@@ -148,17 +181,22 @@ describe('the window below the cursor', () => {
 						for (let i = 0; i < fresh.length; i += piece) {
 							const page = fresh.slice(i, i + piece);
 							for (const t of page) handed.set(t.id, (handed.get(t.id) ?? 0) + 1);
-							cursor = advanceCursor(cursor, page);
+							watch = { ...watch, cursor: advanceCursor(watch.cursor, page) };
 						}
+						watch = sighted(watch, deep, BASE + now);
 					};
-					for (const { step, piece, stale: merge } of turns) {
+					for (const { step, piece, stale: merge, restart } of turns) {
 						now += step;
-						if (merge && stale) cursor = laterCursor(cursor, stale);
-						stale = cursor && readCursor(JSON.parse(JSON.stringify(cursor)));
+						if (merge && stale) watch = { ...watch, cursor: laterCursor(watch.cursor, stale) };
+						if (restart) watch = { cursor: watch.cursor };
+						stale = watch.cursor && readCursor(JSON.parse(JSON.stringify(watch.cursor)));
 						turn(piece);
 					}
-					now = Infinity;
-					turn(1000);
+					// reads go on after the last completion is visible, 10 s apart
+					for (let i = 0; i < 3; i++) {
+						now += LATE_COMMIT_WINDOW_MS + 9_000;
+						turn(1000);
+					}
 					return all.every((c) => handed.get(c.t.id) === 1);
 				},
 			),
@@ -166,3 +204,5 @@ describe('the window below the cursor', () => {
 		);
 	});
 });
+
+const timeOf = (t: CompletedTask) => t.completed_at.slice(0, 23);
