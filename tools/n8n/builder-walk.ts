@@ -28,7 +28,7 @@ import axios from 'axios';
 import type { IDataObject } from 'n8n-workflow';
 import type { Locator, Page } from 'playwright-core';
 
-import { selectValue, signIn, startEditorSession } from './editor-session';
+import { BACKSTOP_MS, selectValue, signIn, startEditorSession } from './editor-session';
 import type { N8nHandle } from './start';
 
 const QUEUE_NAME = 'My refunds';
@@ -63,7 +63,7 @@ function check(what: string, ok: boolean, seen: unknown): void {
 
 async function click(page: Page, what: string, target: Locator): Promise<void> {
 	step(what);
-	await target.first().click({ timeout: 15_000 });
+	await target.first().click({ timeout: BACKSTOP_MS });
 	await page.waitForTimeout(400);
 }
 
@@ -84,7 +84,7 @@ async function addNode(page: Page, opener: Locator, search: string, action?: str
 	if (action && !(await shown(page.getByText(action, { exact: true }))) && (await shown(triggers)))
 		await click(page, 'unfold Triggers', triggers);
 	if (action) await click(page, `pick "${action}"`, page.getByText(action, { exact: true }));
-	await page.locator('[data-test-id="ndv"]').first().waitFor({ timeout: 15_000 });
+	await page.locator('[data-test-id="ndv"]').first().waitFor({ timeout: BACKSTOP_MS });
 	await page.waitForTimeout(1200);
 }
 
@@ -102,7 +102,7 @@ async function chooseQueue(page: Page, queue: string): Promise<string> {
 	// in Create and Wait the picker adds what the queue can do ("· ready to wait")
 	const listed = page.getByText(new RegExp(`^${queue.replace(/[()]/g, '\\$&')}( · .+)?$`));
 	// the list loads the organization's queues from the service through n8n (slow on a busy machine)
-	const shown = ((await listed.first().textContent({ timeout: 45_000 })) ?? '').trim();
+	const shown = ((await listed.first().textContent({ timeout: BACKSTOP_MS })) ?? '').trim();
 	await click(page, `pick ${queue}`, listed);
 	await page.waitForTimeout(2000);
 	return shown;
@@ -117,7 +117,7 @@ async function pickAliceIfAsked(page: Page): Promise<void> {
 	await page
 		.locator('[data-testid="pick-user"], [data-testid^="org-"]')
 		.first()
-		.waitFor({ timeout: 15_000 });
+		.waitFor({ timeout: BACKSTOP_MS });
 	const alice = page.getByText('Alice Example', { exact: true });
 	if (await alice.isVisible().catch(() => false)) await click(page, 'pick Alice', alice);
 }
@@ -152,7 +152,9 @@ async function makeQueueOnPage(
 		page.locator('[data-testid="add-address-field"]'),
 	);
 	await click(page, 'Create queue', page.locator('[data-testid="create-queue"]'));
-	const made = await page.locator('[data-testid="queue-created"]').textContent({ timeout: 15_000 });
+	const made = await page
+		.locator('[data-testid="queue-created"]')
+		.textContent({ timeout: BACKSTOP_MS });
 	const id = Number(/Queue (\d+) /.exec(made ?? '')?.[1]);
 	check('the page made the queue', made === `Queue ${id} "${name}" created.`, made);
 	return id;
@@ -165,7 +167,7 @@ async function dragField(page: Page, field: string, target: Locator): Promise<vo
 		.locator('[data-test-id="ndv-input-panel"]')
 		.getByText(field, { exact: true })
 		.first();
-	await source.waitFor({ timeout: 15_000 });
+	await source.waitFor({ timeout: BACKSTOP_MS });
 	const from = await source.boundingBox();
 	const to = await target.first().boundingBox();
 	if (!from || !to) throw new Error(`nothing to drag: ${field}`);
@@ -402,7 +404,7 @@ async function setUpEscalation(page: Page, supervisors: string): Promise<void> {
 		page.locator('[data-test-id="parameter-input-queue"] input').last(),
 	);
 	const listed = page.locator('.el-select-dropdown:visible li', { hasText: supervisors }).first();
-	const shown = ((await listed.textContent({ timeout: 15_000 })) ?? '').trim();
+	const shown = ((await listed.textContent({ timeout: BACKSTOP_MS })) ?? '').trim();
 	check(
 		"the level's Queue list says the supervisors' queue is not routed back yet, and what to do",
 		shown.startsWith(`${supervisors} · not routed back`) &&
@@ -699,7 +701,7 @@ export async function walk(flags: { people: boolean; escalate?: boolean }): Prom
 			.locator('[data-test-id="ndv-input-panel"]')
 			.getByText('outcome', { exact: true })
 			.first()
-			.waitFor({ timeout: 20_000 })
+			.waitFor({ timeout: BACKSTOP_MS })
 			.catch(() => undefined);
 		await page.screenshot({ path: join(tmpdir(), `builder-walk-if-${n8n.major}.png`) });
 		await dragField(page, 'outcome', page.locator('[data-test-id="parameter-input-left"]'));

@@ -22,6 +22,14 @@ export interface EditorSession {
 /** An n8n and a Chromium that several sessions use one after another (`withSharedEditor`). */
 let shared: { n8n: N8nHandle; browser: Browser } | undefined;
 let sharedSessions = 0;
+/**
+ * How long the editor sessions wait for an element at most: a backstop a healthy run never nears.
+ * n8n loads a dropdown's options and a node's panel through its own API and the service, and beside
+ * CI's other suites that took more than the 10-15 s these waits had (CI21 of stop 67: the Resume
+ * Address Field's options, in the first minutes, while four n8n and queue-mode stacks booted).
+ */
+export const BACKSTOP_MS = 120_000;
+
 const usedPorts = new Set<string>();
 
 async function startN8nAndBrowser(): Promise<{ n8n: N8nHandle; browser: Browser }> {

@@ -15,7 +15,7 @@ import { join } from 'path';
 import type { Page } from 'playwright-core';
 
 import { SandboxClient } from '../../sandbox/client';
-import { selectValue, signIn, startEditorSession } from './editor-session';
+import { BACKSTOP_MS, selectValue, signIn, startEditorSession } from './editor-session';
 import { REPO_ROOT } from './package';
 import { activateWorkflow, CREDENTIAL_NAME, upsertWorkflow } from './provision';
 import type { N8nHandle } from './start';
@@ -53,7 +53,7 @@ async function openWorkflow(page: Page, n8n: N8nHandle, id: string): Promise<voi
 
 async function openNode(page: Page, name: string): Promise<void> {
 	await page.locator(`[data-test-id="canvas-node"][data-node-name="${name}"]`).first().dblclick();
-	await page.locator('[data-test-id="ndv"]').first().waitFor({ timeout: 15_000 });
+	await page.locator('[data-test-id="ndv"]').first().waitFor({ timeout: BACKSTOP_MS });
 	await page.waitForTimeout(2500);
 }
 
@@ -61,7 +61,7 @@ async function openNode(page: Page, name: string): Promise<void> {
 async function dropdownOptions(page: Page, parameter: string): Promise<string[]> {
 	await page.locator(`[data-test-id="parameter-input-${parameter}"]`).first().click();
 	const items = page.locator('.el-select-dropdown:visible .el-select-dropdown__item');
-	await items.first().waitFor({ timeout: 10_000 });
+	await items.first().waitFor({ timeout: BACKSTOP_MS });
 	return (await items.allInnerTexts()).map((t) => t.split('\n')[0].trim());
 }
 
@@ -152,7 +152,7 @@ export async function tour(): Promise<void> {
 					.locator('[data-test-id="node-creator-plus-button"], [data-test-id="canvas-plus-button"]')
 					.first()
 					.click();
-			await search.waitFor({ timeout: 10_000 });
+			await search.waitFor({ timeout: BACKSTOP_MS });
 			await page.keyboard.type(term);
 			await page.waitForTimeout(1200);
 			const found = await page.locator('[data-test-id="node-creator"]').first().innerText();
