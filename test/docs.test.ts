@@ -131,3 +131,67 @@ test("docs/triggers.md's static data table names every key the triggers keep, an
 	);
 	expect([...documented].sort()).toEqual([...keys].sort());
 });
+
+/** The project's own files (not node_modules, builds or test output), as paths from the root. */
+function projectFiles(): string[] {
+	const folders = ['nodes', 'credentials', 'sandbox', 'tools', 'test', 'bench', 'examples', '.ci'];
+	const nested = folders
+		.filter((folder) => existsSync(join(ROOT, folder)))
+		.flatMap((folder) =>
+			readdirSync(join(ROOT, folder), { recursive: true }).map((f) => `${folder}/${String(f)}`),
+		);
+	return [...nested, ...readdirSync(ROOT)].filter((f) => !f.includes('node_modules'));
+}
+
+const PROSE = [
+	'README.md',
+	'CONTRIBUTING.md',
+	'sandbox/README.md',
+	...readdirSync(join(ROOT, 'docs'))
+		.filter((f) => f.endsWith('.md'))
+		.map((f) => `docs/${f}`),
+];
+
+// Issue 59, "docs match the code": a file or a name the docs cite is one the project has. n8n's own
+// files and names, quoted from its code where the docs explain what n8n does, are not the project's.
+const N8N_FILES = /^(n8n\/dist\/|community-packages\.service\.js$|webhook\.js$)/;
+const N8N_NAMES = new Set([
+	'$getWorkflowStaticData',
+	'__commitCursor',
+	'__runPoll',
+	'N8N_POLLER_DURABLE_CURSORS_ENABLED',
+	'handleWaitingState',
+	'InstanceSettingsLoaderConfig',
+	'needsCommunityPackages',
+	'checkForMissingPackages',
+	'N8N_UNVERIFIED_PACKAGES_ENABLED',
+	'N8N_GRACEFUL_SHUTDOWN_TIMEOUT',
+]);
+
+test.each(PROSE)('every source file %s names is a file of the project', (doc) => {
+	const text = readFileSync(join(ROOT, doc), 'utf8');
+	const cited = [...text.matchAll(/`([\w./-]+\.(?:ts|js|cjs|mjs|sh))`/g)].map((m) => m[1]);
+	const files = projectFiles();
+	const missing = cited.filter(
+		(path) => !N8N_FILES.test(path) && !files.some((f) => f === path || f.endsWith(`/${path}`)),
+	);
+	expect(missing).toEqual([]);
+});
+
+test.each(PROSE)(
+	'every function, constant or option of the code %s names is one the project has',
+	(doc) => {
+		const text = readFileSync(join(ROOT, doc), 'utf8');
+		// camelCase or CONSTANT_CASE between backticks: a name of code, not a word
+		const names = [...text.matchAll(/`([A-Za-z_$][\w$]*)(?:\(\))?`/g)]
+			.map((m) => m[1])
+			.filter((name) => /[a-z][A-Z]/.test(name) || /^[A-Z][A-Z0-9]*_[A-Z0-9_]+$/.test(name))
+			.filter((name) => !N8N_NAMES.has(name));
+		const code = projectFiles()
+			.filter((f) => /\.(ts|js|cjs|mjs|html|json)$|^\.ci\/run$/.test(f))
+			.map((f) => readFileSync(join(ROOT, f), 'utf8'))
+			.join('\n');
+		const missing = [...new Set(names)].filter((name) => !code.includes(name));
+		expect(missing).toEqual([]);
+	},
+);
