@@ -57,12 +57,35 @@ async function openNode(page: Page, name: string): Promise<void> {
 	await page.waitForTimeout(2500);
 }
 
-/** The option names of a parameter's dropdown (opened, read, closed). */
+/**
+ * The option names of a parameter's dropdown (opened and read). n8n may still load the options when
+ * the panel opens, and a click then can leave the dropdown closed or empty (CI21 and CI23 of stop 67:
+ * no option in 120 s, twice in four runs): it waits for the load, then clicks until the options
+ * show, up to the backstop.
+ */
 async function dropdownOptions(page: Page, parameter: string): Promise<string[]> {
-	await page.locator(`[data-test-id="parameter-input-${parameter}"]`).first().click();
-	const items = page.locator('.el-select-dropdown:visible .el-select-dropdown__item');
-	await items.first().waitFor({ timeout: BACKSTOP_MS });
-	return (await items.allInnerTexts()).map((t) => t.split('\n')[0].trim());
+	await selectValue(page, parameter);
+	const input = page.locator(`[data-test-id="parameter-input-${parameter}"]`).first();
+	const open = page.locator('.el-select-dropdown:visible');
+	const items = open.locator('.el-select-dropdown__item');
+	const deadline = Date.now() + BACKSTOP_MS;
+	for (;;) {
+		// a click opens it, or closes one left open empty (the next turn's click opens it again)
+		await input.click();
+		const shown = await items
+			.first()
+			.waitFor({ timeout: 10_000 })
+			.then(() => true)
+			.catch(() => false);
+		if (shown) return (await items.allInnerTexts()).map((t) => t.split('\n')[0].trim());
+		if (Date.now() > deadline) {
+			const seen = (await open.allInnerTexts().catch(() => [])).join(' | ');
+			await page.screenshot({ path: join(REPO_ROOT, '.tmp', `tour-${parameter}-no-options.png`) });
+			throw new Error(
+				`no options of ${parameter} shown in ${BACKSTOP_MS} ms (dropdown: "${seen}")`,
+			);
+		}
+	}
 }
 
 /** The tour, in an editor session of its own or, inside `withSharedEditor`, in the shared one. */
