@@ -661,9 +661,18 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 	};
 	const deadlineOf = (executionId: string) =>
 		(waiting.runs.get(executionId)?.run.waitTill as Date).getTime() - 5 * 60_000;
-	const pastDeadline = async (executionId: string) => {
-		const wait = deadlineOf(executionId) - Date.now() + 50;
-		if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+	// The deadline comes by moving this process's clock (Date.now: the node, the trigger, n8n's
+	// waiting stand-in and the sandbox read it), not by waiting for it: the same instants, no real wait.
+	const realNow = Date.now.bind(Date);
+	let shiftMs = 0;
+	let clock: jest.SpyInstance<number, []>;
+	beforeEach(() => {
+		shiftMs = 0;
+		clock = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + shiftMs);
+	});
+	afterEach(() => clock.mockRestore());
+	const pastDeadline = (executionId: string) => {
+		shiftMs += Math.max(0, deadlineOf(executionId) - Date.now() + 50);
 	};
 	test("one approval of two, then the deadline: the trigger's check wakes the run, which resumes once with Alice's answer, wait.outcome timedOut and people.decision timedOut", async () => {
 		await activateTrigger();
@@ -683,7 +692,7 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		const callsBefore = waiting.calls.length;
 		await trigger.reconcile();
 		expect(waiting.calls.slice(callsBefore).filter((c) => c.executionId === '70')).toEqual([]);
-		await pastDeadline('70');
+		pastDeadline('70');
 		expect(await trigger.reconcile()).toBeNull();
 		expect(waiting.resumes.get('70')).toBe(1);
 		const [items] = waiting.resumed.get('70') as INodeExecutionData[][];
@@ -728,7 +737,7 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 			twoPeople(1),
 			approval,
 		);
-		await pastDeadline('71');
+		pastDeadline('71');
 		await trigger.reconcile();
 		expect(waiting.resumes.get('71')).toBe(1);
 		const [items] = waiting.resumed.get('71') as INodeExecutionData[][];
@@ -756,7 +765,7 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		expect(runsToWake(QUEUE)).toEqual([
 			{ url: expect.stringContaining('/74/'), at: deadlineOf('74') },
 		]);
-		await pastDeadline('74');
+		pastDeadline('74');
 		await trigger.reconcile();
 		expect(waiting.resumes.get('74')).toBe(1);
 		const [items] = waiting.resumed.get('74') as INodeExecutionData[][];
@@ -775,7 +784,7 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		// and written into the check's record in the same round: known after a restart of the main
 		expect((trigger.state().lostCompletionCheck as IDataObject).wake).toEqual([announced]);
 		expect(waiting.resumed.has('73')).toBe(false);
-		await pastDeadline('73');
+		pastDeadline('73');
 		await trigger.reconcile();
 		expect(waiting.resumes.get('73')).toBe(1);
 		const [items] = waiting.resumed.get('73') as INodeExecutionData[][];
@@ -796,7 +805,7 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		expect(stored.wake).toEqual([{ url: expect.stringContaining('/75/'), at: deadlineOf('75') }]);
 		forgetAsAfterRestart();
 		forgetRuns();
-		await pastDeadline('75');
+		pastDeadline('75');
 		await trigger.reconcile();
 		expect(waiting.resumes.get('75')).toBe(1);
 		const [items] = waiting.resumed.get('75') as INodeExecutionData[][];
@@ -814,7 +823,7 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		]);
 		await complete(ids[0]);
 		await until('the trigger emitted it', () => trigger.executions === 1);
-		await pastDeadline('76');
+		pastDeadline('76');
 		await trigger.reconcile();
 		expect(waiting.resumes.get('76')).toBe(1);
 		const [items] = waiting.resumed.get('76') as INodeExecutionData[][];
@@ -852,7 +861,7 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		await complete(tasks[0].id);
 		await complete(tasks[1].id);
 		await env.client.clearFaults();
-		await pastDeadline('73');
+		pastDeadline('73');
 		forgetAsAfterRestart();
 		forgetRuns();
 		await trigger.reconcile();
