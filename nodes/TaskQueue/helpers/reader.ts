@@ -1,3 +1,5 @@
+import { sleep } from 'n8n-workflow';
+
 import { BoundedSet } from '../runtime/bounded';
 import { rememberedMap } from '../runtime/processMemory';
 import type { CompletedTask } from '../transport/schemas';
@@ -32,6 +34,8 @@ interface Consumer extends Watch {
 	turn: Promise<unknown>;
 	/** Whether a turn waits for the one in progress (a listener's nudge then adds none). */
 	waiting?: boolean;
+	/** When its last turn started (n8n's clock), for a paced consumer. */
+	startedAt?: number;
 }
 
 /** Completions handed out ahead of the cursor kept at most per consumer (one per delivery during a backlog read). */
@@ -135,12 +139,17 @@ export async function inTurn<T>(
 	return (await inTurnUnlessWaiting(scope, stored, turn, false)) as T;
 }
 
-/** As inTurn; with `unlessWaiting`, undefined at once when a turn of the consumer waits already (it covers this one). */
+/**
+ * As inTurn; with `unlessWaiting`, undefined at once when a turn of the consumer waits already (it
+ * covers this one). With `gapMs`, a turn starts at least that long after the last one started, and
+ * calls meanwhile share it: however many calls arrive, at most one turn per gap.
+ */
 export async function inTurnUnlessWaiting<T>(
 	scope: string,
 	stored: Cursor | undefined,
 	turn: (reader: CompletionReader) => Promise<T>,
 	unlessWaiting = true,
+	gapMs = 0,
 ): Promise<T | undefined> {
 	let consumer = consumers.get(scope);
 	if (!consumer) {
@@ -151,7 +160,9 @@ export async function inTurnUnlessWaiting<T>(
 	if (unlessWaiting && own.waiting) return undefined;
 	own.waiting = true;
 	const mine = own.turn.then(async () => {
-		own.waiting = false;
+		const wait = (own.startedAt ?? 0) + gapMs - Date.now();
+		if (gapMs > 0 && wait > 0) await sleep(wait);
+		[own.waiting, own.startedAt] = [false, Date.now()];
 		const firstHere = own.cursor === undefined;
 		// no stored cursor: the consumer starts afresh (a new activation), whatever this process kept
 		own.cursor = stored ? laterCursor(own.cursor, stored) : undefined;

@@ -19,6 +19,8 @@ import { keepListeners, listenersOf } from './state/staticData';
 const NUDGE_TIMEOUT_MS = 5_000;
 /** How long a hand-over waits for a listener to take the queue. */
 const TAKE_TIMEOUT_MS = 30_000;
+/** Nudges to one listener, and its reads on them, start at least this far apart. */
+export const NUDGE_GAP_MS = 250;
 /** The most listeners a holder nudges: a join past it is refused, and the joiner says so. */
 export const MAX_LISTENERS = 20;
 
@@ -59,30 +61,27 @@ async function nudge(
 	return answer.status === 200 && body?.listening === queueId ? 'listening' : 'gone';
 }
 
-/** Per listener address: the nudge under way, and the one that follows it. */
-const nudges = rememberedMap<string, { running?: Promise<Nudged>; next?: Promise<Nudged> }>(
-	'nudgesUnderWay',
-);
+/** Per listener address: the nudge under way, the one that follows it, when the last one started. */
+const nudges = rememberedMap<
+	string,
+	{ running?: Promise<Nudged>; next?: Promise<Nudged>; startedAt: number }
+>('nudgesUnderWay');
 
 /**
- * A nudge sent after this call began: one under way now is followed by one more, shared by every
- * delivery that arrives meanwhile (a burst of deliveries makes two nudges at a time, not one each).
+ * A nudge sent after this call began, at least NUDGE_GAP_MS after the last one to the address:
+ * it follows the one under way and is shared by every delivery that arrives meanwhile (a burst of
+ * 1,000 deliveries in a second makes at most 5 nudges per listener, not one each).
  */
 async function nudgeSoon(this: IWebhookFunctions, url: string, queueId: number): Promise<Nudged> {
-	const slot = nudges.get(url) ?? {};
+	const slot = nudges.get(url) ?? { startedAt: 0 };
 	nudges.set(url, slot);
-	const start = () => {
-		const running = nudge.call(this, url, queueId, 'read').finally(() => {
-			if (slot.running === running) slot.running = undefined;
-		});
-		slot.running = running;
-		return running;
-	};
-	if (!slot.running) return await start();
-	slot.next ??= slot.running.then(() => {
-		slot.next = undefined;
-		return start();
-	});
+	slot.next ??= (async () => {
+		await slot.running;
+		await sleep(Math.max(0, slot.startedAt + NUDGE_GAP_MS - Date.now()));
+		[slot.next, slot.startedAt] = [undefined, Date.now()];
+		slot.running = nudge.call(this, url, queueId, 'read');
+		return await slot.running;
+	})();
 	return await slot.next;
 }
 

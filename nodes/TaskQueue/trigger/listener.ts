@@ -23,7 +23,7 @@ import {
 	SeenCompletions,
 } from './deliveryChecks';
 import type { JoinOutcome } from './holder';
-import { fullListMessage, nudgeListeners } from './holder';
+import { fullListMessage, NUDGE_GAP_MS, nudgeListeners } from './holder';
 import { joinCall, nudgeCall } from './inbox';
 import type { TriggerContext } from './liveTarget';
 import { forgetLiveTargets, liveTarget } from './liveTarget';
@@ -114,7 +114,9 @@ async function readOwn(
 	// queue, not per secret: each activation of a listener registers anew (a new secret) while nudges that
 	// loaded the registration before it still arrive, and both must read from one cursor
 	const reader = `listen:${registration.url}:${queueId}`;
-	return (await inTurnUnlessWaiting(reader, readTriggerCursor(state), read)) ?? [];
+	return (
+		(await inTurnUnlessWaiting(reader, readTriggerCursor(state), read, true, NUDGE_GAP_MS)) ?? []
+	);
 }
 
 /**

@@ -14,6 +14,7 @@ import {
 	WebhookTriggerUnderTest,
 	type TriggerTestEnv,
 } from './env';
+import { listenerHelpers } from './listenersEnv';
 
 const QUEUE = 101;
 let env: TriggerTestEnv;
@@ -26,44 +27,8 @@ beforeEach(async () => {
 	await env.client.reset();
 });
 
-function trigger(webhookId: string, options: Record<string, boolean> = {}) {
-	return new WebhookTriggerUnderTest({
-		credentials: env.credentials(),
-		parameters: { event: 'taskCompleted', queue: locator(QUEUE), options },
-		webhookId,
-	});
-}
-
-/** The first trigger holds the queue, the second listens through it, both behind one n8n address. */
-async function holderAndListener(holderOptions: Record<string, boolean> = {}) {
-	const a = trigger('a0000000-0000-4000-8000-00000000000a', holderOptions);
-	const b = trigger('b0000000-0000-4000-8000-00000000000b');
-	const n8n = await oneN8n([a, b]);
-	try {
-		await a.activate();
-		await b.activate();
-	} catch (error) {
-		await n8n.close();
-		throw error;
-	}
-	return { a, b, n8n };
-}
-
-async function completeNew(count: number): Promise<number[]> {
-	const { ids } = await env.client.createTasks(QUEUE, count);
-	for (const id of ids) await env.client.complete(QUEUE, id, { by: 'alice@example.com' });
-	return ids;
-}
-
-const target = async () =>
-	((await env.client.getQueue(QUEUE)) as unknown as { webhook?: { target?: string } }).webhook
-		?.target ?? '';
-const emittedIds = (t: WebhookTriggerUnderTest) => t.emitted.map((task) => task.id);
-/** The calls that reached a trigger's address, by kind (the body's first key, or `delivery`). */
-const callsTo = (
-	n8n: { calls: Array<{ path: string; kind: string }> },
-	t: WebhookTriggerUnderTest,
-) => n8n.calls.filter((c) => c.path === new URL(t.url()).pathname).map((c) => c.kind);
+const { trigger, holderAndListener, completeNew, target, emittedIds, callsTo, until } =
+	listenerHelpers(() => env, QUEUE);
 
 describe('several Task Queue Triggers of one n8n on one queue', () => {
 	test('the second listens through the first instead of failing; each emits every completion once, duplicates included, and the listener only from its own reads', async () => {
@@ -487,11 +452,3 @@ describe("the trigger's door, against a caller who has the holder's secret (the 
 		}
 	});
 });
-
-async function until(probe: () => boolean, timeoutMs = 10_000): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!probe()) {
-		if (Date.now() > deadline) throw new Error('timed out');
-		await new Promise((resolve) => setTimeout(resolve, 20));
-	}
-}
