@@ -62,19 +62,24 @@ async function completedNow(): Promise<Set<string>> {
 const figures: Record<string, unknown> = { backlog: BACKLOG, latencyMs: LATENCY_MS };
 
 /**
- * The heap while `read` runs, in MB above the heap when it started: its peak, and what was still
- * held after (the harness keeps every emitted item; a GC first where node runs with --expose-gc).
+ * Runs `rounds` on a service answering LATENCY_MS late, and measures the heap meanwhile, in MB above
+ * the heap when they started: its peak, and what was still held after (the harness keeps every
+ * emitted item; a GC first where node runs with --expose-gc).
  */
-async function heapOf(read: () => Promise<void>): Promise<{ peakMb: number; heldAfterMb: number }> {
+async function slowRounds(
+	rounds: () => Promise<void>,
+): Promise<{ peakMb: number; heldAfterMb: number }> {
 	const gc = (global as { gc?: () => void }).gc;
 	gc?.();
 	const base = process.memoryUsage().heapUsed;
 	let peak = base;
 	const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 50);
+	await env.client.setLatency(LATENCY_MS);
 	try {
-		await read();
+		await rounds();
 	} finally {
 		clearInterval(sampler);
+		await env.client.setLatency(0);
 	}
 	peak = Math.max(peak, process.memoryUsage().heapUsed);
 	gc?.();
@@ -105,28 +110,19 @@ test(
 			await env.client.completeMany(QUEUE, BACKLOG, BY);
 			await env.client.waitForWebhookCalls(BACKLOG + 1, 120_000 * SCALE);
 			await env.client.clearFaults();
-			await env.client.setLatency(LATENCY_MS);
 			const delivered: number[] = [];
 			const perDelivery: Array<{ emitted: number; seconds: number }> = [];
-			const heap = await heapOf(async () => {
-				try {
-					for (
-						let round = 0;
-						round < MAX_ROUNDS && t.emitted.length < BACKLOG + 1 + round;
-						round++
-					) {
-						const emittedBefore = t.emitted.length;
-						const started = Date.now();
-						const { ids } = await env.client.completeMany(QUEUE, 1, BY);
-						delivered.push(ids[0]);
-						await env.client.waitForWebhookCalls(BACKLOG + 2 + round, 120_000);
-						perDelivery.push({
-							emitted: t.emitted.length - emittedBefore,
-							seconds: (Date.now() - started) / 1000,
-						});
-					}
-				} finally {
-					await env.client.setLatency(0);
+			const heap = await slowRounds(async () => {
+				for (let round = 0; round < MAX_ROUNDS && t.emitted.length < BACKLOG + 1 + round; round++) {
+					const emittedBefore = t.emitted.length;
+					const started = Date.now();
+					const { ids } = await env.client.completeMany(QUEUE, 1, BY);
+					delivered.push(ids[0]);
+					await env.client.waitForWebhookCalls(BACKLOG + 2 + round, 120_000);
+					perDelivery.push({
+						emitted: t.emitted.length - emittedBefore,
+						seconds: (Date.now() - started) / 1000,
+					});
 				}
 			});
 			figures.catchUp = { deliveries: perDelivery.length, perDelivery, heap };
@@ -171,32 +167,26 @@ test(
 			await env.client.completeMany(QUEUE, BACKLOG, BY);
 			await env.client.waitForWebhookCalls(BACKLOG, 120_000 * SCALE);
 			await env.client.clearFaults();
-			await env.client.setLatency(LATENCY_MS);
 			const perNudge: Array<{ emitted: number; seconds: number }> = [];
-			const heap = await heapOf(async () => {
-				try {
-					for (
-						let round = 0;
-						round < MAX_ROUNDS && listener.emitted.length < BACKLOG + round;
-						round++
-					) {
-						const emittedBefore = listener.emitted.length;
-						const started = Date.now();
-						// one delivery: the holder emits it and nudges the listener, which reads from its cursor
-						await env.client.completeMany(QUEUE, 1, BY);
-						const deadline = Date.now() + 120_000;
-						while (listener.emitted.length === emittedBefore) {
-							if (Date.now() > deadline)
-								throw new Error(`round ${round}: the listener did not read`);
-							await new Promise((resolve) => setTimeout(resolve, 100));
-						}
-						perNudge.push({
-							emitted: listener.emitted.length - emittedBefore,
-							seconds: (Date.now() - started) / 1000,
-						});
+			const heap = await slowRounds(async () => {
+				for (
+					let round = 0;
+					round < MAX_ROUNDS && listener.emitted.length < BACKLOG + round;
+					round++
+				) {
+					const emittedBefore = listener.emitted.length;
+					const started = Date.now();
+					// one delivery: the holder emits it and nudges the listener, which reads from its cursor
+					await env.client.completeMany(QUEUE, 1, BY);
+					const deadline = Date.now() + 120_000;
+					while (listener.emitted.length === emittedBefore) {
+						if (Date.now() > deadline) throw new Error(`round ${round}: the listener did not read`);
+						await new Promise((resolve) => setTimeout(resolve, 100));
 					}
-				} finally {
-					await env.client.setLatency(0);
+					perNudge.push({
+						emitted: listener.emitted.length - emittedBefore,
+						seconds: (Date.now() - started) / 1000,
+					});
 				}
 			});
 			figures.listener = { nudges: perNudge.length, perNudge, heap };
@@ -226,17 +216,12 @@ test(
 		const before = await completedNow();
 		await env.client.createTasks(QUEUE, BACKLOG);
 		await env.client.completeMany(QUEUE, BACKLOG, BY);
-		await env.client.setLatency(LATENCY_MS);
 		const perPoll: Array<{ emitted: number; seconds: number }> = [];
-		const heap = await heapOf(async () => {
-			try {
-				for (let poll = 0; poll < MAX_ROUNDS && t.emitted.length < BACKLOG; poll++) {
-					const started = Date.now();
-					const items = await t.poll();
-					perPoll.push({ emitted: items?.[0].length ?? 0, seconds: (Date.now() - started) / 1000 });
-				}
-			} finally {
-				await env.client.setLatency(0);
+		const heap = await slowRounds(async () => {
+			for (let poll = 0; poll < MAX_ROUNDS && t.emitted.length < BACKLOG; poll++) {
+				const started = Date.now();
+				const items = await t.poll();
+				perPoll.push({ emitted: items?.[0].length ?? 0, seconds: (Date.now() - started) / 1000 });
 			}
 		});
 		figures.pollTrigger = { polls: perPoll.length, perPoll, heap };

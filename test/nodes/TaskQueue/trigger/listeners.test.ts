@@ -7,28 +7,12 @@ import http from 'http';
 import type { AddressInfo } from 'net';
 
 import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/processMemory';
-import {
-	locator,
-	oneN8n,
-	startTriggerEnv,
-	WebhookTriggerUnderTest,
-	type TriggerTestEnv,
-} from './env';
-import { listenerHelpers } from './listenersEnv';
+import { locator, oneN8n, WebhookTriggerUnderTest } from './env';
+import { listenerSuite } from './listenersEnv';
 
 const QUEUE = 101;
-let env: TriggerTestEnv;
-
-beforeAll(async () => (env = await startTriggerEnv()));
-afterAll(async () => await env.close());
-// each test is a new n8n: what a process remembered of another test's queue is gone
-beforeEach(async () => {
-	forgetAsAfterRestart();
-	await env.client.reset();
-});
-
-const { trigger, holderAndListener, completeNew, target, emittedIds, callsTo, until } =
-	listenerHelpers(() => env, QUEUE);
+const { suite, trigger, holderAndListener, completeNew, target, emittedIds, callsTo, until } =
+	listenerSuite(QUEUE);
 
 describe('several Task Queue Triggers of one n8n on one queue', () => {
 	test('the second listens through the first instead of failing; each emits every completion once, duplicates included, and the listener only from its own reads', async () => {
@@ -45,9 +29,9 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 			// the holder keeps the listener's address, nothing else
 			expect(a.state().listeners).toEqual([b.url()]);
 			n8n.calls.length = 0;
-			await env.client.setFaults([{ webhook: 'duplicate', count: 2 }]);
+			await suite.env.client.setFaults([{ webhook: 'duplicate', count: 2 }]);
 			const ids = await completeNew(3);
-			await env.client.waitForWebhookCalls(5);
+			await suite.env.client.waitForWebhookCalls(5);
 			await until(() => emittedIds(b).length === 3);
 			await new Promise((resolve) => setTimeout(resolve, 300));
 			expect(emittedIds(a)).toEqual(ids);
@@ -55,17 +39,17 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 			// nothing but nudges reached the listener: what it emitted, it read from the service
 			expect(new Set(callsTo(n8n, b))).toEqual(new Set(['taskQueueNudge']));
 		} finally {
-			await env.client.clearFaults();
+			await suite.env.client.clearFaults();
 			await n8n.close();
 		}
 	});
 
 	test('deactivating the holder hands the queue to the listener, which loses nothing meanwhile; the person-set target comes back when the last one goes', async () => {
-		await env.client.setWebhook(QUEUE, 'https://hooks.example.com/intake');
+		await suite.env.client.setWebhook(QUEUE, 'https://hooks.example.com/intake');
 		const { a, b, n8n } = await holderAndListener({ replaceExistingWebhook: true });
 		try {
 			const before = await completeNew(2);
-			await env.client.waitForWebhookCalls(2);
+			await suite.env.client.waitForWebhookCalls(2);
 			await a.delete();
 			expect(await target()).toBe(`${b.url()}?secret=${b.secret()}`);
 			// b answered the hand-over, then n8n saved what it wrote
@@ -75,7 +59,7 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 				previousTarget: 'https://hooks.example.com/intake',
 			});
 			const after = await completeNew(2);
-			await env.client.waitForWebhookCalls(4);
+			await suite.env.client.waitForWebhookCalls(4);
 			await until(() => emittedIds(b).length === 4);
 			expect(emittedIds(b)).toEqual([...before, ...after]);
 			expect(emittedIds(a)).toEqual(before);
@@ -92,7 +76,7 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 			await b.delete();
 			n8n.down.add(b);
 			const ids = await completeNew(2);
-			await env.client.waitForWebhookCalls(2);
+			await suite.env.client.waitForWebhookCalls(2);
 			await until(() => emittedIds(a).length === 2);
 			expect(emittedIds(a)).toEqual(ids);
 			expect(emittedIds(b)).toEqual([]);
@@ -109,7 +93,7 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 		try {
 			n8n.down.add(b);
 			const lost = await completeNew(2);
-			await env.client.waitForWebhookCalls(2);
+			await suite.env.client.waitForWebhookCalls(2);
 			expect(emittedIds(b)).toEqual([]);
 			await a.reconcile();
 			expect(a.state().listeners).toBeUndefined();
@@ -121,7 +105,7 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 			await until(() => emittedIds(b).length >= lost.length);
 			expect(emittedIds(b)).toEqual(lost);
 			const ids = await completeNew(1);
-			await env.client.waitForWebhookCalls(3);
+			await suite.env.client.waitForWebhookCalls(3);
 			await until(() => emittedIds(b).length === 3);
 			expect(emittedIds(b)).toEqual([...lost, ...ids]);
 		} finally {
@@ -135,7 +119,7 @@ describe('n8n restarts with a listener (issue 46, CI 17)', () => {
 		const { a, b, n8n } = await holderAndListener();
 		try {
 			const before = await completeNew(2);
-			await env.client.waitForWebhookCalls(2);
+			await suite.env.client.waitForWebhookCalls(2);
 			const emits = async (count: number) =>
 				await until(() => emittedIds(b).length >= count).catch(() => {
 					throw new Error(`the listener emitted ${JSON.stringify(emittedIds(b))}, not ${count}`);
@@ -154,11 +138,11 @@ describe('n8n restarts with a listener (issue 46, CI 17)', () => {
 			const meanwhile = await completeNew(2);
 			await activation;
 			expect(b.secret()).not.toBe(secret);
-			await env.client.waitForWebhookCalls(4);
+			await suite.env.client.waitForWebhookCalls(4);
 			await b.reconcile();
 			await emits(4);
 			const after = await completeNew(1);
-			await env.client.waitForWebhookCalls(5);
+			await suite.env.client.waitForWebhookCalls(5);
 			await emits(5);
 			expect(await b.reconcile()).toBeNull();
 			await new Promise((resolve) => setTimeout(resolve, 500));
@@ -194,7 +178,7 @@ describe('triggers published together', () => {
 			expect(b.state().registration).toMatchObject({ listening: true });
 			expect(a.state().listeners).toBeUndefined();
 			const ids = await completeNew(1);
-			await env.client.waitForWebhookCalls(1);
+			await suite.env.client.waitForWebhookCalls(1);
 			expect(emittedIds(b)).toEqual([]);
 			await b.reconcile();
 			expect(a.state().listeners).toEqual([b.url()]);
@@ -208,7 +192,7 @@ describe('triggers published together', () => {
 
 describe('a listener that joined late (real server F5)', () => {
 	test("it keeps what the holder puts back: after a hand-over, the person's own webhook comes back when the last trigger goes", async () => {
-		await env.client.setWebhook(QUEUE, 'https://hooks.example.com/intake');
+		await suite.env.client.setWebhook(QUEUE, 'https://hooks.example.com/intake');
 		const a = trigger('a0000000-0000-4000-8000-00000000000a', { replaceExistingWebhook: true });
 		const b = trigger('b0000000-0000-4000-8000-00000000000b');
 		const n8n = await oneN8n([a, b]);
@@ -244,24 +228,26 @@ describe('Catch Up with several triggers on one queue', () => {
 		const n8n = await oneN8n([a, b, c]);
 		try {
 			const before = new Set(
-				(await env.client.tasks(QUEUE)).filter((t) => t.status === 'completed').map((t) => t.id),
+				(await suite.env.client.tasks(QUEUE))
+					.filter((t) => t.status === 'completed')
+					.map((t) => t.id),
 			);
 			await a.activate();
 			await b.activate();
 			await c.activate();
 			expect(a.state().listeners).toHaveLength(2);
-			await env.client.createTasks(QUEUE, 61);
-			await env.client.setFaults({ rules: [{ webhook: 'drop', probability: 0.2 }], seed: 3 });
-			await env.client.completeMany(QUEUE, 60, { by: 'alice@example.com' });
-			await env.client.clearFaults();
+			await suite.env.client.createTasks(QUEUE, 61);
+			await suite.env.client.setFaults({ rules: [{ webhook: 'drop', probability: 0.2 }], seed: 3 });
+			await suite.env.client.completeMany(QUEUE, 60, { by: 'alice@example.com' });
+			await suite.env.client.clearFaults();
 			// a last delivery that arrives: each trigger catches up with it
-			await env.client.completeMany(QUEUE, 1, { by: 'alice@example.com' });
-			const expected = (await env.client.tasks(QUEUE))
+			await suite.env.client.completeMany(QUEUE, 1, { by: 'alice@example.com' });
+			const expected = (await suite.env.client.tasks(QUEUE))
 				.filter((t) => t.status === 'completed' && !before.has(t.id))
 				.map((t) => t.id)
 				.sort((x, y) => x - y);
 			expect(expected.length).toBeGreaterThanOrEqual(61);
-			const dropped = (await env.client.webhookCalls()).filter((w) => w.fault === 'dropped');
+			const dropped = (await suite.env.client.webhookCalls()).filter((w) => w.fault === 'dropped');
 			expect(dropped.length).toBeGreaterThan(0);
 			const sorted = (t: WebhookTriggerUnderTest) =>
 				emittedIds(t)
@@ -271,7 +257,7 @@ describe('Catch Up with several triggers on one queue', () => {
 			await new Promise((resolve) => setTimeout(resolve, 300));
 			for (const t of [a, b, c]) expect(sorted(t)).toEqual(expected);
 		} finally {
-			await env.client.clearFaults();
+			await suite.env.client.clearFaults();
 			await n8n.close();
 		}
 	}, 60_000);
@@ -288,7 +274,7 @@ describe("the trigger's door, against a caller who has the holder's secret (the 
 			expect(n8n.calls).toEqual([]);
 			expect(a.state().listeners).toEqual([b.url()]);
 			const ids = await completeNew(1);
-			await env.client.waitForWebhookCalls(1);
+			await suite.env.client.waitForWebhookCalls(1);
 			await until(() => emittedIds(b).length === 1);
 			await new Promise((resolve) => setTimeout(resolve, 300));
 			// the service's one delivery, and one nudge to the listener: nothing more
@@ -311,7 +297,7 @@ describe("the trigger's door, against a caller who has the holder's secret (the 
 		const a = trigger('a0000000-0000-4000-8000-00000000000a');
 		// a Task Queue Trigger of this n8n on another queue
 		const elsewhere = new WebhookTriggerUnderTest({
-			credentials: env.credentials(),
+			credentials: suite.env.credentials(),
 			parameters: { event: 'taskCompleted', queue: locator(QUEUE + 1), options: {} },
 			webhookId: 'e0000000-0000-4000-8000-00000000000e',
 		});
@@ -349,7 +335,7 @@ describe("the trigger's door, against a caller who has the holder's secret (the 
 			expect(a.state().listeners).toBeUndefined();
 			expect(outside).toBe(0);
 			const ids = await completeNew(1);
-			await env.client.waitForWebhookCalls(1);
+			await suite.env.client.waitForWebhookCalls(1);
 			expect(emittedIds(a)).toEqual(ids);
 			expect(emittedIds(elsewhere)).toEqual([]);
 			expect(outside).toBe(0);
@@ -366,11 +352,11 @@ describe("the trigger's door, against a caller who has the holder's secret (the 
 			const made = { id: 99999, status: 'completed', queue_id: QUEUE, data: { refund: 5000 } };
 			const nudge = async (look: boolean) =>
 				(await b.deliver({ body: { taskQueueNudge: { look, task: made }, ...made } })).response;
-			await env.client.clearRequests();
+			await suite.env.client.clearRequests();
 			const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => nudge(i % 2 === 0)));
 			expect(new Set(answers.map((r) => r.statusCode))).toEqual(new Set([200]));
 			expect(b.emitted).toEqual([]);
-			const requests = await env.client.requests();
+			const requests = await suite.env.client.requests();
 			const reads = requests
 				.filter((r) => r.route === 'completed')
 				.sort((x, y) => x.arrivedAt - y.arrivedAt);
@@ -384,7 +370,7 @@ describe("the trigger's door, against a caller who has the holder's secret (the 
 			expect(webhookReads).toHaveLength(1);
 			const ids = await completeNew(2);
 			await Promise.all(Array.from({ length: 20 }, () => nudge(false)));
-			await env.client.waitForWebhookCalls(2);
+			await suite.env.client.waitForWebhookCalls(2);
 			await until(() => emittedIds(b).length === 2);
 			await new Promise((resolve) => setTimeout(resolve, 300));
 			expect(emittedIds(b)).toEqual(ids);
@@ -397,16 +383,16 @@ describe("the trigger's door, against a caller who has the holder's secret (the 
 	});
 
 	test('a forged message does not choose what is put back, and a nudge to look never takes a webhook someone else set', async () => {
-		await env.client.setWebhook(QUEUE, 'https://hooks.example.com/intake');
+		await suite.env.client.setWebhook(QUEUE, 'https://hooks.example.com/intake');
 		const { a, b, n8n } = await holderAndListener({ replaceExistingWebhook: true });
 		try {
 			const forged = { hold: [], previous: 'https://collector.example.com/stolen' };
 			expect((await withSecretOf(a, { taskQueueListener: forged })).statusCode).toBe(400);
 			// a person points the queue elsewhere: a nudge to look leaves it so
-			await env.client.setWebhook(QUEUE, 'https://hooks.example.com/other');
+			await suite.env.client.setWebhook(QUEUE, 'https://hooks.example.com/other');
 			await b.deliver({ body: { taskQueueNudge: { look: true } } });
 			expect(await target()).toBe('https://hooks.example.com/other');
-			await env.client.setWebhook(QUEUE, `${a.url()}?secret=${a.secret()}`);
+			await suite.env.client.setWebhook(QUEUE, `${a.url()}?secret=${a.secret()}`);
 			await a.delete();
 			expect(await target()).toBe(`${b.url()}?secret=${b.secret()}`);
 			await b.delete();
@@ -425,7 +411,7 @@ describe("the trigger's door, against a caller who has the holder's secret (the 
 			}
 			expect(a.state().listeners).toEqual([b.url()]);
 			const ids = await completeNew(1);
-			await env.client.waitForWebhookCalls(1);
+			await suite.env.client.waitForWebhookCalls(1);
 			await until(() => emittedIds(b).length === 1);
 			expect(emittedIds(b)).toEqual(ids);
 		} finally {

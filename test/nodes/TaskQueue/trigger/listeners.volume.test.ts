@@ -2,32 +2,18 @@
 // anyone or from the holder after each delivery of a burst, the listener reads, and the holder
 // nudges it, at most once per NUDGE_GAP_MS (trigger/holder.ts), and each trigger emits every
 // completion once. 1,000 completions: out of the fast tier.
-import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/processMemory';
 import { NUDGE_GAP_MS } from '../../../../nodes/TaskQueue/trigger/holder';
 import { recordFigures } from '../../../reliability/figures';
-import { startTriggerEnv, type TriggerTestEnv } from './env';
-import { listenerHelpers } from './listenersEnv';
+import { listenerSuite } from './listenersEnv';
 
 const QUEUE = 101;
-let env: TriggerTestEnv;
-
-beforeAll(async () => (env = await startTriggerEnv()));
-afterAll(async () => await env.close());
-beforeEach(async () => {
-	forgetAsAfterRestart();
-	await env.client.reset();
-});
-
-const { holderAndListener, emittedIds, readsSettled, callsTo, until } = listenerHelpers(
-	() => env,
-	QUEUE,
-);
+const { suite, holderAndListener, emittedIds, readsSettled, callsTo, until } = listenerSuite(QUEUE);
 
 test('1,000 nudges at once, and a burst of 1,000 completions: a listener reads at most once per 250 ms, the holder nudges it at most once per 250 ms, and each emits every completion once', async () => {
 	const { a, b, n8n } = await holderAndListener();
 	try {
 		const made = { id: 99999, status: 'completed', queue_id: QUEUE, data: { refund: 5000 } };
-		await env.client.clearRequests();
+		await suite.env.client.clearRequests();
 		let started = Date.now();
 		const nudges = Array.from({ length: 1000 }, async () => {
 			const body = { taskQueueNudge: { look: false, task: made }, ...made };
@@ -44,12 +30,12 @@ test('1,000 nudges at once, and a burst of 1,000 completions: a listener reads a
 		const readsOnNudges = reads.length;
 		expect(b.emitted).toEqual([]);
 		// a burst through the holder: its nudges to the listener are paced the same way
-		await env.client.clearRequests();
+		await suite.env.client.clearRequests();
 		n8n.calls.length = 0;
-		await env.client.createTasks(QUEUE, 1000);
+		await suite.env.client.createTasks(QUEUE, 1000);
 		started = Date.now();
-		const { ids } = await env.client.completeMany(QUEUE, 1000, { by: 'alice@example.com' });
-		await env.client.waitForWebhookCalls(1000, 600_000);
+		const { ids } = await suite.env.client.completeMany(QUEUE, 1000, { by: 'alice@example.com' });
+		await suite.env.client.waitForWebhookCalls(1000, 600_000);
 		// the same bound over the deliveries: at most one nudge and one read per 250 ms while they
 		// arrive; then the holder's one nudge to follow, and the listener's read waiting plus the
 		// one that nudge may start

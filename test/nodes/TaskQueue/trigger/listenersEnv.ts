@@ -1,6 +1,26 @@
 // The helpers of the listener tests (listeners.test.ts, listeners.volume.test.ts): triggers of one
 // queue behind one stand-in n8n address, the first holding the queue, the second listening.
-import { locator, oneN8n, WebhookTriggerUnderTest, type TriggerTestEnv } from './env';
+import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/processMemory';
+import {
+	locator,
+	oneN8n,
+	startTriggerEnv,
+	WebhookTriggerUnderTest,
+	type TriggerTestEnv,
+} from './env';
+
+/** The suite's sandbox (`suite.env`), each test a new n8n, and the helpers on `queue`. */
+export function listenerSuite(queue: number) {
+	const suite = { env: undefined as unknown as TriggerTestEnv };
+	beforeAll(async () => (suite.env = await startTriggerEnv()));
+	afterAll(async () => await suite.env.close());
+	// each test is a new n8n: what a process remembered of another test's queue is gone
+	beforeEach(async () => {
+		forgetAsAfterRestart();
+		await suite.env.client.reset();
+	});
+	return { suite, ...listenerHelpers(() => suite.env, queue) };
+}
 
 export function listenerHelpers(env: () => TriggerTestEnv, queue: number) {
 	function trigger(webhookId: string, options: Record<string, boolean> = {}) {
