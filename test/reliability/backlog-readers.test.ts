@@ -105,10 +105,10 @@ test(
 			const before = await completedNow();
 			await env.client.createTasks(QUEUE, BACKLOG + 20);
 			await env.client.completeMany(QUEUE, 1, BY);
-			await env.client.waitForWebhookCalls(1);
+			await env.client.waitForWebhookCount(1);
 			await env.client.setFaults([{ webhook: 'drop', count: BACKLOG }]);
 			await env.client.completeMany(QUEUE, BACKLOG, BY);
-			await env.client.waitForWebhookCalls(BACKLOG + 1, 120_000 * SCALE);
+			await env.client.waitForWebhookCount(BACKLOG + 1, 120_000 * SCALE);
 			await env.client.clearFaults();
 			const delivered: number[] = [];
 			const perDelivery: Array<{ emitted: number; seconds: number }> = [];
@@ -118,7 +118,7 @@ test(
 					const started = Date.now();
 					const { ids } = await env.client.completeMany(QUEUE, 1, BY);
 					delivered.push(ids[0]);
-					await env.client.waitForWebhookCalls(BACKLOG + 2 + round, 120_000);
+					await env.client.waitForWebhookCount(BACKLOG + 2 + round, 120_000);
 					perDelivery.push({
 						emitted: t.emitted.length - emittedBefore,
 						seconds: (Date.now() - started) / 1000,
@@ -165,7 +165,7 @@ test(
 			// the backlog's deliveries are lost: the holder never nudges for them
 			await env.client.setFaults([{ webhook: 'drop', count: BACKLOG }]);
 			await env.client.completeMany(QUEUE, BACKLOG, BY);
-			await env.client.waitForWebhookCalls(BACKLOG, 120_000 * SCALE);
+			await env.client.waitForWebhookCount(BACKLOG, 120_000 * SCALE);
 			await env.client.clearFaults();
 			const perNudge: Array<{ emitted: number; seconds: number }> = [];
 			const heap = await slowRounds(async () => {
