@@ -138,15 +138,9 @@ export async function handleAdmin(
 			log.clear();
 			return ok({ ok: true });
 		case 'GET /webhook-calls':
-			// `?count=1`: how many, and how many finished (a list of 250,000 calls is slow to serialize)
-			return ok(
-				query.count
-					? {
-							total: webhooks.calls.length,
-							finished: webhooks.calls.filter((c) => c.state !== 'pending').length,
-						}
-					: webhooks.calls,
-			);
+			// `?count=1`: how many, and how many finished, past the list's 200,000 too (and quicker
+			// than a list of 250,000 calls)
+			return ok(query.count ? webhooks.counts : webhooks.calls);
 		case 'DELETE /webhook-calls':
 			webhooks.clear();
 			return ok({ ok: true });

@@ -12,7 +12,11 @@ const MAX_CALLS = 200_000;
 
 export class WebhookDeliverer {
 	calls: WebhookCall[] = [];
+	/** Every call made and finished since the last clear, the ones dropped from `calls` too (`MAX_CALLS`). */
+	readonly counts = { total: 0, finished: 0 };
 	private seq = 0;
+	/** The last seq before the last clear: a call made before it that finishes now is not counted. */
+	private clearedAt = 0;
 	private inFlight = 0;
 	private idleWaiters: Array<() => void> = [];
 	private closed = false;
@@ -38,6 +42,7 @@ export class WebhookDeliverer {
 			call.state = 'dropped';
 			call.fault = 'dropped';
 			call.finishedAt = new Date().toISOString();
+			this.counts.finished++; // made in this call: always since the last clear
 			return;
 		}
 		if (fault?.webhook === 'delay') {
@@ -75,6 +80,7 @@ export class WebhookDeliverer {
 			finishedAt: null,
 		};
 		this.calls.push(call);
+		this.counts.total++;
 		if (this.calls.length > MAX_CALLS) this.calls.splice(0, this.calls.length - MAX_CALLS);
 		return call;
 	}
@@ -112,6 +118,7 @@ export class WebhookDeliverer {
 		call.error = error;
 		call.state = error ? 'failed' : 'done';
 		call.finishedAt = new Date().toISOString();
+		if (call.seq > this.clearedAt) this.counts.finished++;
 		this.inFlight--;
 		if (this.inFlight === 0) {
 			const waiters = this.idleWaiters;
@@ -173,6 +180,8 @@ export class WebhookDeliverer {
 
 	clear(): void {
 		this.calls = [];
+		this.clearedAt = this.seq;
+		Object.assign(this.counts, { total: 0, finished: 0 });
 	}
 
 	/** Resolves when no delivery is pending. */
