@@ -137,3 +137,11 @@ test.each([1, 4, 16])(
 		expect(run.elapsedMs).toBeLessThan(((2000 * 20) / workers) * 1.25);
 	},
 );
+
+// The busy service of actions/task/create.concurrency.test.ts (2 workers, 250 ms, 80 creates) where no
+// load reaches it: that test's bound of 12 after 40 creates, and the 4-6 a quiet machine shows there.
+test('a busy service of 2 workers at 250 ms: at most 6 in flight after 40 creates (bound 12)', () => {
+	const run = simulate({ workers: 2, serviceMs: 250, networkMs: 0, creates: 80 });
+	expect(run.done).toBe(80);
+	expect(Math.max(...run.limits.slice(40))).toBeLessThanOrEqual(6);
+});
