@@ -36,6 +36,7 @@ export const PROCESS_MEMORY = {
 	progressLogged: 10_000,
 	runDeadlines: 10_000,
 	announcedWakes: 1000,
+	joinsRetrying: 200,
 } as const;
 
 export type StoreName = keyof typeof PROCESS_MEMORY;

@@ -10,13 +10,10 @@ import type { TaskQueueCredentials, TaskQueueRequest, TaskQueueResponse } from '
 /** Routes that the self-hosted 1.0.x server breaks under /queues and serves under /workflows. */
 const LEGACY_DEFECT_ROUTE = /^\/\d+(\/webhook|\/flush)?$/;
 
-function isHtml(body: unknown): boolean {
-	return typeof body === 'string' && /<(!doctype|html|body|h1)\b/i.test(body);
-}
+const isHtml = (body: unknown) =>
+	typeof body === 'string' && /<(!doctype|html|body|h1)\b/i.test(body);
 
-function attemptsNote(attempt: number): string {
-	return attempt > 1 ? ` (after ${attempt} attempts)` : '';
-}
+const attemptsNote = (attempt: number) => (attempt > 1 ? ` (after ${attempt} attempts)` : '');
 
 /** " Values sent: {…}" for a create whose outcome is unknown, so the task can be found. */
 function sentValues(request: TaskQueueRequest): string {
@@ -149,10 +146,7 @@ export function httpError(
  * text of its own ("The connection to the server was closed unexpectedly"): keep the one written here,
  * which says what the node was doing and whether a create may have gone through.
  */
-function keepMessage(error: NodeApiError, message: string): NodeApiError {
-	error.message = message;
-	return error;
-}
+const keepMessage = (error: NodeApiError, message: string) => Object.assign(error, { message });
 
 /** The service's answer was larger than the package reads (a hostile or broken service); not retried. */
 export function tooLargeError(node: INode, request: TaskQueueRequest, bytes: number): NodeApiError {

@@ -4,6 +4,7 @@ import type {
 	IWebhookFunctions,
 	IWebhookResponseData,
 } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
 
 import { getTriggerQueueId } from '../helpers/queue';
 import { newestCursor } from '../helpers/completions';
@@ -30,6 +31,7 @@ import { forgetLiveTargets, liveTarget } from './liveTarget';
 import type { Registration } from './state/staticData';
 import { readTriggerCursor, writeRegistration, writeTriggerCursor } from './state/staticData';
 import { answer, durableRecords, emitAnswered, scopeOf } from './webhookDelivery';
+import { rememberedMap } from '../runtime/processMemory';
 
 // A Task Queue Trigger that listens to a queue another trigger of this n8n holds (holder.ts has
 // why). It emits what it reads itself, through the one reader (helpers/reader.ts) from its own
@@ -42,6 +44,8 @@ import { answer, durableRecords, emitAnswered, scopeOf } from './webhookDelivery
 const READ_BUDGET_MS = 20_000;
 /** A JOIN waits for the holder to nudge the joiner once. */
 const JOIN_TIMEOUT_MS = 15_000;
+/** Listeners of this process trying a join again, by address (deactivating one stops its tries). */
+export const joinsRetrying = rememberedMap<string, object>('joinsRetrying');
 
 export async function receiveNudge(
 	this: IWebhookFunctions,
@@ -184,6 +188,22 @@ export async function joinHolder(
 	}
 	if (answer.status === 409 && body?.full === true) return { outcome: 'full', previous: null };
 	return { outcome: answer.status === 403 ? 'not a listener' : 'no answer', previous: null };
+}
+
+/**
+ * A join refused at activation (the holder not saved yet, or busy) is tried again every 2 s for a
+ * minute, after the activation returned: the listener is nudged within seconds of the holder
+ * answering, not at its first check. Its previous target comes with the next look's join.
+ */
+export async function joinAgainSoon(this: TriggerContext, holder: string, url: string) {
+	const mine = {};
+	joinsRetrying.set(url, mine);
+	for (let tries = 0; tries < 30 && joinsRetrying.get(url) === mine; tries++) {
+		await sleep(2000);
+		if (joinsRetrying.get(url) !== mine) return;
+		const { outcome } = await joinHolder.call(this, holder, url);
+		if (outcome === 'joined' || outcome === 'full') return;
+	}
 }
 
 /**

@@ -15,7 +15,7 @@ import {
 	withoutQuery,
 } from '../helpers/webhookTarget';
 import { fullListMessage } from './holder';
-import { joinHolder } from './listener';
+import { joinAgainSoon, joinHolder } from './listener';
 import { reachabilityWarning } from './webhookReachability';
 import { checkWebhookUrl, productionHoldsIt, someoneElseHoldsIt } from './activationErrors';
 import type { Registration } from './state/staticData';
@@ -174,8 +174,8 @@ async function startCursorIfNew(
 /**
  * Another Task Queue Trigger of this n8n holds the queue: this one listens (listener.ts). It reads the
  * queue from its own cursor, placed now, and asks the holder to nudge it after each delivery; a
- * holder that cannot answer yet (published together: n8n has not saved its registration) is joined
- * at this trigger's first check, which reads the queue meanwhile.
+ * holder that cannot answer yet (published together: n8n has not saved its registration) is asked
+ * again every 2 s for a minute (listener.ts), then at each check.
  */
 async function listenThrough(
 	this: IHookFunctions,
@@ -190,8 +190,9 @@ async function listenThrough(
 	// when the holder goes, it puts the same back
 	keep.call(this, activation, { previousTarget: joined.previous, listening: true });
 	keepListeners(state, []);
+	if (joined.outcome !== 'joined') void joinAgainSoon.call(this, holder, url);
 	this.logger.info(
-		`Task Queue Trigger: queue ${queueId} is held by another Task Queue Trigger of this n8n (${new URL(holder).pathname}); this one ${joined.outcome === 'joined' ? 'listens through it' : `joins it at its first check (${joined.outcome} now)`} and reads the queue itself: each emits every completed task`,
+		`Task Queue Trigger: queue ${queueId} is held by another Task Queue Trigger of this n8n (${new URL(holder).pathname}); this one ${joined.outcome === 'joined' ? 'listens through it' : `tries to join it every 2 s for a minute, then at each check (${joined.outcome} now)`} and reads the queue itself: each emits every completed task`,
 	);
 	return true;
 }

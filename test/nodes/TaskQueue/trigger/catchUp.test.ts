@@ -66,6 +66,11 @@ async function audit(t: WebhookTriggerUnderTest, before: Set<string>) {
 	};
 }
 
+/** Every call under way ended, the holder's first: its nudges, sent after it answered the service, start the listeners' reads. */
+async function settled(triggers: WebhookTriggerUnderTest[]) {
+	for (const t of triggers) await t.idle();
+}
+
 async function completedBefore(): Promise<Set<string>> {
 	return new Set((await env.client.tasks(QUEUE)).filter((x) => x.status === 'completed').map(key));
 }
@@ -94,6 +99,7 @@ describe('Catch Up in a burst: every completion once', () => {
 				// one more delivery catches up whatever the lost ones left
 				await env.client.completeMany(QUEUE, 1, BY);
 				await env.client.waitForWebhookCalls(2_001, 60_000);
+				await t.idle();
 				expect(await audit(t, before)).toEqual({ completions: 2_001, missing: 0, twice: 0 });
 			} finally {
 				await server.close();
@@ -130,6 +136,7 @@ describe('Catch Up with three triggers of one n8n on one queue (a holder and two
 			await env.client.completeMany(QUEUE, 1, BY);
 			// the holder answers the service once it has passed the delivery on
 			await env.client.waitForWebhookCalls(2_001, 60_000);
+			await settled(triggers);
 			for (const t of triggers)
 				expect(await audit(t, before)).toEqual({ completions: 2_001, missing: 0, twice: 0 });
 		} finally {
@@ -165,6 +172,7 @@ describe('Catch Up with three triggers of one n8n on one queue (a holder and two
 			await new Promise((resolve) => setTimeout(resolve, LATE_COMMIT_WINDOW_MS));
 			await env.client.completeMany(QUEUE, 1, BY);
 			await env.client.waitForWebhookCalls(2_001, 60_000);
+			await settled(triggers);
 			for (const t of triggers)
 				expect(await audit(t, before)).toEqual({ completions: 2_001, missing: 0, twice: 0 });
 		} finally {
