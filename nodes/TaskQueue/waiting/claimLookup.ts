@@ -8,16 +8,17 @@ import type { CompletedTask } from '../transport/schemas';
 const MAX_LOOKUPS = 5;
 
 /**
- * A claimed completion further down than the confirming index covers (more completions above it
- * than a read lists): found by its place in the list, a binary search of one-task pages, then the
- * completions of its millisecond read from there, and added to `listed`. The service's own listing is what counts; the claim only
- * says where to look. All of a call's lookups share one deadline; one the deadline cuts short throws.
+ * A claimed completion the confirming index does not hold: further down than it covers (more
+ * completions above it than a read lists), or committed late, below completions its reads had gone
+ * past (issue 59). Found by its place in the list, a binary search of one-task pages, then the
+ * completions of its millisecond read from there, and added to `listed`. The service's own listing
+ * is what counts; the claim only says where to look (a claim of a task not listed costs its lookup,
+ * at most 5 a call). All of a call's lookups share one deadline; one the deadline cuts short throws.
  * Returns whether it added any.
  */
 export async function lookUpClaims(
 	this: IWebhookFunctions,
 	listed: Map<number, CompletedTask>,
-	coveredFrom: string,
 	run: { queueId: number; since: string; claimed?: Array<{ id: number; at: string }> },
 	budgetMs: number,
 ): Promise<boolean> {
@@ -26,7 +27,7 @@ export async function lookUpClaims(
 		.filter(({ id, at }) => {
 			const known = listed.get(id);
 			const older = !known || timeKey(known.completed_at) < at;
-			return at < coveredFrom && at >= run.since && older;
+			return at >= run.since && older;
 		})
 		.slice(0, MAX_LOOKUPS);
 	let added = false;

@@ -197,7 +197,7 @@ async function refreshed(this: IWebhookFunctions, run: RunToConfirm): Promise<Qu
 		index.queued = queued;
 		await queued.read;
 	}
-	if (await lookUpClaims.call(this, index.tasks, index.coveredFrom, run, READ_BUDGET_MS))
+	if (await lookUpClaims.call(this, index.tasks, run, READ_BUDGET_MS))
 		index.generation = nextGeneration();
 	return index;
 }

@@ -618,6 +618,50 @@ test('the Poll Trigger forwards what it finds and emits only the other completio
 	expect(waiting.calls).toHaveLength(1);
 });
 
+test("a late commit (issue 59): a run's answer becomes visible below more than a page of later completions its queue's confirming index has read: its delivery's claim is looked up, and the run resumes once with it", async () => {
+	await activateTrigger();
+	// three runs on the queue: 'a' and 'b' keep its confirming index busy, 'c' waits for the late one
+	const [first] = await createAndWait('61', [{ message: 'first' }]);
+	const [second] = await createAndWait('62', [{ message: 'second' }]);
+	const [late] = await createAndWait('63', [{ message: 'late' }]);
+	const t0 = Date.parse(late.created_at);
+	const at = (ms: number) => new Date(t0 + ms).toISOString();
+	// completed now, committed (listed and delivered) only when the test says
+	await env.client.complete(QUEUE, late.id, {
+		by: 'alice@example.com',
+		data: { decision: 'approve' },
+		completedAt: at(10),
+		commitAfterMs: -1,
+	});
+	// 150 completions after it, 2 s later by their dates, listed at once
+	const { ids } = await env.client.createTasks(QUEUE, 150);
+	for (const id of ids)
+		await env.client.complete(QUEUE, id, { by: 'bob@example.com', completedAt: at(2000) });
+	// each of the other two runs' answers makes the index read the list: the first down to its
+	// tasks (two pages), the second one page from the top
+	await env.client.complete(QUEUE, first.id, {
+		by: 'bob@example.com',
+		data: { decision: 'approve' },
+		completedAt: at(3000),
+	});
+	await until('the first run', () => waiting.resumed.has('61'), 60_000);
+	await env.client.complete(QUEUE, second.id, {
+		by: 'bob@example.com',
+		data: { decision: 'approve' },
+		completedAt: at(3100),
+	});
+	await until('the second run', () => waiting.resumed.has('62'), 60_000);
+	// now the late one is listed, 152 completions down, 2 s and more below the index's last read
+	expect(await env.client.commitHeld()).toBe(1);
+	await until('the late run', () => waiting.resumed.has('63'), 60_000);
+	const [items] = waiting.resumed.get('63') as INodeExecutionData[][];
+	expect(items.map((i) => [i.json.id, i.json.completed_by, i.pairedItem])).toEqual([
+		[late.id, 'alice@example.com', { item: 0 }],
+	]);
+	expect(waiting.calls.filter((c) => c.executionId === '63').map((c) => c.status)).toEqual([200]);
+	expect(trigger.emitted.map((t) => Number(t.id)).sort((x, y) => x - y)).toEqual(ids);
+}, 120_000);
+
 test('a burst of completions of one run: calls to the waiting execution one at a time, coalesced, and it resumes exactly once', async () => {
 	await activateTrigger();
 	await createAndWait(
