@@ -28,7 +28,7 @@ import {
 	type SandboxProcess,
 } from './lib';
 import { DEFAULT_CONCURRENCY } from '../nodes/TaskQueue/actions/task/create.operation';
-import { PAGES_IN_FLIGHT } from '../nodes/TaskQueue/transport/completedPages';
+import { PAGES_IN_FLIGHT } from '../nodes/TaskQueue/reader/pages';
 import * as wf from './workflows';
 import type { WorkflowJson } from '../tools/n8n/provision';
 

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'net';
 import { join } from 'path';
 import { chromium, type Browser } from 'playwright-core';
 
-import { timeKey } from '../../nodes/TaskQueue/helpers/completions';
+import { timeKey } from '../../nodes/TaskQueue/reader/completions';
 import { majorFromEnv } from '../../tools/n8n/install';
 import { loadExamples, prepareWorkflow } from '../../tools/n8n/provision';
 import {
@@ -424,7 +424,7 @@ test('one item: the task carries a signed address, a person completes it on the 
 	await deleteWorkflow(e, id);
 });
 
-test('100 items wait for all: resumed once, every item paired with its input', async () => {
+test('100 items wait for all, half their answers committed late (up to 5 s, below later ones, as a real server commits): resumed once, every item paired with its input', async () => {
 	const { id, path } = await waitingWorkflow();
 	await start(path, 100);
 	const waiting = await waitingExecution(id);
@@ -432,12 +432,16 @@ test('100 items wait for all: resumed once, every item paired with its input', a
 	expect(tasks.map((t) => t.data.customer_message)).toEqual(
 		Array.from({ length: 100 }, (_, i) => `refund ${i}`),
 	);
+	// issue 59: a completion becomes visible (listed and delivered) up to 5 s after later ones
+	await e.client.setRealism({ lateCommitShare: 0.5, lateCommitMs: 5_000 });
 	// 99 completed: still waiting
 	for (const task of tasks.slice(0, 99))
 		await e.client.complete(QUEUE, task.id, { by: ALICE, data: { decision: 'reject' } });
 	await e.client.waitForWebhookCalls(99, 60_000);
 	expect((await byId(waiting.id)).status).toBe('waiting');
 	await e.client.complete(QUEUE, tasks[99].id, { by: ALICE, data: { decision: 'approve' } });
+	await e.client.waitForWebhookCalls(100, 60_000);
+	await e.client.setRealism({ lateCommitShare: 0 });
 	const done = await resumed(waiting.id, 'success', 60_000);
 	expect(done.id).toBe(waiting.id);
 	const output = nodeOutput(done, 'Ask a person');

@@ -1,5 +1,5 @@
 // A backlog of 25,000 completions on a service that answers each request 600 ms late, read by the
-// one reader (nodes/TaskQueue/helpers/reader.ts) for Catch Up (on the next deliveries), a listener
+// one reader (nodes/TaskQueue/reader/reader.ts) for Catch Up (on the next deliveries), a listener
 // (on the holder's next nudges) and the Poll Trigger (on its next polls, within n8n 2.x's poll
 // budget): every completion once, the
 // backlog oldest first, every round moving. The rounds and seconds are recorded
@@ -8,7 +8,7 @@
 // process). TQ_BACKLOG sets the size: `TQ_BACKLOG=250000 npx jest test/reliability/backlog-readers`.
 import type { INodeParameters } from 'n8n-workflow';
 
-import { timeKey } from '../../nodes/TaskQueue/helpers/completions';
+import { timeKey } from '../../nodes/TaskQueue/reader/completions';
 import { forgetRuns } from '../../nodes/TaskQueue/trigger/relay/knownRuns';
 import { forgetAsAfterRestart } from '../../nodes/TaskQueue/runtime/processMemory';
 import { startWaitingRun, WaitingEndpoint } from '../helpers/waiting';

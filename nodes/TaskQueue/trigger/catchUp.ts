@@ -1,7 +1,7 @@
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
-import { compareCompletions, completionKey, newestCursor } from '../helpers/completions';
-import { type CompletionReader, inTurn } from '../helpers/reader';
+import { compareCompletions, completionKey, newestCursor } from '../reader/completions';
+import { type CompletionReader, inTurn } from '../reader/reader';
 import type { CompletedTask } from '../transport/schemas';
 import type { SeenCompletions } from './deliveryChecks';
 import { readTriggerCursor, writeTriggerCursor } from './state/staticData';
@@ -16,7 +16,7 @@ export interface DeliveryRecords {
 }
 
 /**
- * Catch Up: a delivery is also a prompt to read the queue from the trigger's cursor (helpers/reader.ts,
+ * Catch Up: a delivery is also a prompt to read the queue from the trigger's cursor (reader/reader.ts,
  * one read at a time per trigger), so completions no delivery brought (lost, or still on their way)
  * are emitted with it, oldest first. Returns what to emit, or undefined when the delivered completion
  * was handed out already (a late or repeated delivery, or one an earlier read listed).

@@ -3,7 +3,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
 import { completedTaskSchema, isCompletedTask } from '../transport/schemas';
-import { completionKey } from '../helpers/completions';
+import { completionKey } from '../reader/completions';
 import { sameSecret } from '../helpers/signing';
 import { BoundedSet } from '../runtime/bounded';
 import { rememberedMap, rememberedSet } from '../runtime/processMemory';

@@ -7,8 +7,8 @@ import type {
 import { sleep } from 'n8n-workflow';
 
 import { getTriggerQueueId } from '../helpers/queue';
-import { newestCursor } from '../helpers/completions';
-import { type CompletionReader, inTurnUnlessWaiting } from '../helpers/reader';
+import { newestCursor } from '../reader/completions';
+import { type CompletionReader, inTurnUnlessWaiting } from '../reader/reader';
 import {
 	classifyTarget,
 	isTriggerOfThisN8n,
@@ -34,7 +34,7 @@ import { answer, durableRecords, emitAnswered, scopeOf } from './webhookDelivery
 import { rememberedMap } from '../runtime/processMemory';
 
 // A Task Queue Trigger that listens to a queue another trigger of this n8n holds (holder.ts has
-// why). It emits what it reads itself, through the one reader (helpers/reader.ts) from its own
+// why). It emits what it reads itself, through the one reader (reader/reader.ts) from its own
 // cursor: a nudge only says "read now", so nothing it emits comes from a message, and a nudge lost
 // is made up by the next one or by its own check (which nudges it too). A nudge with `look` also
 // reads the queue's webhook: the listener joins the trigger that holds it, or takes the queue when

@@ -7,11 +7,11 @@ import {
 } from 'n8n-workflow';
 
 import { getTriggerQueueId } from '../helpers/queue';
-import type { Cursor } from '../helpers/completions';
-import { completionKey, newestCursor, toItem } from '../helpers/completions';
-import type { CompletionReader } from '../helpers/reader';
-import { inTurn } from '../helpers/reader';
-import { fetchCompletedPage } from '../transport/completedPages';
+import type { Cursor } from '../reader/completions';
+import { completionKey, newestCursor, toItem } from '../reader/completions';
+import type { CompletionReader } from '../reader/reader';
+import { inTurn } from '../reader/reader';
+import { fetchCompletedPage } from '../reader/pages';
 import type { CompletedTask } from '../transport/schemas';
 import { readPollState, writePollState } from './state/staticData';
 import { pollBudgetMs } from '../runtime/n8nInternals';

@@ -1,7 +1,7 @@
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
 import type { CompletedTask } from '../transport/schemas';
-import { completionKey, toItem } from '../helpers/completions';
+import { completionKey, toItem } from '../reader/completions';
 import { catchUp } from './catchUp';
 import {
 	checkDelivery,

@@ -4,7 +4,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { asNodeError } from '../helpers/errors';
 import { getTriggerQueueId } from '../helpers/queue';
 import { getTaskQueueCredentials } from '../transport';
-import { newestCursor } from '../helpers/completions';
+import { newestCursor } from '../reader/completions';
 import { getQueue, getWebhookTarget, setWebhookTarget } from '../transport/endpoints';
 import {
 	classifyTarget,

@@ -1,7 +1,7 @@
 import type { IWebhookFunctions } from 'n8n-workflow';
 
-import { timeKey } from '../helpers/completions';
-import { fetchCompletedPage, findPlace, MAX_PAGE } from '../transport/completedPages';
+import { timeKey } from '../reader/completions';
+import { fetchCompletedPage, findPlace, MAX_PAGE } from '../reader/pages';
 import type { CompletedTask } from '../transport/schemas';
 
 /** At most this many of a call's claims are looked up below what the index covers (about 17 reads each). */

@@ -1,9 +1,9 @@
 import type { IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { shifted, timeKey } from '../helpers/cursor';
+import { shifted, timeKey } from '../reader/cursor';
 import { getTaskQueueCredentials } from '../transport';
-import { completedPages, MAX_PAGE } from '../transport/completedPages';
+import { completedPages, MAX_PAGE } from '../reader/pages';
 import { lookUpClaims } from './claimLookup';
 import {
 	forgetOldest,

@@ -1,4 +1,4 @@
-import { shifted, timeKey } from '../helpers/cursor';
+import { shifted, timeKey } from '../reader/cursor';
 import { rememberedMap } from '../runtime/processMemory';
 import type { CompletedTask } from '../transport/schemas';
 
@@ -8,7 +8,7 @@ import type { CompletedTask } from '../transport/schemas';
 /**
  * The list is ordered by completion time, but a completion can be committed a little after a later
  * one was listed: each read goes this far below where the previous one began. Less than the
- * triggers' window (helpers/cursor.ts): each confirming read would list 10 s of a busy queue again
+ * triggers' window (reader/cursor.ts): each confirming read would list 10 s of a busy queue again
  * (escalation.scale.test.ts: 288 reads where 200 is the bound), issue 59.
  */
 export const REREAD_MS = 1_000;

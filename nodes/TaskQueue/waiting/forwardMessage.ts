@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { timeKey } from '../helpers/completions';
+import { timeKey } from '../reader/completions';
 import type { CompletedTask } from '../transport/schemas';
 
 /** Tasks one message names at most. */

@@ -5,7 +5,7 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { timeKey } from '../helpers/completions';
+import { timeKey } from '../reader/completions';
 import { waitingNodeContext } from '../runtime/n8nInternals';
 import type { Escalation } from './escalation/levels';
 import { readStoredEscalation } from './escalation/settings';

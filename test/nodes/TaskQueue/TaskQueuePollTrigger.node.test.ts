@@ -1,7 +1,7 @@
 // The Task Queue Poll Trigger through n8n-core's PollContext against the sandbox over HTTP:
 // cursor placement, idle cost, order, manual mode (the 2,500-completion backlogs, one read while
 // completions keep arriving, one under n8n 2.x's poll budget: TaskQueuePollTrigger.volume.test.ts).
-import { LATE_COMMIT_WINDOW_MS } from '../../../nodes/TaskQueue/helpers/cursor';
+import { LATE_COMMIT_WINDOW_MS } from '../../../nodes/TaskQueue/reader/cursor';
 
 import { BY, QUEUE, usePollTriggerEnv } from './pollTriggerEnv';
 

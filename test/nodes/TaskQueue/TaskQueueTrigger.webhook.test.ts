@@ -5,7 +5,7 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import type { Task } from '../../../sandbox/types';
 import { forgetAsAfterRestart } from '../../../nodes/TaskQueue/runtime/processMemory';
-import { shifted, timeKey } from '../../../nodes/TaskQueue/helpers/cursor';
+import { shifted, timeKey } from '../../../nodes/TaskQueue/reader/cursor';
 import {
 	locator,
 	startTriggerEnv,
@@ -187,7 +187,7 @@ describe('accepted deliveries', () => {
 			expect(t.executions).toBe(1);
 			expect(t.saves).toBe(1);
 			expect(t.state().seen).toEqual([storedKey(task)]);
-			// and its window (helpers/cursor.ts): from "now" at activation (no read has closed it yet)
+			// and its window (reader/cursor.ts): from "now" at activation (no read has closed it yet)
 			const at = timeKey(String(task.completed_at));
 			const recent = now.ids.map((id) => `${id}:${now.at}`);
 			const floor = shifted(now.at, -1);

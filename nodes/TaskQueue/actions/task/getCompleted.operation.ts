@@ -4,7 +4,7 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import { parseDateParameter } from '../../helpers/dates';
 import { queueLocator, returnAllAndLimit } from '../../helpers/descriptions';
 import { getLimit, getQueueId } from '../../helpers/queue';
-import { readCompletedTasks } from '../../transport/completedPages';
+import { readCompletedTasks } from '../../reader/pages';
 
 const properties: INodeProperties[] = [
 	{ ...queueLocator, description: 'The queue whose completed tasks to return' },
@@ -39,7 +39,7 @@ export const description = updateDisplayOptions(
 	properties,
 );
 
-/** The queue's completed tasks, newest first, within the dates; paging: transport/completedPages.ts. */
+/** The queue's completed tasks, newest first, within the dates; paging: reader/pages.ts. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const queueId = getQueueId.call(this, itemIndex);
 	const limit = getLimit.call(this, itemIndex, 'completed tasks');

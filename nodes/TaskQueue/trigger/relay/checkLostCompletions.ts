@@ -1,8 +1,8 @@
 import type { IDataObject, INodeExecutionData, IPollFunctions } from 'n8n-workflow';
 
-import type { Cursor } from '../../helpers/completions';
-import { compareCompletions, completionKey, toItem } from '../../helpers/completions';
-import { inTurn } from '../../helpers/reader';
+import type { Cursor } from '../../reader/completions';
+import { compareCompletions, completionKey, toItem } from '../../reader/completions';
+import { inTurn } from '../../reader/reader';
 import { pollBudgetMs } from '../../runtime/n8nInternals';
 import { rememberedMap, rememberedSet } from '../../runtime/processMemory';
 import type { CompletedTask } from '../../transport/schemas';

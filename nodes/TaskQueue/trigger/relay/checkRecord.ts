@@ -1,7 +1,7 @@
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
-import type { Cursor } from '../../helpers/completions';
-import { isAfter, timeKey } from '../../helpers/completions';
+import type { Cursor } from '../../reader/completions';
+import { isAfter, timeKey } from '../../reader/completions';
 import { type Field, type Keys, sign, verify } from '../../helpers/signing';
 import { getTaskQueueCredentials, postToThisN8n } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';

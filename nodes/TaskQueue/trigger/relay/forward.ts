@@ -1,6 +1,6 @@
 import type { IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { completionKey } from '../../helpers/completions';
+import { completionKey } from '../../reader/completions';
 import { waitingBaseUrl } from '../../runtime/n8nInternals';
 import { verificationKeys } from '../../transport/credentials';
 import type { CompletedTask } from '../../transport/schemas';

@@ -1,7 +1,7 @@
 import type { IPollFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { completionKey } from '../../helpers/completions';
+import { completionKey } from '../../reader/completions';
 import { postToThisN8n } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';
 import type { AnswerReading, Outcome, ReceivedAnswer } from '../../waiting/messages';

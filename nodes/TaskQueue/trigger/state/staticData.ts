@@ -1,7 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { Cursor } from '../../helpers/completions';
-import { readCursor } from '../../helpers/completions';
+import type { Cursor } from '../../reader/completions';
+import { readCursor } from '../../reader/completions';
 import type { CompletedTask } from '../../transport/schemas';
 import { isCompletedTask } from '../../transport/schemas';
 

@@ -1,6 +1,6 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
-import { timeKey } from '../../helpers/completions';
+import { timeKey } from '../../reader/completions';
 import type { CompletedTask } from '../../transport/schemas';
 import type { RunMemory, WaitingTask } from '../memory';
 import type { ResumeAddress } from '../messages';

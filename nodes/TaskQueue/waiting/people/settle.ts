@@ -1,6 +1,6 @@
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
-import { timeKey } from '../../helpers/completions';
+import { timeKey } from '../../reader/completions';
 import { asNodeError } from '../../helpers/errors';
 import { rememberedMap } from '../../runtime/processMemory';
 import type { CompletedTask } from '../../transport/schemas';

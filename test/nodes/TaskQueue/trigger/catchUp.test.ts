@@ -4,7 +4,7 @@
 // emitted once and none is missed; a backlog is read oldest first and every delivery moves on.
 import type { INodeParameters } from 'n8n-workflow';
 
-import { LATE_COMMIT_WINDOW_MS } from '../../../../nodes/TaskQueue/helpers/cursor';
+import { LATE_COMMIT_WINDOW_MS } from '../../../../nodes/TaskQueue/reader/cursor';
 
 import {
 	locator,

@@ -5,7 +5,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { callWaitingNode, queryOf } from '../../../helpers/waiting';
 import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/processMemory';
-import { timeKey } from '../../../../nodes/TaskQueue/helpers/completions';
+import { timeKey } from '../../../../nodes/TaskQueue/reader/completions';
 import {
 	complete,
 	createAndWait,

@@ -1,6 +1,6 @@
 // Get Completed over thousands of completions (the rest tier: jest.config.js leaves *.volume.test.ts
 // out of `npm run test:quick`); the small cases are in getCompleted.test.ts.
-import { PAGES_IN_FLIGHT } from '../../../../../nodes/TaskQueue/transport/completedPages';
+import { PAGES_IN_FLIGHT } from '../../../../../nodes/TaskQueue/reader/pages';
 import { startProxy, type TestProxy } from '../../proxy';
 import { locator, startEnv, type TestEnv } from '../../env';
 

@@ -7,7 +7,7 @@ import {
 	FIRST_PAGE_LIMIT,
 	MAX_PAGE,
 	NEXT_PAGE_LIMIT,
-} from '../transport/completedPages';
+} from './pages';
 import type { CompletedTask } from '../transport/schemas';
 import type { TaskQueueContext } from '../transport/types';
 import { advanceCursor, completionKey, type Cursor, floorOf, isAfter, timeKey } from './cursor';
@@ -59,11 +59,11 @@ export function toItem(task: CompletedTask, dataOnly: boolean): INodeExecutionDa
 
 /**
  * Every completion after `cursor`, read newest first with limit/offset down to the cursor's
- * instant, or with `deep` down to the floor of its window (transport/completedPages.ts: pages
+ * instant, or with `deep` down to the floor of its window (reader/pages.ts: pages
  * overlap, so a task repeated is dropped by its key). A forced re-completion leaves its old place
  * and enters at the front, which moves nothing below its old place. Completions that arrive after
  * the first page was read, on top or committed late below, are left to the next call: its window
- * still holds them (helpers/cursor.ts). `tasks`: oldest first, each once; `complete` is false when
+ * still holds them (reader/cursor.ts). `tasks`: oldest first, each once; `complete` is false when
  * the deadline stopped the paging before the cursor (`tasks` are then the newest only).
  */
 export async function collectAfter(

@@ -1,4 +1,4 @@
-// The cursor's window below its instant (helpers/cursor.ts): a completion committed late, below
+// The cursor's window below its instant (reader/cursor.ts): a completion committed late, below
 // completions already handed out, is still handed out, once (issue 59, "late commits").
 import fc from 'fast-check';
 
@@ -12,7 +12,7 @@ import {
 	readCursor,
 	readsDeep,
 	type Watch,
-} from '../../../../nodes/TaskQueue/helpers/cursor';
+} from '../../../../nodes/TaskQueue/reader/cursor';
 import type { CompletedTask } from '../../../../nodes/TaskQueue/transport/schemas';
 
 const BASE = Date.parse('2026-12-02T10:00:00.000Z');

@@ -8,7 +8,7 @@ import {
 	isAfter,
 	readCursor,
 	timeKey,
-} from '../../../../nodes/TaskQueue/helpers/completions';
+} from '../../../../nodes/TaskQueue/reader/completions';
 import type { CompletedTask } from '../../../../nodes/TaskQueue/transport/schemas';
 
 function task(id: number, completed_at: string): CompletedTask {
@@ -82,7 +82,7 @@ describe('cursor', () => {
 
 	it('advances to the newest completion and keeps every id sharing its timestamp', () => {
 		const cursor = advanceCursor(undefined, [t1, t2]);
-		// and the window below it (helpers/cursor.ts): t1 was handed out; no read closed it yet, so
+		// and the window below it (reader/cursor.ts): t1 was handed out; no read closed it yet, so
 		// its floor is where the cursor started (before the first completion)
 		const window = { recent: ['1:2021-06-01T10:00:00.100'], floor: '' };
 		expect(cursor).toEqual({ at: '2021-06-01T10:00:00.200', ids: [2], ...window });

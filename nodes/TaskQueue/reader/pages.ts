@@ -1,13 +1,13 @@
 import type { DateTime } from 'luxon';
 
-import { getCompletedPage } from './endpoints';
-import type { CompletedPage, CompletedTask } from './schemas';
-import type { TaskQueueContext } from './types';
+import { getCompletedPage } from '../transport/endpoints';
+import type { CompletedPage, CompletedTask } from '../transport/schemas';
+import type { TaskQueueContext } from '../transport/types';
 
 // Paging the completed-tasks list, the one place that reasons about a list that moves while it is
 // read: newest completion first, and each new completion enters at the front and pushes every task
 // one place further. Three readers use it: the triggers read down to their cursor (collectAfter in
-// helpers/completions.ts), the confirming read of a waiting run down to its tasks' creation
+// reader/completions.ts), the confirming read of a waiting run down to its tasks' creation
 // (waiting/confirmation.ts), and Get Completed to a limit (readCompletedTasks, below).
 
 /** The service caps a page at 1,000 tasks. */
