@@ -168,3 +168,126 @@ export async function scenarioListeners(ctx: BenchContext): Promise<Section> {
 		],
 	};
 }
+
+/** Completes `count` tasks one at a time, `gapMs` apart (a steady trickle, as people answer). */
+async function trickle(ctx: BenchContext, count: number, gapMs: number): Promise<number[]> {
+	const { ids } = await ctx.sandbox.client.createTasks(QUEUE_ID, count);
+	for (const id of ids) {
+		await ctx.sandbox.client.complete(QUEUE_ID, id, { by: PERSON });
+		await sleep(gapMs);
+	}
+	return ids;
+}
+
+/**
+ * Scenario 13 (issue 59): a trigger listening through the holder, side by side with it, then the
+ * same listener once the holder is deactivated and it took the queue (a hand-over). Completions one
+ * at a time; latency from each completion to the start of the execution that emitted it.
+ */
+export async function scenarioHandOver(ctx: BenchContext): Promise<Section> {
+	const { n8n, sandbox } = ctx;
+	const holder = await ensureWorkflow(n8n, wf.triggerWithNode(ctx.creds), false);
+	const listener = await ensureWorkflow(n8n, wf.triggerListening(ctx.creds), false);
+	const COUNT = 40;
+	const GAP_MS = 500;
+	const rounds: Array<{ holder: Side; listener: Side; after: Side; takeOverMs: number }> = [];
+	const errors: string[] = [];
+	for (let round = 1; round <= ctx.shortRounds; round++) {
+		try {
+			await sandbox.client.reset();
+			await n8n.api.post(`/workflows/${holder}/activate`, {});
+			await waitForTarget(sandbox, (t) => t.includes('trigger000001'));
+			await n8n.api.post(`/workflows/${listener}/activate`, {});
+			await sleep(2_000);
+			const before = await lastExecutionId(n8n);
+			const side = await trickle(ctx, COUNT, GAP_MS);
+			await waitForBoth(ctx, [holder, listener], before, side);
+			const sideBySide = {
+				holder: await measure(ctx, holder, before, side),
+				listener: await measure(ctx, listener, before, side),
+			};
+			const handedAt = Date.now();
+			await n8n.api.post(`/workflows/${holder}/deactivate`, {});
+			await waitForTarget(sandbox, (t) => t.includes('listener00001'), 120_000);
+			const takeOverMs = Date.now() - handedAt;
+			const later = await lastExecutionId(n8n);
+			const alone = await trickle(ctx, COUNT, GAP_MS);
+			await waitForBoth(ctx, [listener], later, alone);
+			const after = await measure(ctx, listener, later, alone);
+			rounds.push({ ...sideBySide, after, takeOverMs });
+			log(
+				`hand-over round ${round}: holder p50 ${fmtMs(sideBySide.holder.p50)} p95 ${fmtMs(sideBySide.holder.p95)}; listener p50 ${fmtMs(sideBySide.listener.p50)} p95 ${fmtMs(sideBySide.listener.p95)}; after the hand-over (${fmtMs(takeOverMs)} to take the queue) p50 ${fmtMs(after.p50)} p95 ${fmtMs(after.p95)}; lost ${sideBySide.holder.lost}/${sideBySide.listener.lost}/${after.lost}, duplicated ${sideBySide.holder.duplicated}/${sideBySide.listener.duplicated}/${after.duplicated}`,
+			);
+		} catch (error) {
+			errors.push(errorText(error));
+		} finally {
+			await n8n.api.post(`/workflows/${listener}/deactivate`, {}).catch(() => undefined);
+			await n8n.api.post(`/workflows/${holder}/deactivate`, {}).catch(() => undefined);
+			await waitForTarget(sandbox, (t) => !t.includes('secret='), 30_000).catch(() => undefined);
+		}
+	}
+	const med = (who: 'holder' | 'listener' | 'after', k: keyof Side) =>
+		median(rounds.map((r) => r[who][k]));
+	const sum = (who: 'holder' | 'listener' | 'after', k: keyof Side) =>
+		rounds.reduce((a, r) => a + r[who][k], 0);
+	const ratio = (who: 'listener' | 'after', k: 'p50' | 'p95') => med(who, k) / med('holder', k);
+	const rows = (
+		[
+			['holder', 'the trigger holding the queue'],
+			['listener', 'the trigger listening through it'],
+			['after', 'the same listener after the hand-over (it holds the queue)'],
+		] as const
+	).map(([who, name]) => [
+		name,
+		fmtMs(med(who, 'p50')),
+		fmtMs(med(who, 'p95')),
+		fmtMs(med(who, 'max')),
+		fmtNum(sum(who, 'lost')),
+		fmtNum(sum(who, 'duplicated')),
+		who === 'holder' ? '1.00x' : `${fmtNum(ratio(who, 'p50'), 2)}x`,
+		who === 'holder' ? '1.00x' : `${fmtNum(ratio(who, 'p95'), 2)}x`,
+	]);
+	const title = `13. A listener beside its holder, then after a hand-over, ${COUNT} completions one every ${GAP_MS} ms each`;
+	const within = (who: 'listener' | 'after') =>
+		ratio(who, 'p50') <= 1.5 && ratio(who, 'p95') <= 1.5;
+	return {
+		title,
+		body: table(
+			[
+				'contender',
+				'latency p50',
+				'p95',
+				'max',
+				'lost',
+				'duplicated',
+				'p50 vs holder',
+				'p95 vs holder',
+			],
+			rows,
+		),
+		goals: [
+			{
+				goal: "A listener's latency, and the same trigger's after a hand-over, within 1.5x of the holder's (p50 / p95)",
+				measured: `listening ${fmtNum(ratio('listener', 'p50'), 2)}x / ${fmtNum(ratio('listener', 'p95'), 2)}x; after the hand-over ${fmtNum(ratio('after', 'p50'), 2)}x / ${fmtNum(ratio('after', 'p95'), 2)}x`,
+				met: rounds.length > 0 ? within('listener') && within('after') : null,
+			},
+			{
+				goal: 'Zero lost, zero duplicated',
+				measured: `${['holder', 'listener', 'after'].map((w) => sum(w as 'holder', 'lost')).join('/')} lost, ${['holder', 'listener', 'after'].map((w) => sum(w as 'holder', 'duplicated')).join('/')} duplicated`,
+				met:
+					rounds.length > 0
+						? (['holder', 'listener', 'after'] as const).every(
+								(w) => sum(w, 'lost') + sum(w, 'duplicated') === 0,
+							)
+						: null,
+			},
+		],
+		notes: [
+			`Median time from the holder's deactivation call to the queue's webhook naming the listener: ${fmtMs(median(rounds.map((r) => r.takeOverMs)))}.`,
+			...errors.map((e) => `A round failed: ${e}`),
+		],
+		summary: [
+			`${title}: holder p50 ${fmtMs(med('holder', 'p50'))} p95 ${fmtMs(med('holder', 'p95'))}; listener ${fmtMs(med('listener', 'p50'))} / ${fmtMs(med('listener', 'p95'))}; after the hand-over ${fmtMs(med('after', 'p50'))} / ${fmtMs(med('after', 'p95'))}`,
+		],
+	};
+}

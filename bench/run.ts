@@ -48,7 +48,7 @@ import {
 	type Section,
 } from './scenarios';
 import { scenarioEscalation } from './escalation';
-import { scenarioListeners } from './listeners';
+import { scenarioHandOver, scenarioListeners } from './listeners';
 
 function option(name: string): string | undefined {
 	const i = process.argv.indexOf(`--${name}`);
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
 			sections.push(scenarioWaitingReads());
 			log(`scenario 8 done (${secs()})`);
 		}
-		const needN8n = ['1', '2', '3', '4', '6', '9', '12'].some((s) => only.has(s));
+		const needN8n = ['1', '2', '3', '4', '6', '9', '12', '13'].some((s) => only.has(s));
 		if (needN8n) {
 			n8n = await startN8n({
 				port: 0,
@@ -169,6 +169,7 @@ async function main(): Promise<void> {
 				['4', async () => await scenarioPoll(ctx)],
 				['9', async () => await scenarioListeners(ctx)],
 				['12', async () => await scenarioEscalation(ctx, Math.max(5, shortRounds))],
+				['13', async () => await scenarioHandOver(ctx)],
 				[
 					'6',
 					async () => await scenarioWaiting(ctx, Math.max(10, shortRounds * 4), waitItems, 200),
