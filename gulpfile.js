@@ -47,8 +47,11 @@ function forwardStopSignals(child) {
 
 /** `npm run sandbox`: the local Task Queue Service on port 5680 (see sandbox/README.md). */
 function sandbox() {
+	// tsx as a loader, not its CLI: the CLI relays Ctrl-C to a child and ends it if the child does not
+	// say it took the signal within 30 ms (under load), before the sandbox has saved its data file
 	const child = run(process.execPath, [
-		require.resolve('tsx/cli'),
+		'--import',
+		'tsx',
 		'sandbox/cli.ts',
 		...argsAfter('sandbox'),
 	]);

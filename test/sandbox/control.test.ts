@@ -268,10 +268,14 @@ describe('the CLI', () => {
 	test('prints the base URL, page URL, organization, queues, API key; SIGINT stops it cleanly', async () => {
 		const dir = mkdtempSync(join(tmpdir(), 'tq-sandbox-cli-'));
 		const dataFile = join(dir, 'cli.json');
+		// node itself runs the CLI (tsx as a loader), as `npm run sandbox` does: a SIGINT reaches the
+		// sandbox's own handler. tsx's CLI relays it to a child process and waits 30 ms for the child to
+		// say it took it; under load it had not, and tsx ended it with 130 (stop 69, CI31's load run)
 		const child = spawn(
 			process.execPath,
 			[
-				require.resolve('tsx/cli'),
+				'--import',
+				'tsx',
 				'sandbox/cli.ts',
 				'--port',
 				'0',

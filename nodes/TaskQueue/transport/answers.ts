@@ -29,9 +29,11 @@ export async function readAnswer(
 	if (!body || typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] !== 'function')
 		return body;
 	const stream = body as AsyncIterable<Buffer | string> & { destroy?: (error?: Error) => void };
-	// the deadline ends the reading too (axios stops watching it once the headers are in)
+	// the deadline ends the reading too (axios stops watching it once the headers are in); one that
+	// passed before the reading began (headers late, a loaded process) ends it at once
 	const stop = () => stream.destroy?.(new Error('The whole answer did not arrive in time'));
 	deadline.addEventListener('abort', stop, { once: true });
+	if (deadline.aborted) stop();
 	const chunks: Buffer[] = [];
 	let bytes = 0;
 	try {
