@@ -199,6 +199,24 @@ describe('SandboxClient', () => {
 			).toMatch(/lateCommitShare/);
 		});
 
+		test("late commits are as late as asked, however late the sandbox's process fires its timer: the completion is dated its lateness before its commit", async () => {
+			const { ids } = await client.createTasks(101, 1);
+			const done = await client.complete(101, ids[0], { by: ALICE, commitAfterMs: 200 });
+			// the process busy for 1.5 s (a loaded CI): the commit's 200 ms timer fires 1.3 s late or more
+			const blockedUntil = Date.now() + 1_500;
+			while (Date.now() < blockedUntil);
+			let task: { id: number; completed_at: string } | undefined;
+			let listedAt = 0;
+			while (!task) {
+				task = (await listed()).tasks.find((t) => t.id === ids[0]);
+				listedAt = Date.now();
+			}
+			const dated = Date.parse(task.completed_at);
+			// re-dated: 200 ms before its commit, which came after the busy spell and before the listing
+			expect(dated - Date.parse(String(done.completed_at))).toBeGreaterThanOrEqual(1_300);
+			expect(listedAt - dated).toBeGreaterThanOrEqual(200);
+		});
+
 		test('a completion dated ahead (completedAt) stays above later completions', async () => {
 			const { ids } = await client.createTasks(101, 2);
 			await client.complete(101, ids[0], { by: ALICE, completedAt: '2099-01-01T00:00:00Z' });

@@ -109,17 +109,18 @@ export function levelOfAnswer(run: { escalation?: Escalation }, level: number): 
 }
 
 /**
- * Escalate: the highest level the item reached (its time came before the item was decided), when
- * that level was asked, and at which level and by whom it was decided.
+ * Escalate: the highest level the item reached (its time came before the item was decided and
+ * before the run's deadline: none is asked after it), when that level was asked, and at which
+ * level and by whom it was decided.
  */
 export function escalationReport(
-	run: { escalation?: Escalation },
+	run: { escalation?: Escalation; deadline?: number },
 	decision: ItemDecision,
 	deciding: CompletedTask | undefined,
 ): IDataObject | undefined {
-	const { escalation } = run;
+	const { escalation, deadline = Infinity } = run;
 	if (!escalation) return undefined;
-	const until = deciding ? Date.parse(deciding.completed_at) : Date.now();
+	const until = Math.min(deciding ? Date.parse(deciding.completed_at) : Date.now(), deadline);
 	const level = escalation.levels.filter((_, i) => levelAt(escalation, i + 1) <= until).length;
 	const decidedBy = decision.answers.find((a) => a.taskId === decision.decidedBy);
 	const reached = level ? escalation.levels[level - 1] : undefined;

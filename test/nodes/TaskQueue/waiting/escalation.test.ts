@@ -203,6 +203,29 @@ describe('Escalate', () => {
 		expect(heard.response).toMatchObject({ statusCode: 202, body: { completed: 0, of: 1 } });
 	});
 
+	test('timed out with a level due after the deadline (issue 60): no task of it is created, and escalation.level names the last level due before the deadline, not it', async () => {
+		// levels at 1.2 s and 3.6 s from the start, the deadline at 2.4 s
+		const limitWaitTime = {
+			values: { limitType: 'afterTimeInterval', resumeAmount: 0.04, resumeUnit: 'minutes' },
+		};
+		const levels = [level(SUPERVISORS, 0.02), level(SUPERVISORS, 0.06)];
+		const waiting = await run(escalating({ ...FOUR_EYES, limitWaitTime }, levels));
+		expect(waiting.run.status).toBe('waiting');
+		await levelTimePasses(0.02);
+		expect((await wake(waiting)).result.workflowData).toBeUndefined();
+		expect(await tasksOn(SUPERVISORS)).toHaveLength(1);
+		// the next wake comes after both the deadline and the second level's time
+		await levelTimePasses(0.06);
+		const [items] = (await wake(waiting)).result.workflowData ?? [[]];
+		expect(items).toHaveLength(1);
+		expect(items[0].json).toMatchObject({
+			approved: false,
+			escalation: { level: 1, queueId: SUPERVISORS, decidedAtLevel: null },
+			people: { decision: 'timedOut' },
+		});
+		expect(await tasksOn(SUPERVISORS)).toHaveLength(1);
+	});
+
 	test('one task per item and level per process however many calls: 20 wake-ups at once, then a restart (the next process asks again; an answer to a task of either process counts)', async () => {
 		const waiting = await run(escalating({}), [
 			REFUND,
