@@ -338,10 +338,15 @@ describe('8. a restart costs what may still be waiting, not what the look-back w
 		expect(await trigger.reconcile()).toBeNull();
 		forgetAsAfterRestart();
 		forgetRuns();
-		// n8n is down: the delivery of run 0's last completion is lost
+		// n8n is down: the delivery of run 0's last completion is lost (its forward tried again at once)
 		server.setDown('reset');
-		await complete(runs[0].tasks[1].id, { decision: 'reject' });
-		await env.client.waitForWebhookCalls(4);
+		const retries = FORWARD_RETRY_DELAYS_MS.splice(0, FORWARD_RETRY_DELAYS_MS.length, 50);
+		try {
+			await complete(runs[0].tasks[1].id, { decision: 'reject' });
+			await env.client.waitForWebhookCalls(4);
+		} finally {
+			FORWARD_RETRY_DELAYS_MS.splice(0, FORWARD_RETRY_DELAYS_MS.length, ...retries);
+		}
 		server.setDown(false);
 		const calls = waiting.calls.length;
 		expect(await trigger.reconcile()).toBeNull();
@@ -350,6 +355,9 @@ describe('8. a restart costs what may still be waiting, not what the look-back w
 		expect(waiting.resumed.has(runs[1].executionId)).toBe(false);
 		expect(waiting.resumed.has(runs[2].executionId)).toBe(false);
 		expect(trigger.executions).toBe(0);
+		// under load a call of this test's trigger can outlive it, and leave the next test's process
+		// memory a completion owed (CI34: the next test's check emitted it): it ends here
+		await trigger.idle();
 	});
 
 	test('a completion no check could pass on before a restart (n8n unreachable) is passed on by the first check after it', async () => {

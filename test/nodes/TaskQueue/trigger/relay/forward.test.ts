@@ -618,15 +618,17 @@ test('the Poll Trigger forwards what it finds and emits only the other completio
 	expect(waiting.calls).toHaveLength(1);
 });
 
-test("a late commit (issue 59): a run's answer becomes visible below more than a page of later completions its queue's confirming index has read: its delivery's claim is looked up, and the run resumes once with it", async () => {
-	await activateTrigger();
-	// three runs on the queue: 'a' and 'b' keep its confirming index busy, 'c' waits for the late one
-	const [first] = await createAndWait('61', [{ message: 'first' }]);
-	const [second] = await createAndWait('62', [{ message: 'second' }]);
-	const [late] = await createAndWait('63', [{ message: 'late' }]);
+/**
+ * Three runs on the queue, `executions` in order: the first two keep its confirming index busy, the
+ * third's answer is completed first and committed (listed, delivered) only when the test says
+ * (commitHeld), 2 s and 152 completions below what the index has read by then.
+ */
+async function lateAnswerBelowAPage(executions: [string, string, string]) {
+	const [first] = await createAndWait(executions[0], [{ message: 'first' }]);
+	const [second] = await createAndWait(executions[1], [{ message: 'second' }]);
+	const [late] = await createAndWait(executions[2], [{ message: 'late' }]);
 	const t0 = Date.parse(late.created_at);
 	const at = (ms: number) => new Date(t0 + ms).toISOString();
-	// completed now, committed (listed and delivered) only when the test says
 	await env.client.complete(QUEUE, late.id, {
 		by: 'alice@example.com',
 		data: { decision: 'approve' },
@@ -639,18 +641,20 @@ test("a late commit (issue 59): a run's answer becomes visible below more than a
 		await env.client.complete(QUEUE, id, { by: 'bob@example.com', completedAt: at(2000) });
 	// each of the other two runs' answers makes the index read the list: the first down to its
 	// tasks (two pages), the second one page from the top
-	await env.client.complete(QUEUE, first.id, {
-		by: 'bob@example.com',
-		data: { decision: 'approve' },
-		completedAt: at(3000),
-	});
-	await until('the first run', () => waiting.resumed.has('61'), 60_000);
-	await env.client.complete(QUEUE, second.id, {
-		by: 'bob@example.com',
-		data: { decision: 'approve' },
-		completedAt: at(3100),
-	});
-	await until('the second run', () => waiting.resumed.has('62'), 60_000);
+	for (const [i, task] of [first, second].entries()) {
+		await env.client.complete(QUEUE, task.id, {
+			by: 'bob@example.com',
+			data: { decision: 'approve' },
+			completedAt: at(3000 + i * 100),
+		});
+		await until(`run ${executions[i]}`, () => waiting.resumed.has(executions[i]), 60_000);
+	}
+	return { late, others: ids };
+}
+
+test("a late commit (issue 59): a run's answer becomes visible below more than a page of later completions its queue's confirming index has read: its delivery's claim is looked up, and the run resumes once with it", async () => {
+	await activateTrigger();
+	const { late, others } = await lateAnswerBelowAPage(['61', '62', '63']);
 	// now the late one is listed, 152 completions down, 2 s and more below the index's last read
 	expect(await env.client.commitHeld()).toBe(1);
 	await until('the late run', () => waiting.resumed.has('63'), 60_000);
@@ -659,37 +663,12 @@ test("a late commit (issue 59): a run's answer becomes visible below more than a
 		[late.id, 'alice@example.com', { item: 0 }],
 	]);
 	expect(waiting.calls.filter((c) => c.executionId === '63').map((c) => c.status)).toEqual([200]);
-	expect(trigger.emitted.map((t) => Number(t.id)).sort((x, y) => x - y)).toEqual(ids);
+	expect(trigger.emitted.map((t) => Number(t.id)).sort((x, y) => x - y)).toEqual(others);
 }, 120_000);
 
 test('a late commit whose delivery is lost, and a call that names nothing (issue 59): the confirming read is a consumer of the one reader, its window finds the answer within one late-commit window', async () => {
 	await activateTrigger();
-	const [first] = await createAndWait('66', [{ message: 'first' }]);
-	const [second] = await createAndWait('68', [{ message: 'second' }]);
-	const [late] = await createAndWait('67', [{ message: 'late' }]);
-	const t0 = Date.parse(late.created_at);
-	const at = (ms: number) => new Date(t0 + ms).toISOString();
-	await env.client.complete(QUEUE, late.id, {
-		by: 'alice@example.com',
-		data: { decision: 'approve' },
-		completedAt: at(10),
-		commitAfterMs: -1,
-	});
-	const { ids } = await env.client.createTasks(QUEUE, 150);
-	for (const id of ids)
-		await env.client.complete(QUEUE, id, { by: 'bob@example.com', completedAt: at(2000) });
-	await env.client.complete(QUEUE, first.id, {
-		by: 'bob@example.com',
-		data: { decision: 'approve' },
-		completedAt: at(3000),
-	});
-	await until('the first run', () => waiting.resumed.has('66'), 60_000);
-	await env.client.complete(QUEUE, second.id, {
-		by: 'bob@example.com',
-		data: { decision: 'approve' },
-		completedAt: at(3100),
-	});
-	await until('the second run', () => waiting.resumed.has('68'), 60_000);
+	const { late } = await lateAnswerBelowAPage(['66', '68', '67']);
 	// the late answer becomes visible 153 completions down; its delivery is lost, no claim comes
 	await env.client.setFaults([{ webhook: 'drop', count: 1 }]);
 	expect(await env.client.commitHeld()).toBe(1);
