@@ -19,7 +19,10 @@ test("every value the node reads itself is the one n8n's own expression engine r
 	const { stdout } = await promisify(execFile)(
 		inst.nodeBinary,
 		[
-			join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'),
+			// tsx as a loader, not its CLI: the CLI's signal relay ended the check with a failure code
+			// under load after it had printed its report (CI35; the sandbox's CLI likewise, stop 69)
+			'--import',
+			'tsx',
 			join(root, 'test', 'helpers', 'fieldMappingCheck.ts'),
 			'--workflow',
 			n8nWorkflow,
@@ -32,8 +35,9 @@ test("every value the node reads itself is the one n8n's own expression engine r
 			cwd: root,
 			env: { ...process.env, N8N_USER_FOLDER: process.env.N8N_USER_FOLDER ?? join(root, '.tmp') },
 		},
-	).catch((error: { stdout?: string; stderr?: string }) => {
-		throw new Error(`the check failed: ${error.stdout ?? ''}${error.stderr ?? ''}`);
+	).catch((error: { code?: unknown; signal?: unknown; stdout?: string; stderr?: string }) => {
+		const how = `exit ${String(error.code)}, signal ${String(error.signal)}`;
+		throw new Error(`the check failed (${how}): ${error.stdout ?? ''}${error.stderr ?? ''}`);
 	});
 	const report = JSON.parse(stdout.trim().split('\n').pop()!) as CheckReport;
 	expect(report.engine).toBe(engine);
