@@ -113,7 +113,10 @@ export class CompletionReader {
 			await options.take(tasks.filter((task) => !this.consumer.ahead.delete(completionKey(task))));
 			this.consumer.cursor = advanceCursor(this.consumer.cursor ?? cursor, tasks) ?? cursor;
 		};
-		if (!this.consumer.place) {
+		const { place } = this.consumer;
+		// a consumer bounded in pages (the waiting runs' index) reads the newest page at every read,
+		// its backlog read going on or not: a call's completion is there (CI35, issue 59)
+		if (!place || options.maxPages) {
 			const deep = readsDeep(this.consumer, Date.now());
 			const halfway = Date.now() + (options.deadline - Date.now()) / 2;
 			// a consumer that sizes its pages reads down to its window with full pages
@@ -123,8 +126,10 @@ export class CompletionReader {
 				firstLimit,
 				deadline: halfway,
 				deep,
+				maxPages: place ? 1 : options.maxPages,
 			});
 			if (collected.complete) {
+				this.consumer.place = undefined;
 				await take(collected.tasks);
 				Object.assign(this.consumer, sighted(this.consumer, deep, Date.now()));
 				return { top: true };

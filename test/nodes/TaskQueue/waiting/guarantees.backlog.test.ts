@@ -79,6 +79,39 @@ describe('3b. a confirming read is bounded', () => {
 		expect(Number(queries[36].limit)).toBeLessThanOrEqual(1000);
 	}, 120_000);
 
+	test("while the confirming read works through a run's backlog, page by page, another run's answer at the top is found at its first call (CI35: a further task's answer was not, and went out as an ordinary completion)", async () => {
+		forgetAsAfterRestart();
+		await env.client.createTasks(QUEUE, 25_000);
+		const old = await createAndWait({}, [{ message: 'under the backlog' }]);
+		await env.client.setWebhook(QUEUE, '');
+		await env.client.completeMany(QUEUE, 25_000, { by: 'bob@example.com' });
+		const first = await callWaitingNode(old.run, queryOf(String(old.tasks[0].data.resume_url)), {
+			tasks: [{ id: old.tasks[0].id }],
+		});
+		expect(first.response.statusCode).toBe(202);
+		await trigger.activate(); // the route back again, for the next run to start
+		const fresh = await createAndWait({}, [{ message: 'answered now' }]);
+		await env.client.setWebhook(QUEUE, '');
+		await complete(fresh.tasks[0].id);
+		await env.client.clearRequests();
+		const call = await callWaitingNode(fresh.run, queryOf(String(fresh.tasks[0].data.resume_url)), {
+			tasks: [{ id: fresh.tasks[0].id }],
+		});
+		expect(call.result.workflowData?.[0].map((i) => i.json.id)).toEqual([fresh.tasks[0].id]);
+		// the newest page first; then the backlog read's place, found again one lower (a completion
+		// came on top since), and its next page upward
+		const queries = (await env.client.requests())
+			.filter((r) => r.path.endsWith('/tasks/completed'))
+			.map((r) => r.query as Record<string, string>);
+		expect(queries).toEqual([
+			{ limit: '101' },
+			{ limit: '1' },
+			{ limit: '2', offset: '24001' },
+			{ limit: '1' },
+			{ limit: '1000', offset: '23003' },
+		]);
+	}, 120_000);
+
 	test("the run's lost answer under 25,000 completions shares its millisecond with 30 later ones: the check's call is confirmed below the index, and the run resumes", async () => {
 		forgetAsAfterRestart();
 		const { executionId, tasks } = await createAndWait({}, [{ message: 'only' }]);
