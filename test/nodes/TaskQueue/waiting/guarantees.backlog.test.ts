@@ -52,7 +52,7 @@ describe('3. a busy queue does not stop a batch run from resuming', () => {
 });
 
 describe('3b. a confirming read is bounded', () => {
-	test("25,000 completions above a run's tasks, more than a process indexes: a confirming read stops after 21 pages from the top and one from the run's tasks' creation upward, and the run keeps waiting", async () => {
+	test("25,000 completions above a run's tasks, more than a process indexes: a confirming read stops after 21 pages, and the run keeps waiting", async () => {
 		forgetAsAfterRestart();
 		await env.client.createTasks(QUEUE, 25_000); // other work, completed after the run's task was created
 		const { run, tasks } = await createAndWait({}, [{ message: 'only' }]);
@@ -64,22 +64,10 @@ describe('3b. a confirming read is bounded', () => {
 		});
 		expect(call.result.workflowData).toBeUndefined();
 		expect(call.response.statusCode).toBe(202);
-		// the one reader (reader/reader.ts): 21 pages from the top, then the place of the run's
-		// tasks' creation (a binary search of one-task reads over 50,001 tasks: 15) and one page above it
-		const queries = (await env.client.requests())
-			.filter((r) => r.path.endsWith('/tasks/completed'))
-			.map((r) => r.query as Record<string, string>);
-		expect(queries).toHaveLength(37);
-		// pages overlap by one task (reader/pages.ts)
-		expect(queries.slice(0, 21).map((q) => [q.offset ?? '0', q.limit])).toEqual([
-			['0', '101'],
-			...Array.from({ length: 20 }, (_, i) => [String(100 + i * 999), '1000']),
-		]);
-		expect(queries.slice(21, 36).every((q) => q.limit === '1')).toBe(true);
-		expect(Number(queries[36].limit)).toBeLessThanOrEqual(1000);
+		expect(await reads()).toBe(21);
 	}, 120_000);
 
-	test("while the confirming read works through a run's backlog, page by page, another run's answer at the top is found at its first call (CI35: a further task's answer was not, and went out as an ordinary completion)", async () => {
+	test("after a confirming read stopped in the backlog above an old run's tasks, another run's answer at the top is found at its first call, with one read (CI35, with the index as a consumer of the one reader: a further task's answer was not, and went out as an ordinary completion)", async () => {
 		forgetAsAfterRestart();
 		await env.client.createTasks(QUEUE, 25_000);
 		const old = await createAndWait({}, [{ message: 'under the backlog' }]);
@@ -98,18 +86,11 @@ describe('3b. a confirming read is bounded', () => {
 			tasks: [{ id: fresh.tasks[0].id }],
 		});
 		expect(call.result.workflowData?.[0].map((i) => i.json.id)).toEqual([fresh.tasks[0].id]);
-		// the newest page first; then the backlog read's place, found again one lower (a completion
-		// came on top since), and its next page upward
 		const queries = (await env.client.requests())
 			.filter((r) => r.path.endsWith('/tasks/completed'))
 			.map((r) => r.query as Record<string, string>);
-		expect(queries).toEqual([
-			{ limit: '101' },
-			{ limit: '1' },
-			{ limit: '2', offset: '24001' },
-			{ limit: '1' },
-			{ limit: '1000', offset: '23003' },
-		]);
+		// the newest page (a full one after a read of several pages)
+		expect(queries).toEqual([{ limit: '1000' }]);
 	}, 120_000);
 
 	test("the run's lost answer under 25,000 completions shares its millisecond with 30 later ones: the check's call is confirmed below the index, and the run resumes", async () => {
@@ -135,34 +116,20 @@ describe('3b. a confirming read is bounded', () => {
 		expect(resumedIds(executionId)).toEqual([tasks[0].id]);
 	}, 120_000);
 
-	test("the run's answer named 25,000 completions down and 12,000 up, on a service too slow to find it within the call's 30 s: the run answers 503 (the caller calls again, nothing is settled) and the next call resumes it", async () => {
+	test("the run's answer named 25,000 completions down, on a service too slow to find it within the call's 30 s: the run answers 503 (the caller calls again, nothing is settled) and the next call resumes it", async () => {
 		forgetAsAfterRestart();
 		const { run, tasks } = await createAndWait({}, [{ message: 'only' }]);
-		await env.client.createTasks(QUEUE, 37_000);
+		await env.client.createTasks(QUEUE, 25_000);
 		await env.client.setWebhook(QUEUE, '');
-		await complete(tasks[0].id);
-		await env.client.completeMany(QUEUE, 37_000, { by: 'bob@example.com' });
-		// the answer moved among them, 12,000 up: neither the read from the top nor its page from the
-		// run's tasks' creation upward reaches it
-		const state = await env.client.state();
-		const byCompletion = (state.tasks ?? [])
-			.filter((t) => t.queueId === QUEUE && t.completedAt)
-			.sort((a, b) => String(a.completedAt).localeCompare(String(b.completedAt)));
-		const answer = byCompletion.find((t) => t.id === tasks[0].id);
-		if (!answer) throw new Error('the answer is not in the sandbox state');
-		answer.completedAt = byCompletion[12_000].completedAt;
-		await env.client.reset(state);
-		await env.client.setWebhook(QUEUE, '');
-		const completed_at = String(answer.completedAt);
+		const { completed_at } = await complete(tasks[0].id);
+		await env.client.completeMany(QUEUE, 25_000, { by: 'bob@example.com' });
 		const call = async () =>
 			await callWaitingNode(run, queryOf(String(tasks[0].data.resume_url)), {
 				tasks: [{ id: tasks[0].id, completed_at }],
 			});
-		// the confirming read's 38 requests answer at once (21 pages from the top, the place of the
-		// run's tasks' creation among 37,001: 16 one-task reads, one page above it); the lookup's
-		// first read takes 31 s
+		// the 21 pages of the confirming read answer at once; the lookup's first read takes 31 s
 		await env.client.setFaults([
-			{ route: 'completed', kind: 'slow', delayMs: 31_000, after: 38, count: 1 },
+			{ route: 'completed', kind: 'slow', delayMs: 31_000, after: 21, count: 1 },
 		]);
 		const slow = await call();
 		expect(slow.result.workflowData).toBeUndefined();
