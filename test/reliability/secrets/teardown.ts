@@ -6,13 +6,18 @@ import { join } from 'path';
 
 import { report, scan, SCAN_ROOT, suiteDir, type ScanSuite } from './scan';
 
-/** One folder per kind of run: CI runs the e2e suites of n8n 2.x, 1.x and queue mode side by side. */
+/**
+ * One folder per kind of run, and per CI job (`TQ_CI_JOB`, set by .ci/run: its jobs run 2.x's and
+ * queue mode's suites two at a time, and the later one's folder replaced the other's: the long
+ * suite's failure in stop 71's CI could not be read).
+ */
 function lastDir(suite: ScanSuite): string {
 	const variant =
 		suite === 'e2e'
 			? `${process.env.TQ_N8N_VERSION === '1' ? '-n8n1' : ''}${process.env.TQ_QUEUE_MODE ? '-queue-mode' : ''}`
 			: '';
-	return join(SCAN_ROOT, `${suite}${variant}-last`);
+	const job = process.env.TQ_CI_JOB ? `-job-${process.env.TQ_CI_JOB}` : '';
+	return join(SCAN_ROOT, `${suite}${variant}${job}-last`);
 }
 
 /**
