@@ -94,7 +94,19 @@ export async function freePort(): Promise<number> {
 	}
 }
 
+/**
+ * Ports below the kernel's range for outgoing connections (32768-60999 here): a port from that range
+ * (listen(0)'s) can be taken, while its n8n restarts, as the local end of any connection this
+ * machine opens (CI40: "broker port 40865 is already in use" at a queue-mode restart).
+ */
+const LISTEN_PORTS = { from: 20_000, to: 32_767 };
+
 async function anyFreePort(): Promise<number> {
+	for (let tries = 0; tries < 100; tries++) {
+		const port =
+			LISTEN_PORTS.from + Math.floor(Math.random() * (LISTEN_PORTS.to - LISTEN_PORTS.from));
+		if (await portFree(port)) return port;
+	}
 	return await new Promise((resolve, reject) => {
 		const server = createServer();
 		server.unref();
@@ -116,6 +128,13 @@ async function portFree(port: number): Promise<boolean> {
 }
 
 const sleep = async (ms: number) => await new Promise((r) => setTimeout(r, ms));
+
+async function portFreeWithin(port: number, ms: number): Promise<boolean> {
+	for (const until = Date.now() + ms; ; await sleep(250)) {
+		if (await portFree(port)) return true;
+		if (Date.now() > until) return false;
+	}
+}
 
 /** Whether any process of the group `pgid` is still there. */
 function groupAlive(pgid: number): boolean {
@@ -256,9 +275,10 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nHandle
 	let exited: Promise<void> = Promise.resolve();
 
 	const spawnN8n = async () => {
-		if (!(await portFree(port)))
+		// a connection's local end or a closing socket can hold a port for a moment: wait 10 s first
+		if (!(await portFreeWithin(port, 10_000)))
 			throw new Error(`port ${port} is already in use: cannot start n8n there`);
-		if (!(await portFree(brokerPort)))
+		if (!(await portFreeWithin(brokerPort, 10_000)))
 			throw new Error(`broker port ${brokerPort} is already in use`);
 		logStream = createWriteStream(logFile, { flags: 'a' });
 		const proc = spawn(installation.nodeBinary, [installation.n8nBin, command], {
