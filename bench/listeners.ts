@@ -22,7 +22,7 @@ import * as wf from './workflows';
 
 const BURST = 500;
 
-interface Side {
+export interface Side {
 	p50: number;
 	p95: number;
 	max: number;
@@ -32,7 +32,12 @@ interface Side {
 }
 
 /** Latencies of one workflow's executions after `after`: each item from its completion to its execution's start. */
-async function measure(ctx: BenchContext, id: string, after: number, ids: number[]): Promise<Side> {
+export async function measure(
+	ctx: BenchContext,
+	id: string,
+	after: number,
+	ids: number[],
+): Promise<Side> {
 	const execs = await executionsAfter(ctx.n8n, id, after, { keepJson: [wf.WORK.trigger] });
 	const latencies: number[] = [];
 	const seen = new Map<number, number>();
@@ -54,7 +59,7 @@ async function measure(ctx: BenchContext, id: string, after: number, ids: number
 }
 
 /** Waits until both workflows emitted every id, or nothing new came for 20 s. */
-async function waitForBoth(ctx: BenchContext, wfs: string[], after: number, ids: number[]) {
+export async function waitForBoth(ctx: BenchContext, wfs: string[], after: number, ids: number[]) {
 	let last = -1;
 	let quietSince = Date.now();
 	const deadline = Date.now() + 240_000;
@@ -170,7 +175,7 @@ export async function scenarioListeners(ctx: BenchContext): Promise<Section> {
 }
 
 /** Completes `count` tasks one at a time, `gapMs` apart (a steady trickle, as people answer). */
-async function trickle(ctx: BenchContext, count: number, gapMs: number): Promise<number[]> {
+export async function trickle(ctx: BenchContext, count: number, gapMs: number): Promise<number[]> {
 	const { ids } = await ctx.sandbox.client.createTasks(QUEUE_ID, count);
 	for (const id of ids) {
 		await ctx.sandbox.client.complete(QUEUE_ID, id, { by: PERSON });
