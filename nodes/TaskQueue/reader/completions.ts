@@ -57,6 +57,9 @@ export function toItem(task: CompletedTask, dataOnly: boolean): INodeExecutionDa
 	return { json: dataOnly ? ((task.data ?? {}) as IDataObject) : (task as unknown as IDataObject) };
 }
 
+/** Page sizes of a read from the top (the first page, the next ones), and how many pages at most. */
+export type ReadLimits = { firstLimit?: number; nextLimit?: number; maxPages?: number };
+
 /**
  * Every completion after `cursor`, read newest first with limit/offset down to the cursor's
  * instant, or with `deep` down to the floor of its window (reader/pages.ts: pages
@@ -64,25 +67,27 @@ export function toItem(task: CompletedTask, dataOnly: boolean): INodeExecutionDa
  * and enters at the front, which moves nothing below its old place. Completions that arrive after
  * the first page was read, on top or committed late below, are left to the next call: its window
  * still holds them (reader/cursor.ts). `tasks`: oldest first, each once; `complete` is false when
- * the deadline stopped the paging before the cursor (`tasks` are then the newest only).
+ * the deadline or `maxPages` stopped the paging before the cursor (`tasks` are then the newest only).
  */
 export async function collectAfter(
 	this: TaskQueueContext,
 	queueId: number,
 	cursor: Cursor,
-	options: { deadline?: number; nextLimit?: number; deep?: boolean } = {},
+	options: ReadLimits & { deadline?: number; deep?: boolean } = {},
 ): Promise<{ tasks: CompletedTask[]; complete: boolean }> {
+	let pages = 0;
 	const stop = floorOf(options.deep ? cursor : { at: cursor.at, ids: [] });
-	const sizes = { first: FIRST_PAGE_LIMIT, next: options.nextLimit ?? NEXT_PAGE_LIMIT };
+	const { firstLimit: first = FIRST_PAGE_LIMIT, nextLimit: next = NEXT_PAGE_LIMIT } = options;
 	const found = new Map<string, CompletedTask>();
-	for await (const { page, last } of completedPages.call(this, queueId, sizes)) {
+	for await (const { page, last } of completedPages.call(this, queueId, { first, next })) {
 		let reachedOlder = false;
 		for (const task of page.tasks) {
 			if (isAfter(task, cursor) && isDue(task)) found.set(completionKey(task), task);
 			else if (timeKey(task.completed_at) <= stop) reachedOlder = true;
 		}
 		if (reachedOlder || last) break;
-		if (options.deadline !== undefined && Date.now() > options.deadline) {
+		const late = options.deadline !== undefined && Date.now() > options.deadline;
+		if (late || ++pages >= (options.maxPages ?? Infinity)) {
 			return { tasks: [...found.values()].sort(compareCompletions), complete: false };
 		}
 	}

@@ -109,12 +109,17 @@ export function advanceCursor(
 	return windowed(at, ids, [...recent], floor);
 }
 
-/** The cursor at `at` with its window down to `floor`: at most 2,000 of `handed` (it shrinks). */
-function windowed(at: string, ids: number[], handed: string[], floor: string): Cursor {
-	const recent = [...new Set(handed)].filter((k) => instantOf(k) > floor && instantOf(k) < at);
-	if (recent.length <= MAX_RECENT) return { at, ids, recent, floor };
-	return windowed(at, ids, recent, recent.map(instantOf).sort()[recent.length - MAX_RECENT - 1]);
+/** The cursor at `at` with its window down to `floor`: at most `most` of `keys` (it shrinks). */
+function windowed(at: string, ids: number[], keys: string[], floor: string, most = MAX_RECENT) {
+	const recent = [...new Set(keys)].filter((k) => instantOf(k) > floor && instantOf(k) < at);
+	if (recent.length <= most) return { at, ids, recent, floor };
+	const raised = recent.map(instantOf).sort()[recent.length - most - 1];
+	return { at, ids, recent: recent.filter((k) => instantOf(k) > raised), floor: raised };
 }
+
+/** The cursor with at most `most` completions in its window (the floor rises over the oldest). */
+export const narrowed = (cursor: Cursor | undefined, most: number): Cursor | undefined =>
+	cursor && windowed(cursor.at, cursor.ids, cursor.recent ?? [], floorOf(cursor), most);
 
 /**
  * Two cursors of one consumer as one (one kept by this process, one stored, maybe by another

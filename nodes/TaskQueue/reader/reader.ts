@@ -4,7 +4,14 @@ import { BoundedSet } from '../runtime/bounded';
 import { rememberedMap } from '../runtime/processMemory';
 import type { CompletedTask } from '../transport/schemas';
 import type { TaskQueueContext } from '../transport/types';
-import { collectAfter, collectUpward, type Cursor, isAfter, type Place } from './completions';
+import {
+	collectAfter,
+	collectUpward,
+	type Cursor,
+	isAfter,
+	type Place,
+	type ReadLimits,
+} from './completions';
 import {
 	advanceCursor,
 	completionKey,
@@ -25,7 +32,7 @@ import {
 // - instants compared as instants (timeKey), whatever precision the service writes.
 
 /** `cursor`: where the consumer stands in this process (the later of it and the stored one counts). */
-interface Consumer extends Watch {
+export interface Consumer extends Watch {
 	/** Where an unfinished backlog read stopped in the list. */
 	place?: Place;
 	/** Completions handed out before a read reached them (a delivery ahead of a backlog read), by key. */
@@ -42,6 +49,12 @@ interface Consumer extends Watch {
 const AHEAD_LIMIT = 10_000;
 
 const consumers = rememberedMap<string, Consumer>('completionConsumers');
+
+/** A consumer that has read nothing yet. */
+export const newConsumer = (): Consumer => ({
+	ahead: new BoundedSet(AHEAD_LIMIT),
+	turn: Promise.resolve(),
+});
 
 /** A consumer's reader during its turn. */
 export class CompletionReader {
@@ -86,30 +99,38 @@ export class CompletionReader {
 		options: {
 			deadline: number;
 			take: (tasks: CompletedTask[]) => Promise<void>;
-			/** Size of the pages after the first while reading from the top. */
-			nextLimit?: number;
 			/**
 			 * For a consumer that may see a completion twice (the check, whose runs resume once): the
 			 * newest completions a read from the top found before it gave way to a backlog read, at once.
 			 * The cursor does not move over them: `take` gets them again in their turn.
 			 */
 			newestFirst?: (tasks: CompletedTask[]) => Promise<void>;
-		},
+			// with maxPages: past them, one page from the cursor upward
+		} & ReadLimits,
 	): Promise<{ top: boolean }> {
 		const cursor = this.consumer.cursor ?? { at: '', ids: [] };
 		const take = async (tasks: CompletedTask[]) => {
 			await options.take(tasks.filter((task) => !this.consumer.ahead.delete(completionKey(task))));
 			this.consumer.cursor = advanceCursor(this.consumer.cursor ?? cursor, tasks) ?? cursor;
 		};
-		if (!this.consumer.place) {
+		const { place } = this.consumer;
+		// a consumer bounded in pages (the waiting runs' index) reads the newest page at every read,
+		// its backlog read going on or not: a call's completion is there (CI35, issue 59)
+		if (!place || options.maxPages) {
 			const deep = readsDeep(this.consumer, Date.now());
 			const halfway = Date.now() + (options.deadline - Date.now()) / 2;
+			// a consumer that sizes its pages (the index) reads down to its window's floor at every read,
+			// with a full page when the window closes: its calls may come from any process (CI38)
+			const firstLimit = deep && options.firstLimit ? options.nextLimit : options.firstLimit;
 			const collected = await collectAfter.call(context, queueId, cursor, {
+				...options,
+				firstLimit,
 				deadline: halfway,
-				nextLimit: options.nextLimit,
-				deep,
+				deep: deep || options.firstLimit !== undefined,
+				maxPages: place ? 1 : options.maxPages,
 			});
 			if (collected.complete) {
+				this.consumer.place = undefined;
 				await take(collected.tasks);
 				Object.assign(this.consumer, sighted(this.consumer, deep, Date.now()));
 				return { top: true };
@@ -117,7 +138,7 @@ export class CompletionReader {
 			if (collected.tasks.length > 0) await options.newestFirst?.(collected.tasks);
 		}
 		const reached = await collectUpward.call(context, queueId, cursor, {
-			deadline: options.deadline,
+			deadline: options.maxPages ? 0 : options.deadline,
 			take,
 			from: this.consumer.place,
 		});
@@ -153,7 +174,7 @@ export async function inTurnUnlessWaiting<T>(
 ): Promise<T | undefined> {
 	let consumer = consumers.get(scope);
 	if (!consumer) {
-		consumer = { ahead: new BoundedSet(AHEAD_LIMIT), turn: Promise.resolve() };
+		consumer = newConsumer();
 		consumers.set(scope, consumer);
 	}
 	const own = consumer;

@@ -1,9 +1,10 @@
 import type { IWebhookFunctions } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { shifted, timeKey } from '../reader/cursor';
+import { narrowed, shifted, timeKey } from '../reader/cursor';
 import { getTaskQueueCredentials } from '../transport';
-import { completedPages, MAX_PAGE } from '../reader/pages';
+import { MAX_PAGE } from '../reader/pages';
+import { CompletionReader } from '../reader/reader';
 import { lookUpClaims } from './claimLookup';
 import {
 	forgetOldest,
@@ -12,8 +13,6 @@ import {
 	indexOf,
 	MAX_INDEXED,
 	nextGeneration,
-	REREAD_MS,
-	stopBelowFor,
 } from './confirmationIndex';
 import type { CompletedTask } from '../transport/schemas';
 
@@ -26,7 +25,7 @@ import type { CompletedTask } from '../transport/schemas';
 
 /** Reads of one queue start at least this far apart (a call replayed in a loop costs 4 reads a second). */
 const MIN_GAP_MS = 250;
-/** A read lists at most what the index can hold, and for at most this long (a huge or hostile service). */
+/** A read lists at most what the index can hold, for at most this long; the next goes on from there. */
 const MAX_READ_PAGES = Math.ceil(MAX_INDEXED / MAX_PAGE) + 1;
 const READ_BUDGET_MS = 30_000;
 
@@ -44,7 +43,11 @@ export interface RunToConfirm {
 	claimed?: Array<{ id: number; at: string }>;
 }
 
-/** Lists the queue from the top down to `since` or to the previous read, into the index. */
+/**
+ * Reads what completed since the index's last read into it, through the one reader: oldest first,
+ * late commits found as the triggers find them. A run whose tasks are older than the index covers
+ * takes the reader back to their creation.
+ */
 async function read(
 	this: IWebhookFunctions,
 	index: QueueIndex,
@@ -52,42 +55,30 @@ async function read(
 	since: string,
 	count: number,
 ): Promise<void> {
-	let stopBelow = stopBelowFor(index, since);
-	const sizes = { first: index.deep ? MAX_PAGE : count + 100, next: MAX_PAGE };
-	const deadline = Date.now() + READ_BUDGET_MS;
-	let readFrom: string | undefined;
-	let pages = 0;
+	if (!index.reader.cursor || since < index.coveredFrom) {
+		Object.assign(index.reader, { cursor: { at: shifted(since, -1), ids: [] }, place: undefined });
+		index.coveredFrom = since;
+	}
 	let changed = false;
-	for await (const { page, last } of completedPages.call(this, queueId, sizes)) {
-		const { tasks } = page;
-		readFrom ??= tasks[0] ? timeKey(tasks[0].completed_at) : '';
-		pages++;
-		// newest first: a task listed twice on one read keeps its newer completion
-		const ofQueue = tasks.filter(
-			(task) => task.queue_id === undefined || task.queue_id === queueId,
-		);
-		for (const task of [...ofQueue].reverse()) {
+	const keep = async (tasks: CompletedTask[]) => {
+		// oldest first: a task's newest listed completion is the one kept
+		for (const task of tasks.filter((t) => t.queue_id === undefined || t.queue_id === queueId)) {
 			if (index.tasks.get(task.id)?.completed_at !== task.completed_at) changed = true;
 			index.tasks.set(task.id, task);
 		}
-		const oldest = tasks[tasks.length - 1];
-		if (last || !oldest || timeKey(oldest.completed_at) < stopBelow) break;
-		if (pages >= MAX_READ_PAGES || Date.now() > deadline) {
-			// a list deeper than the index can hold, or a service too slow: the index covers what was read
-			this.logger.warn(
-				`Task Queue: a confirming read of queue ${queueId} stopped after ${pages} pages without reaching the run's tasks' creation; completions further down are not looked for`,
-			);
-			stopBelow = timeKey(oldest.completed_at);
-			break;
-		}
-	}
-	const continuous =
-		index.readFrom !== '' &&
-		stopBelow >= index.coveredFrom &&
-		stopBelow <= shifted(index.readFrom, -REREAD_MS);
-	index.coveredFrom = continuous ? index.coveredFrom : stopBelow;
-	index.readFrom = readFrom || index.readFrom || stopBelow;
-	index.deep = pages > 1;
+	};
+	await new CompletionReader(index.reader, false).read(this, queueId, {
+		deadline: Date.now() + READ_BUDGET_MS,
+		take: keep,
+		newestFirst: keep,
+		firstLimit: count + 100 + (index.reader.cursor?.recent?.length ?? 0),
+		nextLimit: MAX_PAGE,
+		maxPages: MAX_READ_PAGES,
+	});
+	// the window: at most half a page, so a read down to it costs a request like any other; from a
+	// first read too (down to the run's tasks' creation), as each n8n process reads from its first
+	// call (CI38, queue mode); answers committed later below are found by their claims (claimLookup.ts)
+	index.reader.cursor = narrowed(index.reader.cursor, MAX_PAGE / 2);
 	if (forgetOldest(index) || changed) index.generation = nextGeneration();
 }
 

@@ -52,7 +52,7 @@ describe('3. a busy queue does not stop a batch run from resuming', () => {
 });
 
 describe('3b. a confirming read is bounded', () => {
-	test("25,000 completions above a run's tasks, more than a process indexes: a confirming read stops after 21 pages, and the run keeps waiting", async () => {
+	test("25,000 completions above a run's tasks, more than a process indexes: a confirming read stops after 21 pages from the top and one from the run's tasks' creation upward, and the run keeps waiting", async () => {
 		forgetAsAfterRestart();
 		await env.client.createTasks(QUEUE, 25_000); // other work, completed after the run's task was created
 		const { run, tasks } = await createAndWait({}, [{ message: 'only' }]);
@@ -64,10 +64,22 @@ describe('3b. a confirming read is bounded', () => {
 		});
 		expect(call.result.workflowData).toBeUndefined();
 		expect(call.response.statusCode).toBe(202);
-		expect(await reads()).toBe(21);
+		// the one reader (reader/reader.ts): 21 pages from the top, then the place of the run's
+		// tasks' creation (a binary search of one-task reads over 50,001 tasks: 15) and one page above it
+		const queries = (await env.client.requests())
+			.filter((r) => r.path.endsWith('/tasks/completed'))
+			.map((r) => r.query as Record<string, string>);
+		expect(queries).toHaveLength(37);
+		// pages overlap by one task (reader/pages.ts)
+		expect(queries.slice(0, 21).map((q) => [q.offset ?? '0', q.limit])).toEqual([
+			['0', '101'],
+			...Array.from({ length: 20 }, (_, i) => [String(100 + i * 999), '1000']),
+		]);
+		expect(queries.slice(21, 36).every((q) => q.limit === '1')).toBe(true);
+		expect(Number(queries[36].limit)).toBeLessThanOrEqual(1000);
 	}, 120_000);
 
-	test("after a confirming read stopped in the backlog above an old run's tasks, another run's answer at the top is found at its first call, with one read (CI35, with the index as a consumer of the one reader: a further task's answer was not, and went out as an ordinary completion)", async () => {
+	test("while the confirming read works through a run's backlog, page by page, another run's answer at the top is found at its first call (CI35: a further task's answer was not, and went out as an ordinary completion)", async () => {
 		forgetAsAfterRestart();
 		await env.client.createTasks(QUEUE, 25_000);
 		const old = await createAndWait({}, [{ message: 'under the backlog' }]);
@@ -86,11 +98,23 @@ describe('3b. a confirming read is bounded', () => {
 			tasks: [{ id: fresh.tasks[0].id }],
 		});
 		expect(call.result.workflowData?.[0].map((i) => i.json.id)).toEqual([fresh.tasks[0].id]);
+		// the newest page first, sized to reach the floor of the index's window (the run's item, 100,
+		// and the completions the window holds: at most 500, how many depends on the milliseconds the
+		// 25,000 share); then the backlog read's place, found again one lower (a completion came on
+		// top since), and its next page upward
 		const queries = (await env.client.requests())
 			.filter((r) => r.path.endsWith('/tasks/completed'))
 			.map((r) => r.query as Record<string, string>);
-		// the newest page (a full one after a read of several pages)
-		expect(queries).toEqual([{ limit: '1000' }]);
+		const [newest, ...rest] = queries;
+		expect(newest.offset).toBeUndefined();
+		expect(Number(newest.limit)).toBeGreaterThanOrEqual(101);
+		expect(Number(newest.limit)).toBeLessThanOrEqual(601);
+		expect(rest).toEqual([
+			{ limit: '1' },
+			{ limit: '2', offset: '24001' },
+			{ limit: '1' },
+			{ limit: '1000', offset: '23003' },
+		]);
 	}, 120_000);
 
 	test("the run's lost answer under 25,000 completions shares its millisecond with 30 later ones: the check's call is confirmed below the index, and the run resumes", async () => {
@@ -116,20 +140,34 @@ describe('3b. a confirming read is bounded', () => {
 		expect(resumedIds(executionId)).toEqual([tasks[0].id]);
 	}, 120_000);
 
-	test("the run's answer named 25,000 completions down, on a service too slow to find it within the call's 30 s: the run answers 503 (the caller calls again, nothing is settled) and the next call resumes it", async () => {
+	test("the run's answer named 25,000 completions down and 12,000 up, on a service too slow to find it within the call's 30 s: the run answers 503 (the caller calls again, nothing is settled) and the next call resumes it", async () => {
 		forgetAsAfterRestart();
 		const { run, tasks } = await createAndWait({}, [{ message: 'only' }]);
-		await env.client.createTasks(QUEUE, 25_000);
+		await env.client.createTasks(QUEUE, 37_000);
 		await env.client.setWebhook(QUEUE, '');
-		const { completed_at } = await complete(tasks[0].id);
-		await env.client.completeMany(QUEUE, 25_000, { by: 'bob@example.com' });
+		await complete(tasks[0].id);
+		await env.client.completeMany(QUEUE, 37_000, { by: 'bob@example.com' });
+		// the answer moved among them, 12,000 up: neither the read from the top nor its page from the
+		// run's tasks' creation upward reaches it
+		const state = await env.client.state();
+		const byCompletion = (state.tasks ?? [])
+			.filter((t) => t.queueId === QUEUE && t.completedAt)
+			.sort((a, b) => String(a.completedAt).localeCompare(String(b.completedAt)));
+		const answer = byCompletion.find((t) => t.id === tasks[0].id);
+		if (!answer) throw new Error('the answer is not in the sandbox state');
+		answer.completedAt = byCompletion[12_000].completedAt;
+		await env.client.reset(state);
+		await env.client.setWebhook(QUEUE, '');
+		const completed_at = String(answer.completedAt);
 		const call = async () =>
 			await callWaitingNode(run, queryOf(String(tasks[0].data.resume_url)), {
 				tasks: [{ id: tasks[0].id, completed_at }],
 			});
-		// the 21 pages of the confirming read answer at once; the lookup's first read takes 31 s
+		// the confirming read's 38 requests answer at once (21 pages from the top, the place of the
+		// run's tasks' creation among 37,001: 16 one-task reads, one page above it); the lookup's
+		// first read takes 31 s
 		await env.client.setFaults([
-			{ route: 'completed', kind: 'slow', delayMs: 31_000, after: 21, count: 1 },
+			{ route: 'completed', kind: 'slow', delayMs: 31_000, after: 38, count: 1 },
 		]);
 		const slow = await call();
 		expect(slow.result.workflowData).toBeUndefined();
@@ -199,4 +237,60 @@ describe('3c. a backlog does not stall the check', () => {
 		expect([...points].sort()).toEqual(points);
 		expect(points[points.length - 1]).toBe(newest);
 	}, 300_000);
+});
+
+describe('3d. a late commit below what the index has read', () => {
+	/** A two-item run and a call to it naming its second task (as its delivery would). */
+	async function twoItemRun() {
+		forgetAsAfterRestart();
+		const { run, tasks } = await createAndWait();
+		await env.client.setWebhook(QUEUE, '');
+		const address = queryOf(String(tasks[1].data.resume_url));
+		const call = async () => await callWaitingNode(run, address, { tasks: [{ id: tasks[1].id }] });
+		return { tasks, call };
+	}
+
+	/** The run's first answer dated t0 + 50, committed late (held); 150 completions above it, visible: more than a first page of the run's items + 100. */
+	async function lateAnswerUnder150(taskId: number) {
+		const t0 = Date.now();
+		const at = (ms: number) => new Date(t0 + ms).toISOString();
+		await env.client.complete(QUEUE, taskId, {
+			by: 'alice@example.com',
+			data: { decision: 'approve' },
+			completedAt: at(50),
+			commitAfterMs: -1,
+		});
+		const { ids } = await env.client.createTasks(QUEUE, 150);
+		for (const [i, id] of ids.entries())
+			await env.client.complete(QUEUE, id, { by: 'bob@example.com', completedAt: at(100 + i) });
+		await new Promise((resolve) => setTimeout(resolve, 300));
+	}
+
+	/** The late answer becomes visible (its delivery went to another process: no claim here), the second is answered: the next call resumes the run with both. */
+	async function resumesWithBoth(run: Awaited<ReturnType<typeof twoItemRun>>) {
+		expect(await env.client.commitHeld()).toBe(1);
+		await complete(run.tasks[1].id);
+		const resumed = await run.call();
+		expect(resumed.result.workflowData?.[0].map((i) => i.json.id)).toEqual([
+			run.tasks[0].id,
+			run.tasks[1].id,
+		]);
+	}
+
+	test("a run's answer committed late, inside the index's window, its delivery received by another n8n process: the next call, naming the run's other task, finds it and resumes the run (CI38, queue mode)", async () => {
+		const run = await twoItemRun();
+		expect((await run.call()).response.statusCode).toBe(202); // a first read
+		await lateAnswerUnder150(run.tasks[0].id);
+		// a second read, past the 150: they are in the window now
+		expect((await run.call()).response.statusCode).toBe(202);
+		await resumesWithBoth(run);
+	}, 60_000);
+
+	test("the same with the answer committed late below what the index's first read listed (each n8n process's index starts at its first call): the next call finds it (CI38, queue mode)", async () => {
+		const run = await twoItemRun();
+		await lateAnswerUnder150(run.tasks[0].id);
+		// this process's first read: down to the run's tasks' creation, past the 150
+		expect((await run.call()).response.statusCode).toBe(202);
+		await resumesWithBoth(run);
+	}, 60_000);
 });

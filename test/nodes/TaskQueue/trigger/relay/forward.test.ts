@@ -666,6 +666,29 @@ test("a late commit (issue 59): a run's answer becomes visible below more than a
 	expect(trigger.emitted.map((t) => Number(t.id)).sort((x, y) => x - y)).toEqual(others);
 }, 120_000);
 
+test('a late commit whose delivery is lost, and a call that names nothing (issue 59): the confirming read is a consumer of the one reader, its window finds the answer within one late-commit window', async () => {
+	await activateTrigger();
+	const { late } = await lateAnswerBelowAPage(['66', '68', '67']);
+	// the late answer becomes visible 153 completions down; its delivery is lost, no claim comes
+	await env.client.setFaults([{ webhook: 'drop', count: 1 }]);
+	expect(await env.client.commitHeld()).toBe(1);
+	await env.client.waitForWebhookCalls(153);
+	expect(waiting.calls.filter((c) => c.executionId === '67')).toEqual([]);
+	// a call naming no task, once a second: the reads after the reader's window (10 s) go down to it
+	const address = String(late.data.resume_url);
+	const started = Date.now();
+	while (!waiting.resumed.has('67') && Date.now() - started < 30_000) {
+		await waiting.handle(address, undefined, {});
+		await new Promise((resolve) => setTimeout(resolve, 1000));
+	}
+	expect(waiting.resumed.has('67')).toBe(true);
+	const [items] = waiting.resumed.get('67') as INodeExecutionData[][];
+	expect(items.map((i) => [i.json.id, i.json.completed_by, i.pairedItem])).toEqual([
+		[late.id, 'alice@example.com', { item: 0 }],
+	]);
+	expect(waiting.resumes.get('67')).toBe(1);
+}, 120_000);
+
 test('a burst of completions of one run: calls to the waiting execution one at a time, coalesced, and it resumes exactly once', async () => {
 	await activateTrigger();
 	await createAndWait(
