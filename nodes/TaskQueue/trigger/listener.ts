@@ -44,8 +44,12 @@ import { rememberedMap } from '../runtime/processMemory';
 const READ_BUDGET_MS = 20_000;
 /** A JOIN waits for the holder to nudge the joiner once. */
 const JOIN_TIMEOUT_MS = 15_000;
-/** Listeners of this process trying a join again, by address (deactivating one stops its tries). */
+/**
+ * Listeners of this process trying a join again, by address, and those deactivated here (STOPPED):
+ * deactivating one stops its tries, and a hand-over reaching it meanwhile takes no queue.
+ */
 export const joinsRetrying = rememberedMap<string, object>('joinsRetrying');
+export const STOPPED = Object.freeze({});
 
 export async function receiveNudge(
 	this: IWebhookFunctions,
@@ -135,11 +139,8 @@ async function settleRole(
 ): Promise<Registration> {
 	const { queueId, url } = registration;
 	const live = await liveTarget.call(this, queueId);
-	const keep = (how: Partial<Registration>) => {
-		const next = { ...registration, ...how };
-		writeRegistration(state, next);
-		return next;
-	};
+	const keep = (how: Partial<Registration>) =>
+		writeRegistration(state, { ...registration, ...how });
 	if (classifyTarget(live, url) === 'mine')
 		return registration.listening ? keep({ listening: false }) : registration;
 	if (isTriggerOfThisN8n(live, url)) {
@@ -161,6 +162,8 @@ async function settleRole(
 			);
 		return registration;
 	}
+	// n8n routes a trigger's address until its removal has run: the queue would name it for good
+	if (joinsRetrying.get(url) === STOPPED) return registration;
 	await setWebhookTarget.call(this, queueId, targetWithSecret(url, registration.secret));
 	forgetLiveTargets();
 	this.logger.info(`Task Queue Trigger: holds queue ${queueId} now (the holder has gone)`);

@@ -15,7 +15,7 @@ import {
 	withoutQuery,
 } from '../helpers/webhookTarget';
 import { fullListMessage } from './holder';
-import { joinAgainSoon, joinHolder } from './listener';
+import { joinAgainSoon, joinHolder, joinsRetrying } from './listener';
 import { reachabilityWarning } from './webhookReachability';
 import { checkWebhookUrl, productionHoldsIt, someoneElseHoldsIt } from './activationErrors';
 import type { Registration } from './state/staticData';
@@ -156,6 +156,7 @@ function keep(
 	how: Pick<Registration, 'previousTarget' | 'listening'>,
 ): void {
 	const { queueId, url, secret, test, state } = activation;
+	joinsRetrying.delete(url);
 	writeRegistration(state, { queueId, url, secret, test, ...how });
 	freshRegistrations.add(registrationKey(this));
 }

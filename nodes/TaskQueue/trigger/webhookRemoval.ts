@@ -6,7 +6,7 @@ import { getTriggerQueueId } from '../helpers/queue';
 import { classifyTarget, isTriggerOfThisN8n, withoutQuery } from '../helpers/webhookTarget';
 import { getWebhookTarget, setWebhookTarget } from '../transport/endpoints';
 import { handOver } from './holder';
-import { joinsRetrying } from './listener';
+import { joinsRetrying, STOPPED } from './listener';
 import type { Registration } from './state/staticData';
 import { forgetRegistration, listenersOf, readRegistration } from './state/staticData';
 
@@ -22,7 +22,7 @@ export async function deleteWebhook(this: IHookFunctions): Promise<boolean> {
 	const queueId = registration?.queueId ?? queueToClean.call(this);
 	if (queueId === undefined) return true;
 	const url = this.getNodeWebhookUrl('default') as string;
-	joinsRetrying.delete(url);
+	joinsRetrying.set(url, STOPPED);
 	const live = await readLive.call(this, queueId, registration);
 	if (live === undefined) return true;
 	if (registration && isTriggerOfThisN8n(live, url) && classifyTarget(live, url) !== 'mine') {

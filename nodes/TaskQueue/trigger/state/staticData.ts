@@ -61,9 +61,10 @@ export function readRegistration(state: IDataObject): Registration | undefined {
 	};
 }
 
-export function writeRegistration(state: IDataObject, registration: Registration): void {
+export function writeRegistration(state: IDataObject, registration: Registration): Registration {
 	const { queueId, url, secret, previousTarget, test, listening } = registration;
 	state.registration = { queueId, url, secret, previousTarget, test, listening };
+	return registration;
 }
 
 /** Deactivated: the registration, Catch Up's cursor and the listeners go (the check's record stays). */

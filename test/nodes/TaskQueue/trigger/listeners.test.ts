@@ -88,6 +88,26 @@ describe('several Task Queue Triggers of one n8n on one queue', () => {
 		}
 	});
 
+	test('the listener deactivated, then the holder at once (bench 14): the hand-over reaches the listener while n8n still routes its address, and it takes no queue: no trigger is left named', async () => {
+		const { a, b, n8n } = await holderAndListener();
+		try {
+			const registration = structuredClone(b.state().registration);
+			await b.delete();
+			// n8n stops routing a trigger's address after its removal ran, and a call loads the static
+			// data as n8n last saved it: the holder's look still reaches the listener, registered
+			// (bench 14, stop 72: the queue then named a deactivated trigger, and its deliveries 404)
+			b.state().registration = registration;
+			await a.delete();
+			expect(await target()).toBe('');
+			const ids = await completeNew(1);
+			await suite.env.client.waitForWebhookCalls(0);
+			expect(ids).toHaveLength(1);
+			expect(await suite.env.client.webhookCalls()).toEqual([]);
+		} finally {
+			await n8n.close();
+		}
+	});
+
 	test('a listener whose nudges are lost (it did not answer, as during a restart) emits every completion at its next check, and is nudged again', async () => {
 		const { a, b, n8n } = await holderAndListener();
 		try {
