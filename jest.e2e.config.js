@@ -17,6 +17,9 @@ module.exports = {
 	globalTeardown: '<rootDir>/test/reliability/secrets/teardown.e2e.ts',
 	// the first run installs n8n into the cache (minutes); one n8n boot is ~7 s
 	testTimeout: 300_000,
+	// the teardown above has stopped every n8n and sandbox: jest must not wait on a handle a failed
+	// file left (the queue-mode jobs' jest lingered after their teardown in every CI run of stop 72)
+	forceExit: true,
 	maxWorkers: 1,
 	slowTestThreshold: 60,
 	verbose: true,

@@ -21,7 +21,7 @@ import {
 	writeFileSync,
 } from 'fs';
 import { tmpdir, userInfo } from 'os';
-import { join } from 'path';
+import { basename, join } from 'path';
 
 import { REPO_ROOT } from './package';
 import { freePort, startN8n, type N8nHandle, type StartN8nOptions } from './start';
@@ -196,6 +196,17 @@ async function startPostgres(dir: string): Promise<Service & { port: number }> {
 	await waitFor('PostgreSQL', () =>
 		succeeds(join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port)]),
 	);
+	// the one answering must be this stack's: a PostgreSQL of another stack started on the same port
+	// at the same moment (another CI job) would share its database
+	const dataDirectory = execFileSync(
+		join(bin, 'psql'),
+		['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-tAc', 'SHOW data_directory'],
+		{ stdio: ['ignore', 'pipe', 'ignore'] },
+	)
+		.toString()
+		.trim();
+	if (server.proc.exitCode !== null || dataDirectory !== join(dir, 'data'))
+		throw new Error(`queue mode: port ${port} is another PostgreSQL's (${dataDirectory})`);
 	execFileSync(
 		join(bin, 'createdb'),
 		['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', 'n8n'],
@@ -226,6 +237,15 @@ async function startRedis(dir: string): Promise<Service & { port: number }> {
 		},
 	);
 	await waitFor('Redis', () => succeeds('/usr/bin/redis-cli', ['-p', String(port), 'ping']));
+	// the one answering must be this stack's: another stack's Redis would share its queue of jobs
+	const answer = execFileSync('/usr/bin/redis-cli', ['-p', String(port), 'config', 'get', 'dir'], {
+		stdio: ['ignore', 'pipe', 'ignore'],
+	})
+		.toString()
+		.trim()
+		.split('\n');
+	if (server.proc.exitCode !== null || answer[1] !== dir)
+		throw new Error(`queue mode: port ${port} is another Redis's (${answer.join(' ')})`);
 	return { port, stop: server.stop };
 }
 
@@ -386,6 +406,8 @@ export async function startQueueMode(
 			EXECUTIONS_MODE: 'queue',
 			QUEUE_BULL_REDIS_HOST: '127.0.0.1',
 			QUEUE_BULL_REDIS_PORT: String(redis.port),
+			// a prefix of its own: no other stack's process takes this stack's jobs, whatever Redis it reaches
+			QUEUE_BULL_PREFIX: `bull-${basename(root)}`,
 			WEBHOOK_URL: `${url}/`,
 			N8N_DISABLE_PRODUCTION_MAIN_PROCESS: 'true',
 			N8N_PROXY_HOPS: '1',

@@ -99,7 +99,15 @@ export async function freePort(): Promise<number> {
  * (listen(0)'s) can be taken, while its n8n restarts, as the local end of any connection this
  * machine opens (CI40: "broker port 40865 is already in use" at a queue-mode restart).
  */
-const LISTEN_PORTS = { from: 20_000, to: 32_767 };
+const LISTEN_PORTS = listenPorts(20_000, 32_767);
+
+/** A CI job (TQ_CI_JOB, .ci/run) picks in a slice of its own: jobs side by side never pick alike. */
+function listenPorts(from: number, to: number): { from: number; to: number } {
+	const job = Number(process.env.TQ_CI_JOB);
+	if (!process.env.TQ_CI_JOB || !Number.isInteger(job) || job < 0 || job > 15) return { from, to };
+	const width = Math.floor((to - from) / 16);
+	return { from: from + job * width, to: from + (job + 1) * width };
+}
 
 async function anyFreePort(): Promise<number> {
 	for (let tries = 0; tries < 100; tries++) {
