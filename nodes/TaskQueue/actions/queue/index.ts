@@ -5,7 +5,6 @@ import * as flush from './flush.operation';
 import * as get from './get.operation';
 import * as getMany from './getMany.operation';
 
-export { flush, get, getMany };
 
 export const operations = { flush, get, getMany } satisfies OperationsOf<'queue'>;
 

@@ -5,7 +5,6 @@ import * as create from './create.operation';
 import * as createAndWait from './createAndWait.operation';
 import * as getCompleted from './getCompleted.operation';
 
-export { create, createAndWait, getCompleted };
 
 // Create and Wait's value is n8n's SEND_AND_WAIT_OPERATION: n8n 2.x checks the signature of a resume
 // call by itself only for a node whose operation is sendAndWait, and generates the node's AI review

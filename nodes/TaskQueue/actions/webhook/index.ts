@@ -5,7 +5,6 @@ import * as get from './get.operation';
 import * as remove from './remove.operation';
 import * as set from './set.operation';
 
-export { get, remove, set };
 
 export const operations = { get, remove, set } satisfies OperationsOf<'webhook'>;
 

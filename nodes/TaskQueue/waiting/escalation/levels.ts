@@ -36,10 +36,18 @@ export const levelOfSlot = (slot: number) => Math.floor(slot / 100);
 export const levelAt = (escalation: Escalation, level: number) =>
 	escalation.startedAt + escalation.levels[level - 1].afterMs;
 
-/** The items a level is due for now: waiting (not decided), the level's time passed. */
-function dueLevels(escalation: Escalation, now: number): number[] {
-	return escalation.levels.flatMap((_, i) => (levelAt(escalation, i + 1) <= now ? [i + 1] : []));
-}
+/**
+ * A level's answers that did not count (the requester, a person who answered the item before) ask
+ * the level again, up to its people once more: a slot so answered is not spent.
+ */
+export const reasksAt = (decision: ItemDecision | undefined, level: number, people: number) => {
+	const answered = decision?.answers.filter((a) => a.level === level && a.reason !== 'afterDecision');
+	return Math.min(people, answered?.filter((a) => !a.counted).length ?? 0);
+};
+
+/** The tasks an item's levels ask at most: their people, and those asked again. */
+export const levelTasksOf = (escalation?: Escalation, d?: ItemDecision) =>
+	(escalation?.levels ?? []).reduce((n, l, i) => n + l.people + reasksAt(d, i + 1, l.people), 0);
 
 /** The run's next wake: its next level's time while an item may still escalate, or its deadline. */
 export function nextWake(
@@ -51,8 +59,7 @@ export function nextWake(
 	const next = waiting
 		? escalation?.levels.map((_, i) => levelAt(escalation, i + 1)).find((at) => at > now)
 		: undefined;
-	if (next === undefined) return deadline;
-	return deadline === undefined ? next : Math.min(next, deadline);
+	return next === undefined ? deadline : Math.min(next, deadline ?? Infinity);
 }
 
 type Wait = Omit<ResumeAddress, 'url'>;
@@ -69,12 +76,14 @@ export async function escalate(
 ): Promise<Map<number, { item: number; slot: number }>> {
 	const { wait, settings, escalation, key } = run;
 	const created = new Map<number, { item: number; slot: number }>();
-	for (const level of dueLevels(escalation, Date.now())) {
+	// the levels whose time has passed
+	for (const level of escalation.levels.map((_, i) => i + 1)) {
+		if (levelAt(escalation, level) > Date.now()) continue;
 		const { queueId, people } = escalation.levels[level - 1];
 		for (const { item, values, levels } of items) {
 			const address = levels?.[level - 1];
 			if (decisions.get(item)?.decision !== 'waiting' || !values || !address) continue;
-			for (let n = 1; n <= people; n++) {
+			for (let n = 1; n <= people + reasksAt(decisions.get(item), level, people); n++) {
 				const slot = slotOf(level, n);
 				const id = await askAgain.call(
 					this,

@@ -6,7 +6,7 @@ import type { RunMemory, WaitingTask } from '../memory';
 import type { ResumeAddress } from '../messages';
 import { labelsOf, outputItem, valuesOf } from '../output';
 import type { WaitSettings } from '../settings';
-import { escalationReport, levelOfAnswer, levelOfSlot } from '../escalation/levels';
+import { escalationReport, levelOfAnswer, levelOfSlot, levelTasksOf } from '../escalation/levels';
 import { decide, type Answer, type ItemDecision } from './decide';
 import type { MarkedTask } from './extraTasks';
 import { usesVotes, voteOf, type PeopleSettings } from './settings';
@@ -46,7 +46,6 @@ export function peopleOutcome(
 		extras.set(item, [...(extras.get(item) ?? []), id]);
 		if (levelOfSlot(slot) > 0) levelOf.set(id, levelOfSlot(slot));
 	}
-	const levelTasks = (memory.escalation?.levels ?? []).reduce((sum, l) => sum + l.people, 0);
 	const decisions = new Map<number, ItemDecision>();
 	for (const task of memory.tasks) {
 		const ids = [
@@ -69,16 +68,16 @@ export function peopleOutcome(
 		// an item whose values the run did not keep cannot be asked about again
 		const rule = task.values ? memory.people : { ...memory.people, maxTasks: memory.people.people };
 		const neverCount = task.neverCount ?? [];
-		decisions.set(task.item, {
-			...decide(rule, answers, {
+		const judge = (decision?: ItemDecision) =>
+			decide(rule, answers, {
 				tasks: ids.filter((id) => !levelOf.has(id)).length,
-				laterTasks: task.levels ? levelTasks - levelAnswers : 0,
+				// a level answered by someone who does not count is asked again (levels.ts): judged twice
+				laterTasks: task.levels ? levelTasksOf(memory.escalation, decision) - levelAnswers : 0,
 				neverCount,
 				usesVotes: usesVotes(memory.people, settings),
 				optionVotes: settings.responseType !== 'approval' && memory.people.voteField !== undefined,
-			}),
-			neverCount,
-		});
+			});
+		decisions.set(task.item, { ...judge(judge()), neverCount });
 	}
 	const final = [...decisions.values()].filter((d) => d.final).length;
 	const enough = settings.waitFor === 'all' ? final === decisions.size : final > 0;

@@ -174,6 +174,55 @@ describe('Escalate', () => {
 		expect(own.response).toMatchObject({ statusCode: 202, body: { completed: 0, of: 1 } });
 	});
 
+	test("an answer at a level that does not count asks the level again (issue 60): the requester, then Ann who approved at level 0, answer the supervisors' task; each time a new one is created, up to the level's people once more", async () => {
+		const waiting = await run(escalating(FOUR_EYES));
+		const [first] = await tasksOn(REFUNDS);
+		await answer(REFUNDS, first.id, ANN, 'approve');
+		await levelTimePasses();
+		await wake(waiting);
+		const [levelTask] = await tasksOn(SUPERVISORS);
+		// the requester answers it: kept, never counted, and the level is asked again at once
+		await answer(SUPERVISORS, levelTask.id, REQUESTER, 'approve');
+		const heard = await call(waiting, SUPERVISORS, levelTask.id);
+		expect(heard.result.workflowData).toBeUndefined();
+		const again = (await tasksOn(SUPERVISORS)).filter((t) => t.id !== levelTask.id);
+		expect(again).toHaveLength(1);
+		expect(again[0].data).toMatchObject({ customer_message: REFUND.message, order_total: 900 });
+		expect(String(again[0].data.resume_url)).toMatch(/#x=102\.[a-f0-9]{32}$/);
+		// Ann answers the new one (she counted at level 0): not counted either; the level's one more
+		// task is spent, so nothing more is asked, and the item waits for level 0's second person
+		await answer(SUPERVISORS, again[0].id, ANN, 'approve');
+		const annHeard = await call(waiting, SUPERVISORS, again[0].id);
+		expect(annHeard.result.workflowData).toBeUndefined();
+		expect(annHeard.response).toMatchObject({ statusCode: 202, body: { completed: 0, of: 1 } });
+		expect(await tasksOn(SUPERVISORS)).toHaveLength(2);
+		for (let calls = 0; calls < 5; calls++) await wake(waiting);
+		expect(await tasksOn(SUPERVISORS)).toHaveLength(2);
+	});
+
+	test("the supervisor answers the task the level asked again after the requester's answer: it decides", async () => {
+		const waiting = await run(escalating(FOUR_EYES));
+		await levelTimePasses();
+		await wake(waiting);
+		const [levelTask] = await tasksOn(SUPERVISORS);
+		await answer(SUPERVISORS, levelTask.id, REQUESTER, 'approve');
+		await call(waiting, SUPERVISORS, levelTask.id);
+		const [again] = (await tasksOn(SUPERVISORS)).filter((t) => t.id !== levelTask.id);
+		await answer(SUPERVISORS, again.id, SUPERVISOR, 'reject');
+		const [items] = (await call(waiting, SUPERVISORS, again.id)).result.workflowData ?? [[]];
+		expect(items[0].json).toMatchObject({
+			id: again.id,
+			approved: false,
+			escalation: { level: 1, decidedAtLevel: 1, decidedBy: SUPERVISOR },
+			people: { decision: 'rejected', decidedBy: again.id },
+		});
+		const answers = (items[0].json.people as IDataObject).answers as IDataObject[];
+		expect(answers.map((a) => [a.taskId, a.by, a.level, a.counted, a.reason])).toEqual([
+			[levelTask.id, REQUESTER, 1, false, 'neverCount'],
+			[again.id, SUPERVISOR, 1, true, undefined],
+		]);
+	});
+
 	test('a level task made with the API key before the level is due decides nothing (security review M3): the key, one API user and one colleague cannot approve a four-eyes item an hour early', async () => {
 		const waiting = await run(escalating(FOUR_EYES, [level(SUPERVISORS, 60)]));
 		const [own] = await tasksOn(REFUNDS);
