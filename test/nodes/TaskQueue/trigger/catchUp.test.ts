@@ -128,43 +128,39 @@ describe('Catch Up in a burst: every completion once', () => {
 });
 
 describe('Catch Up with three triggers of one n8n on one queue (a holder and two listeners)', () => {
-	test(
-		'2,000 completions at once, 20% of deliveries lost: each workflow emits each completion once, none missing after the next delivery',
-		async () => {
-			const triggers = ['a', 'b', 'c'].map(
-				(x) =>
-					new WebhookTriggerUnderTest({
-						credentials: env.credentials(),
-						parameters: {
-							event: 'taskCompleted',
-							queue: locator(QUEUE),
-							options: { catchUp: true } as INodeParameters,
-						},
-						webhookId: `${x.repeat(8)}-0000-4000-8000-00000000000${x}`,
-					}),
-			);
-			const n8n = await oneN8n(triggers);
-			try {
-				for (const t of triggers) await t.activate();
-				expect(triggers[0].state().listeners).toHaveLength(2);
-				const before = await completedBefore();
-				await env.client.createTasks(QUEUE, 2_001);
-				await env.client.setFaults({ rules: [{ webhook: 'drop', probability: 0.2 }], seed: 3 });
-				await env.client.completeMany(QUEUE, 2_000, BY);
-				await env.client.waitForWebhookCalls(2_000, 180_000);
-				await env.client.clearFaults();
-				await env.client.completeMany(QUEUE, 1, BY);
-				// the holder answers the service once it has passed the delivery on
-				await env.client.waitForWebhookCalls(2_001, 60_000);
-				await settled(triggers);
-				for (const t of triggers)
-					expect(await audit(t, before)).toEqual({ completions: 2_001, missing: 0, twice: 0 });
-			} finally {
-				await n8n.close();
-			}
-		},
-		LOADED_MACHINE_MS,
-	);
+	test('2,000 completions at once, 20% of deliveries lost: each workflow emits each completion once, none missing after the next delivery', async () => {
+		const triggers = ['a', 'b', 'c'].map(
+			(x) =>
+				new WebhookTriggerUnderTest({
+					credentials: env.credentials(),
+					parameters: {
+						event: 'taskCompleted',
+						queue: locator(QUEUE),
+						options: { catchUp: true } as INodeParameters,
+					},
+					webhookId: `${x.repeat(8)}-0000-4000-8000-00000000000${x}`,
+				}),
+		);
+		const n8n = await oneN8n(triggers);
+		try {
+			for (const t of triggers) await t.activate();
+			expect(triggers[0].state().listeners).toHaveLength(2);
+			const before = await completedBefore();
+			await env.client.createTasks(QUEUE, 2_001);
+			await env.client.setFaults({ rules: [{ webhook: 'drop', probability: 0.2 }], seed: 3 });
+			await env.client.completeMany(QUEUE, 2_000, BY);
+			await env.client.waitForWebhookCalls(2_000, 180_000);
+			await env.client.clearFaults();
+			await env.client.completeMany(QUEUE, 1, BY);
+			// the holder answers the service once it has passed the delivery on
+			await env.client.waitForWebhookCalls(2_001, 60_000);
+			await settled(triggers);
+			for (const t of triggers)
+				expect(await audit(t, before)).toEqual({ completions: 2_001, missing: 0, twice: 0 });
+		} finally {
+			await n8n.close();
+		}
+	}, LOADED_MACHINE_MS);
 	const threeTriggers = (options: INodeParameters = {}) =>
 		['a', 'b', 'c'].map(
 			(x) =>
@@ -175,112 +171,99 @@ describe('Catch Up with three triggers of one n8n on one queue (a holder and two
 				}),
 		);
 
-	test(
-		'late commits (a quarter of 2,000 completions committed up to 3 s after later ones, below them), 10% of deliveries lost: each workflow emits each completion once (issue 59)',
-		async () => {
-			const triggers = threeTriggers({ catchUp: true });
-			const n8n = await oneN8n(triggers);
-			try {
-				for (const t of triggers) await t.activate();
-				const before = await completedBefore();
-				await env.client.createTasks(QUEUE, 2_001);
-				await env.client.setRealism({ lateCommitShare: 0.25, lateCommitMs: 3_000 });
-				await env.client.setFaults({ rules: [{ webhook: 'drop', probability: 0.1 }], seed: 5 });
-				await env.client.completeMany(QUEUE, 2_000, BY);
-				await env.client.waitForWebhookCalls(2_000, 180_000);
-				await env.client.clearFaults();
-				await env.client.setRealism({ lateCommitShare: 0 });
-				// a late completion whose delivery was lost is read by the first delivery's read that starts
-				// 10 s after its trigger saw later ones (every one below was visible by then): on a fast
-				// machine the burst is over sooner
-				await new Promise((resolve) => setTimeout(resolve, LATE_COMMIT_WINDOW_MS));
-				await env.client.completeMany(QUEUE, 1, BY);
-				await env.client.waitForWebhookCalls(2_001, 60_000);
-				await settled(triggers);
-				for (const t of triggers)
-					expect(await audit(t, before)).toEqual({ completions: 2_001, missing: 0, twice: 0 });
-			} finally {
-				await n8n.close();
-			}
-		},
-		LOADED_MACHINE_MS,
-	);
+	test('late commits (a quarter of 2,000 completions committed up to 3 s after later ones, below them), 10% of deliveries lost: each workflow emits each completion once (issue 59)', async () => {
+		const triggers = threeTriggers({ catchUp: true });
+		const n8n = await oneN8n(triggers);
+		try {
+			for (const t of triggers) await t.activate();
+			const before = await completedBefore();
+			await env.client.createTasks(QUEUE, 2_001);
+			await env.client.setRealism({ lateCommitShare: 0.25, lateCommitMs: 3_000 });
+			await env.client.setFaults({ rules: [{ webhook: 'drop', probability: 0.1 }], seed: 5 });
+			await env.client.completeMany(QUEUE, 2_000, BY);
+			await env.client.waitForWebhookCalls(2_000, 180_000);
+			await env.client.clearFaults();
+			await env.client.setRealism({ lateCommitShare: 0 });
+			// a late completion whose delivery was lost is read by the first delivery's read that starts
+			// 10 s after its trigger saw later ones (every one below was visible by then): on a fast
+			// machine the burst is over sooner
+			await new Promise((resolve) => setTimeout(resolve, LATE_COMMIT_WINDOW_MS));
+			await env.client.completeMany(QUEUE, 1, BY);
+			await env.client.waitForWebhookCalls(2_001, 60_000);
+			await settled(triggers);
+			for (const t of triggers)
+				expect(await audit(t, before)).toEqual({ completions: 2_001, missing: 0, twice: 0 });
+		} finally {
+			await n8n.close();
+		}
+	}, LOADED_MACHINE_MS);
 
-	test(
-		'the holder deactivated in the middle of a 1,000-completion burst: the other two emit each completion once (after a check round), and one of them holds the queue',
-		async () => {
-			const triggers = threeTriggers();
-			const [a, b, c] = triggers;
-			const n8n = await oneN8n(triggers);
-			try {
-				for (const t of triggers) await t.activate();
-				const before = await completedBefore();
-				await env.client.createTasks(QUEUE, 1_001);
-				const burst = completeOverTime(1_000);
-				await until(async () => (await env.client.webhookCalls()).length >= 300);
-				await a.delete();
-				n8n.down.add(a);
-				await burst;
-				await env.client.completeMany(QUEUE, 1, BY);
-				await new Promise((resolve) => setTimeout(resolve, 1_000));
-				// every delivery made, and every call and nudge it led to, has ended: on a loaded machine the
-				// sandbox's deliveries of the burst's last completions were still on their way 30 s later
-				// (CI47: the new holder "missed" 119 in a row, none lost)
-				const { total } = await env.client.webhookCallCount();
-				await env.client.waitForWebhookCount(total, 60_000);
-				await settled([b, c]);
-				await b.reconcile();
-				await c.reconcile();
-				// a listener's read may still be under way after its check (a nudge waits for it, not its end)
-				await until(async () => {
-					for (const t of [b, c]) if ((await audit(t, before)).missing > 0) return false;
-					return true;
-				}, 30_000).catch(() => undefined);
-				for (const t of [b, c])
-					expect(await audit(t, before)).toEqual({ completions: 1_001, missing: 0, twice: 0 });
-				const target = (await env.client.getQueue(QUEUE)).webhook?.target ?? '';
-				expect([b.url(), c.url()]).toContain(target.split('?')[0]);
-			} finally {
-				await n8n.close();
-			}
-		},
-		LOADED_MACHINE_MS,
-	);
+	test('the holder deactivated in the middle of a 1,000-completion burst: the other two emit each completion once (after a check round), and one of them holds the queue', async () => {
+		const triggers = threeTriggers();
+		const [a, b, c] = triggers;
+		const n8n = await oneN8n(triggers);
+		try {
+			for (const t of triggers) await t.activate();
+			const before = await completedBefore();
+			await env.client.createTasks(QUEUE, 1_001);
+			const burst = completeOverTime(1_000);
+			await until(async () => (await env.client.webhookCalls()).length >= 300);
+			await a.delete();
+			n8n.down.add(a);
+			await burst;
+			await env.client.completeMany(QUEUE, 1, BY);
+			await new Promise((resolve) => setTimeout(resolve, 1_000));
+			// every delivery made, and every call and nudge it led to, has ended: on a loaded machine the
+			// sandbox's deliveries of the burst's last completions were still on their way 30 s later
+			// (CI47: the new holder "missed" 119 in a row, none lost)
+			const { total } = await env.client.webhookCallCount();
+			await env.client.waitForWebhookCount(total, 60_000);
+			await settled([b, c]);
+			await b.reconcile();
+			await c.reconcile();
+			// a listener's read may still be under way after its check (a nudge waits for it, not its end)
+			await until(async () => {
+				for (const t of [b, c]) if ((await audit(t, before)).missing > 0) return false;
+				return true;
+			}, 30_000).catch(() => undefined);
+			for (const t of [b, c])
+				expect(await audit(t, before)).toEqual({ completions: 1_001, missing: 0, twice: 0 });
+			const target = (await env.client.getQueue(QUEUE)).webhook?.target ?? '';
+			expect([b.url(), c.url()]).toContain(target.split('?')[0]);
+		} finally {
+			await n8n.close();
+		}
+	}, LOADED_MACHINE_MS);
 
-	test(
-		'a trigger published while another holds a busy queue emits every completion made after its activation, each once',
-		async () => {
-			const [a, b] = threeTriggers();
-			const n8n = await oneN8n([a, b]);
-			try {
-				await a.activate();
-				await env.client.createTasks(QUEUE, 601);
-				const burst = completeOverTime(600);
-				await until(async () => (await env.client.webhookCalls()).length >= 100);
-				const beforeActivation = await completedBefore();
-				await b.activate();
-				const afterActivation = await completedBefore();
-				await burst;
-				await env.client.completeMany(QUEUE, 1, BY);
-				await new Promise((resolve) => setTimeout(resolve, 1_000));
-				await b.reconcile();
-				const all = await completedBefore();
-				const madeAfter = [...all].filter((k) => !afterActivation.has(k));
-				await until(
-					async () => madeAfter.every((k) => b.emitted.map(key).includes(k)),
-					30_000,
-				).catch(() => undefined);
-				const emitted = b.emitted.map(key);
-				expect(madeAfter.length).toBeGreaterThan(100);
-				expect(madeAfter.filter((k) => !emitted.includes(k))).toEqual([]);
-				expect(emitted.filter((k) => beforeActivation.has(k))).toEqual([]);
-				expect(emitted.length).toBe(new Set(emitted).size);
-			} finally {
-				await n8n.close();
-			}
-		},
-		LOADED_MACHINE_MS,
-	);
+	test('a trigger published while another holds a busy queue emits every completion made after its activation, each once', async () => {
+		const [a, b] = threeTriggers();
+		const n8n = await oneN8n([a, b]);
+		try {
+			await a.activate();
+			await env.client.createTasks(QUEUE, 601);
+			const burst = completeOverTime(600);
+			await until(async () => (await env.client.webhookCalls()).length >= 100);
+			const beforeActivation = await completedBefore();
+			await b.activate();
+			const afterActivation = await completedBefore();
+			await burst;
+			await env.client.completeMany(QUEUE, 1, BY);
+			await new Promise((resolve) => setTimeout(resolve, 1_000));
+			await b.reconcile();
+			const all = await completedBefore();
+			const madeAfter = [...all].filter((k) => !afterActivation.has(k));
+			await until(async () => madeAfter.every((k) => b.emitted.map(key).includes(k)), 30_000).catch(
+				() => undefined,
+			);
+			const emitted = b.emitted.map(key);
+			expect(madeAfter.length).toBeGreaterThan(100);
+			expect(madeAfter.filter((k) => !emitted.includes(k))).toEqual([]);
+			expect(emitted.filter((k) => beforeActivation.has(k))).toEqual([]);
+			expect(emitted.length).toBe(new Set(emitted).size);
+		} finally {
+			await n8n.close();
+		}
+	}, LOADED_MACHINE_MS);
 });
 
 /** Completes `count` tasks in batches of 25, 50 ms apart: a queue that stays busy for a while. */
