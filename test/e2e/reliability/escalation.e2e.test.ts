@@ -120,12 +120,15 @@ async function tasksOfRun(queue: number, executionId: string, count: number, tim
 	);
 }
 
-/** The waiting run: found through the address its newest task carries (1.x lists no waiting run). */
-async function waitingRun(): Promise<string> {
+/**
+ * The waiting run: found through the address its newest task carries (1.x lists no waiting run);
+ * with `after`, a task newer than that id (a run of an earlier test may still wait).
+ */
+async function waitingRun(after = 0): Promise<string> {
 	return await waitFor('a waiting run', async () => {
 		const newest = (await e.client.tasks(REFUNDS)).sort((a, b) => b.id - a.id)[0];
 		const id = /\/webhook-waiting\/(\d+)\//.exec(String(newest?.data.resume_url))?.[1];
-		return id && (await byId(id)).status === 'waiting' ? id : undefined;
+		return id && newest.id > after && (await byId(id)).status === 'waiting' ? id : undefined;
 	});
 }
 
@@ -233,6 +236,39 @@ test(
 		expect(after).toBe(before);
 	},
 	LEVEL_TASK_WITHIN_MS + 240_000,
+);
+
+test(
+	"the requester answers the supervisors' task (issue 60): not counted, and the level is asked again with a second task; the supervisor's answer to it decides",
+	async () => {
+		const newestBefore = Math.max(0, ...(await e.client.tasks(REFUNDS)).map((t) => t.id));
+		await requestRefund(BOB);
+		const run = await waitingRun(newestBefore);
+		const [levelTask] = await tasksOfRun(SUPERVISORS, run, 1, LEVEL_TASK_WITHIN_MS);
+		await e.client.complete(SUPERVISORS, levelTask.id, { by: BOB, data: { decision: 'approve' } });
+		const [, again] = await tasksOfRun(SUPERVISORS, run, 2, LEVEL_TASK_WITHIN_MS);
+		expect(String(again.data.resume_url)).toMatch(/#x=102\./);
+		expect((await byId(run)).status).toBe('waiting');
+		await e.client.complete(SUPERVISORS, again.id, {
+			by: SUPERVISOR,
+			data: { decision: 'approve' },
+		});
+		const done = await finished(run);
+		const [out] = nodeOutput(done, NODE) as Out[];
+		expect(out).toMatchObject({
+			id: again.id,
+			approved: true,
+			escalation: { level: 1, decidedAtLevel: 1, decidedBy: SUPERVISOR },
+			people: { decision: 'approved' },
+		});
+		expect(out.people.answers.map((a) => [a.by, a.level, a.counted, a.reason])).toEqual([
+			[BOB, 1, false, 'neverCount'],
+			[SUPERVISOR, 1, true, undefined],
+		]);
+		// the level asked once more, no more
+		expect(await tasksOfRun(SUPERVISORS, run, 2)).toHaveLength(2);
+	},
+	LEVEL_TASK_WITHIN_MS * 2 + 120_000,
 );
 
 // n8n 1.x has no human-review tools
