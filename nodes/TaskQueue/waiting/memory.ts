@@ -1,3 +1,4 @@
+import { randomBytes } from 'crypto';
 import type {
 	IDataObject,
 	IExecuteFunctions,
@@ -48,6 +49,8 @@ export interface RunMemory {
 	/** When the run goes on with the answers so far (ms, n8n's clock; waiting/waitLimit.ts). */
 	deadline?: number;
 	escalation?: Escalation;
+	/** Several People per Item: signs the marks of the tasks the run asks for while it waits (extraTasks.ts). */
+	secret?: string;
 }
 
 /** Every task id of the run: each item's task and its copies. */
@@ -85,37 +88,6 @@ const KEY = 'taskQueueWait';
 /** The run's identity in its addresses: when it was put to wait, how many tasks and inputs. */
 export const runToken = (run: { createdAt: number; count: number; inputs: number }) =>
 	`${run.createdAt}-${run.count}-${run.inputs}`;
-
-/**
- * The node's output while it waits: one item per input item with its task's id and queue (what the
- * editor shows while the execution waits), or the reason no task was sent.
- */
-export function waitingItems(
-	results: INodeExecutionData[][],
-	meta: { node: string; queueId: number; queueName: string; of: number },
-): INodeExecutionData[] {
-	return results.map((created, item) => {
-		const task = created.find((entry) => typeof entry.json.id === 'number');
-		const wait = { outcome: task ? 'waiting' : 'refused', node: meta.node, item, of: meta.of };
-		if (!task)
-			return {
-				json: { error: created[0]?.json.error ?? 'No task was sent', wait },
-				pairedItem: { item },
-			};
-		const { id, status, queue, queue_id: queueId, created_at: createdAt } = task.json;
-		return {
-			json: {
-				id,
-				status,
-				queue: queue ?? meta.queueName,
-				queue_id: queueId ?? meta.queueId,
-				created_at: createdAt,
-				wait,
-			},
-			pairedItem: { item },
-		};
-	});
-}
 
 /** Keeps the run's tasks with the execution, before it is put to wait. */
 export function keepRunMemory(
@@ -161,7 +133,7 @@ export function keepRunMemory(
 		tasks,
 		...kept,
 		...(deadline !== undefined ? { deadline } : {}),
-		...(people ? { people: people.settings } : {}),
+		...(people ? { people: people.settings, secret: randomBytes(24).toString('hex') } : {}),
 		...(people?.escalation ? { escalation: people.escalation } : {}),
 	};
 	context.getContext('node')[KEY] = stored;
@@ -200,7 +172,7 @@ export function readRunMemory(
 		});
 	}
 	const people = stored.people === undefined ? undefined : readStoredPeople(stored.people);
-	if (stored.people !== undefined && !people) return undefined;
+	if (stored.people !== undefined && (!people || typeof stored.secret !== 'string')) return undefined;
 	const escalation = stored.escalation && readStoredEscalation(stored.escalation);
 	if (stored.escalation !== undefined && !escalation) return undefined;
 	return {
@@ -210,6 +182,7 @@ export function readRunMemory(
 		...(people ? { people } : {}),
 		...(Number.isSafeInteger(stored.deadline) ? { deadline: stored.deadline } : {}),
 		...(escalation ? { escalation } : {}),
+		...(typeof stored.secret === 'string' ? { secret: stored.secret } : {}),
 	};
 }
 

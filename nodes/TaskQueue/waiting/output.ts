@@ -97,3 +97,34 @@ export function resumedItems(
 	}
 	return items;
 }
+
+/**
+ * The node's output while it waits: one item per input item with its task's id and queue (what the
+ * editor shows while the execution waits), or the reason no task was sent.
+ */
+export function waitingItems(
+	results: INodeExecutionData[][],
+	meta: { node: string; queueId: number; queueName: string; of: number },
+): INodeExecutionData[] {
+	return results.map((created, item) => {
+		const task = created.find((entry) => typeof entry.json.id === 'number');
+		const wait = { outcome: task ? 'waiting' : 'refused', node: meta.node, item, of: meta.of };
+		if (!task)
+			return {
+				json: { error: created[0]?.json.error ?? 'No task was sent', wait },
+				pairedItem: { item },
+			};
+		const { id, status, queue, queue_id: queueId, created_at: createdAt } = task.json;
+		return {
+			json: {
+				id,
+				status,
+				queue: queue ?? meta.queueName,
+				queue_id: queueId ?? meta.queueId,
+				created_at: createdAt,
+				wait,
+			},
+			pairedItem: { item },
+		};
+	});
+}

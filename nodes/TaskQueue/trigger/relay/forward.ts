@@ -11,7 +11,6 @@ import {
 	mayCarryAddress,
 	parseResumeAddress,
 } from '../../waiting/messages';
-import { isMarkedByRun } from '../../waiting/people/extraTasks';
 import { addressFieldsReader } from './addressFields';
 import { answered, forgetTask, runOf } from './knownRuns';
 import type { Lane, Waiter } from './lanes';
@@ -153,8 +152,7 @@ async function route(
 			lanes.set(execution, lane);
 			started.push([execution, lane]);
 		}
-		const marked = isMarkedByRun(address, keys);
-		pending.push(join(lane, { task, url: address.url, vouched, marked }, options, outcomes));
+		pending.push(join(lane, { task, url: address.url, vouched }, options, outcomes));
 	}
 	return { pending, started, routedById };
 }
@@ -172,7 +170,7 @@ function newLane(executionId: string): Lane {
 /** The completion waits in the lane; settled with its outcome (one call settles copies of it too). */
 function join(
 	lane: Lane,
-	{ task, url, vouched, marked }: Pick<Waiter, 'task' | 'url' | 'vouched' | 'marked'>,
+	{ task, url, vouched }: Pick<Waiter, 'task' | 'url' | 'vouched'>,
 	options: ForwardOptions,
 	outcomes: Map<string, Outcome>,
 ): Promise<void> {
@@ -187,10 +185,9 @@ function join(
 		// the same completion already waiting (a delivery and a check at once): one call settles both
 		const waiter = lane.waiting.get(key);
 		const emitted = options.emits?.(task) ?? true;
-		if (!waiter) return void lane.waiting.set(key, { task, url, vouched, marked, emitted, settle });
+		if (!waiter) return void lane.waiting.set(key, { task, url, vouched, emitted, settle });
 		waiter.emitted ||= emitted;
 		waiter.vouched ||= vouched;
-		waiter.marked ||= marked;
 		const first = waiter.settle;
 		waiter.settle = (outcome) => {
 			first(outcome);

@@ -31,8 +31,6 @@ export interface Waiter {
 	 * run's own word): only then does an execution that no longer exists (404) keep the completion.
 	 */
 	vouched: boolean;
-	/** A further task the run asked for while it waited (its address carries the run's mark). */
-	marked?: boolean;
 	/** Whether a caller emits the completion when no run takes it (what the log line says). */
 	emitted: boolean;
 	settle: (outcome: Outcome) => void;
@@ -95,9 +93,8 @@ function settleAll(
  * The outcome of each task by what this process knows of the run: a finished run's own tasks are
  * not emitted, others are.
  */
-function whatItWas(key: string, reading: Answered, marked: Set<number>): Map<number, Outcome> {
+function whatItWas(key: string, reading: Answered): Map<number, Outcome> {
 	for (const [id, outcome] of reading.outcomes) {
-		if (marked.has(id)) continue;
 		const known =
 			outcome === 'finished' || (outcome === 'taken' && reading.resumed)
 				? afterTheRun(key, id)
@@ -110,9 +107,7 @@ function whatItWas(key: string, reading: Answered, marked: Set<number>): Map<num
 
 /** Each waiter's outcome by the run's (or n8n's) answer and what this process knows of the run. */
 function outcomesOf(key: string, reading: Answered, waiters: Waiter[]): Map<number, Outcome> {
-	// a further task the run asked for is its own, though this process never heard its id
-	const marked = new Set(waiters.filter((w) => w.marked).map((w) => w.task.id));
-	const outcomes = whatItWas(key, reading, marked);
+	const outcomes = whatItWas(key, reading);
 	// 404 comes before n8n checks the signature: an address no run of this credential made
 	// (typed by a person, even into a read-only field) names no run that could have taken it
 	if (reading.gone)

@@ -10,8 +10,9 @@ import { addressFields, itemOfThisWait, readExtraMark } from '../messages';
 // Asking again (Several People per Item): a waiting run creates a further task for an item while it
 // waits, when it can no longer sign addresses or keep the task's id. The task carries the item's
 // address with a mark after `#` (the trigger calls the address without it): the slot (the item's
-// nth task) and an HMAC of the run, the item and the slot under the credential's key. A person
-// cannot make a mark, but anyone who sees the task can copy it: so a marked task counts only when
+// nth task) and an HMAC of the run, the item and the slot under the run's own secret (memory.ts),
+// kept with the execution by n8n: whoever holds the API key cannot make a mark, and a key change
+// leaves marks as they were. Anyone who sees the task can copy it: so a marked task counts only when
 // it shows the content the run sent for the item (furtherTasks), and only the first such task of its
 // slot (a copy is made after the task it copies). Any other is an ordinary completion.
 
@@ -27,13 +28,6 @@ export function markedAddress(
 	slot: number,
 ): string {
 	return `${address.replace(/#.*$/, '')}#x=${slot}.${extraMarkOf(key, parts, slot)}`;
-}
-
-/** Whether an address carries a mark this run made (with this key) for one of its items' further tasks. */
-export function isMarkedByRun(address: ResumeAddress, keys: Keys): boolean {
-	if (!address.extra) return false;
-	const { slot, mark } = address.extra;
-	return verify(mark, keys, 'extra', [...addressFields(address), slot], 32);
 }
 
 type Wait = Omit<ResumeAddress, 'url' | 'item'>;
@@ -59,9 +53,8 @@ export function extraReader(
 		const item = itemOfThisWait(value.replace(/#.*$/, ''), wait);
 		const extra = readExtraMark(value.slice(value.indexOf('#')));
 		if (item === undefined || !extra) return undefined;
-		return isMarkedByRun({ ...wait, item, extra, url: '' }, keys)
-			? { item, slot: extra.slot }
-			: undefined;
+		const fields = [...addressFields({ ...wait, item }), extra.slot];
+		return verify(extra.mark, keys, 'extra', fields, 32) ? { item, slot: extra.slot } : undefined;
 	};
 }
 

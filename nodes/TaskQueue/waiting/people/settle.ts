@@ -4,8 +4,6 @@ import { timeKey } from '../../reader/completions';
 import { asNodeError } from '../../helpers/errors';
 import { rememberedMap } from '../../runtime/processMemory';
 import type { CompletedTask } from '../../transport/schemas';
-import { getTaskQueueCredentials } from '../../transport';
-import { verificationKeys } from '../../transport/credentials';
 import type { RunToConfirm } from '../confirmation';
 import { confirmEveryCompletion } from '../confirmation';
 import { earliestCompletion, type RunMemory } from '../memory';
@@ -188,9 +186,9 @@ export async function settlePeople(
 	const { escalation } = memory;
 	// a call at a level's address names the level's queue: the run's own is in its memory
 	const wait = escalation ? { ...run.wait, queueId: escalation.queueId } : run.wait;
-	// further tasks are marked with the current key; marks made before a key change still count
-	const key = asksAgain(memory) ? (await getTaskQueueCredentials.call(this)).apiKey : '';
-	const keys = key ? await verificationKeys.call(this) : [];
+	// further tasks are marked with the run's own secret, which n8n alone holds (not the API key)
+	const key = asksAgain(memory) ? (memory.secret ?? '') : '';
+	const keys = key ? [key] : [];
 	const markOf = key ? markReader(wait, settings, keys, memory) : undefined;
 	const { completions, outcome, extraItems } = await confirmAndDecide.call(
 		this,

@@ -225,31 +225,53 @@ describe('Escalate', () => {
 
 	test('a level task made with the API key before the level is due decides nothing (security review M3): the key, one API user and one colleague cannot approve a four-eyes item an hour early', async () => {
 		const waiting = await run(escalating(FOUR_EYES, [level(SUPERVISORS, 60)]));
-		const [own] = await tasksOn(REFUNDS);
-		const address = String(own.data.resume_url);
-		// the level's address and mark, made as the run makes them, with the key the attacker holds
-		const [, executionId, nodeId, item, count, inputs, t] =
-			/\/webhook-waiting\/([^/]+)\/([^?]+)\?tq=(\d+)-(\d+)-(\d+)&q=\d+&t=(\d+)&k=/.exec(address)!;
-		const key = env.sandbox.apiKey;
-		const parts = {
-			...{ executionId, nodeId, item: Number(item), count: Number(count) },
-			...{ inputs: Number(inputs), queueId: SUPERVISORS, createdAt: Number(t) },
-		};
-		const levelAddress = address
-			.replace(/&q=\d+/, `&q=${SUPERVISORS}`)
-			.replace(/k=[0-9a-f]{32}/, `k=${addressTag(key, parts)}`);
-		const forged = markedAddress(levelAddress, key, parts, slotOf(1, 1));
-		const {
-			ids: [planted],
-		} = await env.client.createTasks(SUPERVISORS, [
-			{ customer_message: REFUND.message, order_total: REFUND.total, resume_url: forged },
-		]);
+		const planted = await plantLevelTask(env.sandbox.apiKey);
 		await answer(SUPERVISORS, planted, SUPERVISOR, 'approve');
 		// n8n refuses a call at the made-up address (its own signature), but the run reads the level's
 		// queue at any call of its own: the check's wake, here
 		const heard = await wake(waiting);
 		expect(heard.result.workflowData).toBeUndefined();
 		expect(heard.response).toMatchObject({ statusCode: 202, body: { completed: 0, of: 1 } });
+	});
+
+	test('a level task planted with a mark made with the API key or the Previous API Key, before the level\'s time and after it, approved by a colleague, counts nothing (security review M1, issue 60): marks are signed with the run\'s own secret; the real level task decides', async () => {
+		const previousKey = 'tq_previous_key_the_attacker_kept';
+		const waiting = await run(escalating(FOUR_EYES), [REFUND], { previousApiKey: previousKey });
+		const [first, second] = await tasksOn(REFUNDS);
+		const plantBoth = async () => [
+			await plantLevelTask(env.sandbox.apiKey),
+			await plantLevelTask(previousKey),
+		];
+		// before the level's time (within the 5 s the run allows its own creates: only the mark can tell)
+		const planted = await plantBoth();
+		for (const id of planted) await answer(SUPERVISORS, id, ANN, 'approve');
+		await levelTimePasses();
+		expect((await wake(waiting)).result.workflowData).toBeUndefined();
+		// after it, beside the real level task
+		const later = await plantBoth();
+		for (const id of later) await answer(SUPERVISORS, id, ANN, 'approve');
+		planted.push(...later);
+		for (const id of planted) {
+			const heard = await call(waiting, SUPERVISORS, id);
+			expect(heard.result.workflowData).toBeUndefined();
+			// not the run's: the trigger emits it as an ordinary completion
+			expect(heard.response).toMatchObject({ statusCode: 200, body: { taken: [], others: [id] } });
+		}
+		const real = (await tasksOn(SUPERVISORS)).filter((t) => !planted.includes(t.id));
+		expect(real).toHaveLength(1);
+		await answer(SUPERVISORS, real[0].id, SUPERVISOR, 'approve');
+		const [items] = (await call(waiting, SUPERVISORS, real[0].id)).result.workflowData ?? [[]];
+		expect(items[0].json).toMatchObject({
+			id: real[0].id,
+			approved: true,
+			tasks: [first.id, second.id, real[0].id],
+			escalation: { level: 1, decidedAtLevel: 1, decidedBy: SUPERVISOR },
+			people: { decision: 'approved', decidedBy: real[0].id },
+		});
+		const answers = (items[0].json.people as IDataObject).answers as IDataObject[];
+		expect(answers.map((a) => [a.taskId, a.by, a.level, a.counted])).toEqual([
+			[real[0].id, SUPERVISOR, 1, true],
+		]);
 	});
 
 	test('timed out with a level due after the deadline (issue 60): no task of it is created, and escalation.level names the last level due before the deadline, not it', async () => {
@@ -389,3 +411,31 @@ describe("the AI agent's human review", () => {
 		});
 	});
 });
+
+/**
+ * A task on the level's queue with the item's address for it and a level-1 mark, made as the run
+ * made them before its marks were its own: the address's tag and the mark signed with `key`.
+ */
+async function plantLevelTask(key: string): Promise<number> {
+	const [own] = await tasksOn(REFUNDS);
+	const address = String(own.data.resume_url);
+	const [, executionId, nodeId, item, count, inputs, t] =
+		/\/webhook-waiting\/([^/]+)\/([^?]+)\?tq=(\d+)-(\d+)-(\d+)&q=\d+&t=(\d+)&k=/.exec(address)!;
+	const parts = {
+		...{ executionId, nodeId, item: Number(item), count: Number(count) },
+		...{ inputs: Number(inputs), queueId: SUPERVISORS, createdAt: Number(t) },
+	};
+	const levelAddress = address
+		.replace(/&q=\d+/, `&q=${SUPERVISORS}`)
+		.replace(/k=[0-9a-f]{32}/, `k=${addressTag(key, parts)}`);
+	const {
+		ids: [planted],
+	} = await env.client.createTasks(SUPERVISORS, [
+		{
+			customer_message: REFUND.message,
+			order_total: REFUND.total,
+			resume_url: markedAddress(levelAddress, key, parts, slotOf(1, 1)),
+		},
+	]);
+	return planted;
+}

@@ -70,12 +70,16 @@ export const FOUR_EYES = {
 };
 export const REFUND = { message: 'Refund 900 EUR', total: 900, requester: REQUESTER };
 
-export async function run(parameters: IDataObject, input: IDataObject[] = [REFUND]) {
+export async function run(
+	parameters: IDataObject,
+	input: IDataObject[] = [REFUND],
+	credentialFields: IDataObject = {},
+) {
 	return await runActionNode({
 		types: { taskQueue: 'message' in parameters ? reviewTool : node },
 		node: { type: 'taskQueue', parameters: parameters as never },
 		input,
-		credentials: env.credentials(),
+		credentials: env.credentials(credentialFields),
 		executionId: `escalation-${++executions}`,
 	});
 }
