@@ -1456,6 +1456,17 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 		});
 		expect(await emitted(planted[0])).toBe(1);
 		expect(await emitted(third.id)).toBe(0);
+		// the run has finished: its further task's address, mark included, typed over an ordinary
+		// task swallows nothing (issue 60)
+		const { ids: afterwards } = await e.client.createTasks(QUEUE, [
+			{ customer_message: 'Hotel', order_total: 90, resume_url: String(third.data.resume_url) },
+		]);
+		await e.client.complete(QUEUE, afterwards[0], { by: BOB, data: { decision: 'approve' } });
+		await waitFor(
+			"the trigger ran for the finished run's typed-over address",
+			async () => (await emitted(afterwards[0])) === 1,
+			30_000,
+		);
 	});
 
 	test('the requester approves their own request: kept, never counted; a rejection by another person rejects', async () => {

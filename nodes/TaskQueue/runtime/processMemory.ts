@@ -32,7 +32,7 @@ export const PROCESS_MEMORY = {
 	queueAddressFields: 200,
 	confirmationIndexes: 200,
 	keptOutcomes: 100,
-	askedAgain: 10_000,
+	askedAgain: 1000,
 	progressLogged: 10_000,
 	runDeadlines: 10_000,
 	announcedWakes: 1000,

@@ -64,16 +64,20 @@ export function nextWake(
 
 type Wait = Omit<ResumeAddress, 'url'>;
 
+/** The most level tasks one call creates: the rest at the next call (the run asks to be woken now). */
+export const MAX_ASKS_PER_CALL = 500;
+
 /**
  * Creates the due levels' tasks of each waiting item (once per slot in this process): the item's
- * values, with its address for the level's queue. Returns each created task's item and slot.
+ * values, with its address for the level's queue. Returns each created task's item and slot, and
+ * whether tasks are left for the next call.
  */
 export async function escalate(
 	this: IWebhookFunctions,
 	run: { wait: Wait; settings: WaitSettings; escalation: Escalation; key: string },
 	items: Array<{ item: number; values?: IDataObject; levels?: string[] }>,
 	decisions: Map<number, ItemDecision>,
-): Promise<Map<number, { item: number; slot: number }>> {
+): Promise<{ created: Map<number, { item: number; slot: number }>; more: boolean }> {
 	const { wait, settings, escalation, key } = run;
 	const created = new Map<number, { item: number; slot: number }>();
 	// the levels whose time has passed
@@ -84,6 +88,7 @@ export async function escalate(
 			const address = levels?.[level - 1];
 			if (decisions.get(item)?.decision !== 'waiting' || !values || !address) continue;
 			for (let n = 1; n <= people + reasksAt(decisions.get(item), level, people); n++) {
+				if (created.size >= MAX_ASKS_PER_CALL) return { created, more: true };
 				const slot = slotOf(level, n);
 				const id = await askAgain.call(
 					this,
@@ -104,7 +109,7 @@ export async function escalate(
 			}
 		}
 	}
-	return created;
+	return { created, more: false };
 }
 
 /** An answer's level and the queue it was asked on. */

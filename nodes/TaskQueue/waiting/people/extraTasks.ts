@@ -91,7 +91,6 @@ function showsSentContent(task: CompletedTask, sent: IDataObject, answerFields: 
 export function furtherTasks(
 	completions: CompletedTask[],
 	markOf: (task: CompletedTask) => MarkedTask | undefined,
-	wait: Wait,
 	sentValues: (item: number) => IDataObject | undefined,
 	answerFields: string[],
 ): Map<number, MarkedTask> {
@@ -102,7 +101,7 @@ export function furtherTasks(
 		if (!marked || !sent || !showsSentContent(task, sent, answerFields)) continue;
 		// in queue mode each process that handled a call may have created a task for the slot: the
 		// first answered one counts, whichever process created it
-		const slotKey = slotKeyOf(wait, marked.item, marked.slot);
+		const slotKey = `${marked.item}/${marked.slot}`;
 		const first = firstOfSlot.get(slotKey);
 		if (!first || task.id < first.id) firstOfSlot.set(slotKey, { id: task.id, ...marked });
 	}
@@ -110,14 +109,20 @@ export function furtherTasks(
 }
 
 /**
- * Further tasks by run, item and slot: the id this process created, or CLAIMED while the create is
- * on its way, so that calls at once create one task per slot, whatever calls repeat.
+ * Further tasks this process asked for, by run, then by item and slot: the id it created, or CLAIMED
+ * while the create is on its way, so that calls at once create one task per slot, whatever calls
+ * repeat. Per run: another run's asks never push a run's own slots out (the runs used last stay).
  */
-const asked = rememberedMap<string, number>('askedAgain');
+const asked = rememberedMap<string, Map<string, number>>('askedAgain');
 const CLAIMED = 0;
 
-const slotKeyOf = (wait: Wait, item: number, slot: number) =>
-	`${wait.executionId}/${wait.nodeId}/${wait.createdAt}/${item}/${slot}`;
+/** The further tasks this process asked for in a run: by `item/slot`, the id (CLAIMED while created). */
+export function askedInRun(wait: Wait): Map<string, number> {
+	const run = `${wait.executionId}/${wait.nodeId}/${wait.createdAt}`;
+	const slots = asked.get(run) ?? new Map<string, number>();
+	asked.set(run, slots); // the newest: a run in use is the last forgotten
+	return slots;
+}
 
 /**
  * Asks another person about an item: one more task with the item's values and its marked address.
@@ -129,9 +134,10 @@ export async function askAgain(
 	wait: Wait,
 	ask: { item: number; slot: number; values: IDataObject; resumeField: string; key: string },
 ): Promise<number | undefined> {
-	const slotKey = slotKeyOf(wait, ask.item, ask.slot);
-	if (asked.has(slotKey)) return undefined;
-	asked.set(slotKey, CLAIMED);
+	const slots = askedInRun(wait);
+	const slotKey = `${ask.item}/${ask.slot}`;
+	if (slots.has(slotKey)) return undefined;
+	slots.set(slotKey, CLAIMED);
 	const address = String(ask.values[ask.resumeField] ?? '');
 	const data = {
 		...ask.values,
@@ -141,10 +147,10 @@ export async function askAgain(
 	try {
 		created = await createTask.call(this, wait.queueId, data);
 	} finally {
-		if (!created) asked.delete(slotKey); // the create failed: a later call may ask for the slot
+		if (!created) slots.delete(slotKey); // the create failed: a later call may ask for the slot
 	}
 	const { response } = created;
 	const id = Number((response.body as IDataObject | undefined)?.id);
-	if (Number.isSafeInteger(id)) asked.set(slotKey, id);
+	if (Number.isSafeInteger(id)) slots.set(slotKey, id);
 	return Number.isSafeInteger(id) ? id : undefined;
 }

@@ -54,21 +54,14 @@ const keptOutcomes = rememberedMap<string, KeptOutcome>('keptOutcomes');
 /** Each item's decision from the run's completions (its further tasks found by their marks). */
 function decide(
 	completions: CompletedTask[],
-	run: {
-		wait: Wait;
-		settings: WaitSettings;
-		memory: PeopleRun;
-		markOf?: MarkReader;
-		taskIds: number[];
-	},
+	run: { settings: WaitSettings; memory: PeopleRun; markOf?: MarkReader; taskIds: number[] },
 ) {
-	const { wait, settings, memory, markOf } = run;
+	const { settings, memory, markOf } = run;
 	const known = new Set(run.taskIds);
 	const extraItems = markOf
 		? furtherTasks(
 				completions.filter((task) => !known.has(task.id)),
 				markOf,
-				wait,
 				(item) => memory.tasks[item]?.values,
 				answerFieldsOf(settings, memory.people),
 			)
@@ -218,19 +211,14 @@ export async function settlePeople(
 			throw asNodeError(this.getNode(), error, item);
 		}
 	}
-	if (escalation && !pastDeadline) {
-		// a create that fails is answered as a read that failed: the trigger calls again
-		const run = { wait, settings, escalation, key };
-		for (const [id, task] of await escalate.call(this, run, memory.tasks, outcome.decisions))
-			extraItems.set(id, task);
-	}
+	// a create that fails is answered as a read that failed: the trigger calls again
+	const levels = escalation && !pastDeadline ? { wait, settings, escalation, key } : undefined;
+	const asked = levels && (await escalate.call(this, levels, memory.tasks, outcome.decisions));
+	for (const [id, task] of asked?.created ?? []) extraItems.set(id, task);
+	const waiting = [...outcome.decisions.values()].some((d) => d.decision === 'waiting');
 	return {
 		...outcome,
-		wakeAt: nextWake(
-			escalation,
-			memory.deadline,
-			[...outcome.decisions.values()].some((d) => d.decision === 'waiting'),
-		),
+		wakeAt: asked?.more ? Date.now() : nextWake(escalation, memory.deadline, waiting),
 		extraIds: new Set(extraItems.keys()),
 		progress: progressOf(outcome, memory.people.rule),
 		items: (meta: IDataObject) =>

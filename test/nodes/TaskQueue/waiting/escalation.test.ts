@@ -11,6 +11,7 @@ import { addressTag } from '../../../../nodes/TaskQueue/waiting/messages';
 import { markedAddress } from '../../../../nodes/TaskQueue/waiting/people/extraTasks';
 import { locator } from '../env';
 import {
+	AFTER_MINUTES,
 	ANN,
 	BOB,
 	FOUR_EYES,
@@ -296,6 +297,39 @@ describe('Escalate', () => {
 		});
 		expect(await tasksOn(SUPERVISORS)).toHaveLength(1);
 	});
+
+	test('501 items x 20 people escalated (issue 60): at most 500 level tasks per call, and the run asks to be woken again at once while slots are left; then 10 more calls to it and 10 to a small run beside it create nothing: 10,020 and 1', async () => {
+		const many = Array.from({ length: 501 }, (_, i) => ({ ...REFUND, message: `Refund ${i}` }));
+		const big = await run(escalating({}, [level(SUPERVISORS, AFTER_MINUTES, 20)]), many);
+		expect(big.run.status).toBe('waiting');
+		const small = await run(escalating({}));
+		const smallTask = (await tasksOn(REFUNDS)).at(-1)!;
+		const wakeSmall = async () =>
+			await callWaitingNode(small, queryOf(String(smallTask.data.resume_url)), { tasks: [] });
+		await levelTimePasses();
+		const perCall: number[] = [];
+		for (let total = 0; total < 10_020 && perCall.length < 30; ) {
+			const woken = await wake(big);
+			const now = (await tasksOn(SUPERVISORS)).length;
+			perCall.push(now - total);
+			total = now;
+			const wakeAt = (woken.response.body as IDataObject).deadline;
+			if (total < 10_020) expect(wakeAt).toBeLessThanOrEqual(Date.now());
+			else expect(wakeAt).toBeUndefined();
+		}
+		expect(perCall).toEqual([...Array<number>(20).fill(500), 20]);
+		await wakeSmall();
+		for (let n = 0; n < 10; n++) await Promise.all([wake(big), wakeSmall()]);
+		const level1 = await tasksOn(SUPERVISORS);
+		const smallRun = /\/webhook-waiting\/[^/]+\//.exec(String(smallTask.data.resume_url))![0];
+		const slots = level1.map((t) => {
+			const address = String(t.data.resume_url);
+			return `${address.includes(smallRun) ? 'small' : 'big'} ${queryOf(address).tq} ${/#x=(\d+)\./.exec(address)?.[1]}`;
+		});
+		expect(slots.filter((s) => s.startsWith('small'))).toHaveLength(1);
+		expect(new Set(slots).size).toBe(10_021);
+		expect(level1).toHaveLength(10_021);
+	}, 300_000);
 
 	test('one task per item and level per process however many calls: 20 wake-ups at once, then a restart (the next process asks again; an answer to a task of either process counts)', async () => {
 		const waiting = await run(escalating({}), [

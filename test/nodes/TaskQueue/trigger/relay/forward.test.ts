@@ -479,6 +479,27 @@ test("Several People per Item asking again: the further task's marked address re
 	expect(trigger.executions).toBe(0);
 });
 
+test("a finished run's further-task address, mark included, typed over an ordinary task: the ordinary completion is emitted, as a copy of its plain address is (issue 60)", async () => {
+	await activateTrigger();
+	const tasks = await createAndWait('67', [{ message: 'two people' }], {
+		severalPeople: { values: { people: 2, decideWhen: 'collectAll', maxTasks: 3 } },
+	});
+	await complete(tasks[0].id);
+	await complete(tasks[1].id); // the same person: the run asks again
+	const third = await furtherTask('67');
+	await env.client.complete(QUEUE, third.id, { by: 'bob@example.com', data: {} });
+	await until('the resume', () => waiting.resumed.has('67'));
+	const marked = String(third.data.resume_url);
+	const { ids } = await env.client.createTasks(QUEUE, [
+		{ customer_message: 'Taxi', resume_url: marked },
+		{ customer_message: 'Taxi', resume_url: marked.replace(/#.*$/, '') },
+	]);
+	for (const id of ids) await complete(id);
+	await until('both emitted', () => trigger.executions === 2);
+	expect(trigger.emitted.map((t) => t.id)).toEqual(ids);
+	expect(waiting.resumes.get('67')).toBe(1);
+});
+
 test("a further task's answer the run used is not emitted, also after a later call of the run that did not name it (real server F4)", async () => {
 	await activateTrigger();
 	const tasks = await createAndWait('66', [{ message: 'two people' }], {
