@@ -11,8 +11,8 @@ import { admitListener, fullListMessage } from './holder';
 import { readInbox } from './inbox';
 import { receiveNudge } from './listener';
 import type { CheckRecordCall } from './relay/checkRecord';
-import { isSignedRecord, keepCheckRecord } from './relay/checkRecord';
-import { rememberAnnounced, takeAnnounced } from './relay/deadlines';
+import { deliveriesWriting, isSignedRecord, keepCheckRecord } from './relay/checkRecord';
+import { keepAnnounced, rememberAnnounced, takeAnnounced } from './relay/deadlines';
 import { rememberRun, runWaits } from './relay/knownRuns';
 import { answer, durableRecords, receiveTask, scopeOf } from './webhookDelivery';
 import type { Registration } from './state/staticData';
@@ -85,12 +85,13 @@ async function receiveAnnouncement(
 	// named if the queue's last trigger goes: only a run's own word (a claim could name any execution)
 	if (signed) runWaits(execution, address.queueId, true);
 	// a deadline only from the run's own word: the check wakes the run then (relay/deadlines.ts)
-	if (signed && announced.deadline !== undefined)
-		rememberAnnounced(execution, {
-			url: address.url,
-			queueId: address.queueId,
-			at: announced.deadline,
-		});
+	if (signed && announced.deadline !== undefined) {
+		const run = { url: address.url, queueId: address.queueId, at: announced.deadline };
+		// kept in static data too, unless n8n has not saved the activation or deliveries write it now
+		const scope = scopeOf(this, registration);
+		const safe = !registration.notSaved && !deliveriesWriting(scope, durableRecords.call(this));
+		rememberAnnounced(execution, run, safe ? this.getWorkflowStaticData('node') : undefined);
+	}
 	return answer.call(this, 200, { received: true, tasks: announced.tasks.length });
 }
 
@@ -113,7 +114,8 @@ async function receiveCheckRecord(
 	);
 	// answered by n8n once it has saved the record: the check's next record starts from it; with
 	// the runs announced to this process, which the check wakes (trigger/relay/deadlines.ts)
-	const wake = takeAnnounced(registration.queueId);
+	if (kept === 'stored') keepAnnounced(state, [], call.record.wake);
+	const wake = takeAnnounced(registration.queueId, state);
 	return { webhookResponse: { recorded: kept, ...(wake.length > 0 ? { wake } : {}) } };
 }
 

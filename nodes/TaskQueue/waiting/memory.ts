@@ -150,15 +150,10 @@ export function readRunMemory(
 	inputs: number,
 ): RunMemory | undefined {
 	const stored = waitingNodeContext(context)?.[KEY] as Partial<Stored> | undefined;
-	if (
-		!stored ||
-		stored.run !== run ||
-		!Array.isArray(stored.tasks) ||
-		stored.tasks.length !== inputs
-	)
-		return undefined;
+	const storedTasks = stored?.run === run && Array.isArray(stored.tasks) ? stored.tasks : [];
+	if (!stored || storedTasks.length !== inputs) return undefined;
 	const tasks: WaitingTask[] = [];
-	for (const [index, entry] of stored.tasks.entries()) {
+	for (const [index, entry] of storedTasks.entries()) {
 		if (
 			entry?.item !== index ||
 			(entry.taskId !== undefined && !Number.isSafeInteger(entry.taskId))
@@ -172,7 +167,8 @@ export function readRunMemory(
 		});
 	}
 	const people = stored.people === undefined ? undefined : readStoredPeople(stored.people);
-	if (stored.people !== undefined && (!people || typeof stored.secret !== 'string')) return undefined;
+	if (stored.people !== undefined && (!people || typeof stored.secret !== 'string'))
+		return undefined;
 	const escalation = stored.escalation && readStoredEscalation(stored.escalation);
 	if (stored.escalation !== undefined && !escalation) return undefined;
 	return {

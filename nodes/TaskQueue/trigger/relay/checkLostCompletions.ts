@@ -56,7 +56,7 @@ export async function checkLostCompletions(
 	const stored = storedCheckRecord(home.state, queueId);
 	return await inTurn(`check:${scope}`, startingPoint(stored), async (reader) => {
 		// the first round of this process: the runs to wake at their deadline, as the record kept them
-		if (reader.firstHere) restoreRunsToWake.call(this, queueId, stored?.wake);
+		if (reader.firstHere) restoreRunsToWake.call(this, queueId, stored?.wake, home.state);
 		const budget = pollBudgetMs(this);
 		const roundMs = Math.min(
 			ROUND_BUDGET_MS,

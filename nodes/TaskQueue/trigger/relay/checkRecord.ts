@@ -97,7 +97,7 @@ function readRecord(value: unknown): CheckRecord | undefined {
 }
 
 /** The runs to wake a record lists; null when the list is malformed (the record is not ours). */
-function readWakes(value: unknown): RunToWake[] | undefined | null {
+export function readWakes(value: unknown): RunToWake[] | undefined | null {
 	if (value === undefined) return undefined;
 	if (!Array.isArray(value) || value.length === 0 || value.length > MAX_WAKES) return null;
 	const wake = value.map((entry) => {
@@ -155,6 +155,13 @@ export function endWritingDelivery(scope: string): void {
 	writingDeliveries.set(scope, { running: Math.max(0, entry.running - 1), endedAt: Date.now() });
 }
 
+/** Whether a write to static data now could overwrite what a delivery of the registration saves. */
+export function deliveriesWriting(scope: string, deliveriesWrite: boolean): boolean {
+	const writing = writingDeliveries.get(scope);
+	if (!deliveriesWrite || !writing) return false;
+	return writing.running > 0 || Date.now() - writing.endedAt < QUIET_MS;
+}
+
 /** What the trigger does with the check's record: writes it, or holds it for the next delivery. */
 export function keepCheckRecord(
 	state: IDataObject,
@@ -162,12 +169,7 @@ export function keepCheckRecord(
 	record: CheckRecord,
 	deliveriesWrite: boolean,
 ): 'stored' | 'held' {
-	const writing = writingDeliveries.get(scope);
-	if (
-		deliveriesWrite &&
-		writing &&
-		(writing.running > 0 || Date.now() - writing.endedAt < QUIET_MS)
-	) {
+	if (deliveriesWriting(scope, deliveriesWrite)) {
 		heldRecords.set(scope, record);
 		return 'held';
 	}

@@ -1,4 +1,4 @@
-import type { IPollFunctions } from 'n8n-workflow';
+import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
 import { waitingBaseUrl } from '../../runtime/n8nInternals';
 import { rememberedMap } from '../../runtime/processMemory';
@@ -9,7 +9,8 @@ import {
 	parseResumeAddress,
 	readForwardAnswer,
 } from '../../waiting/messages';
-import { MAX_WAKES, type RunToWake } from './checkRecord';
+import { readAnnouncedWakesValue, writeAnnouncedWakesValue } from '../state/staticData';
+import { MAX_WAKES, readWakes, type RunToWake } from './checkRecord';
 import { runWaits } from './knownRuns';
 
 // Waking runs at their deadline (Several People per Item with Limit Wait Time). At a wait's limit
@@ -45,19 +46,35 @@ export function rememberDeadline(execution: string, run: DueRun): void {
 	runDeadlines.set(execution, run);
 }
 
-/** A run's own announcement: woken by the check of this process, or of the main that asks for it. */
-export function rememberAnnounced(execution: string, run: DueRun): void {
+/**
+ * A run's own announcement: woken by the check of this process, or of the main that asks for it.
+ * Kept in the trigger's static data too (`state`, when a write is safe) until a record lists it, so
+ * a restart of the process it reached forgets nothing: the check reads them after its restart, and
+ * each record call answers them, whichever process answers.
+ */
+export function rememberAnnounced(execution: string, run: DueRun, state?: IDataObject): void {
 	rememberDeadline(execution, run);
 	announcedWakes.set(execution, run);
+	if (state) keepAnnounced(state, [{ url: run.url, at: run.at }]);
 }
 
-/** The runs announced here since the last time, for the check that asks (taken once). */
-export function takeAnnounced(queueId: number): RunToWake[] {
+/** The runs announced with a time to wake that static data keeps. */
+export const storedWakes = (state: IDataObject) => readWakes(readAnnouncedWakesValue(state)) ?? [];
+
+/** Keeps runs announced with a time to wake in static data; drops those a record now lists. */
+export function keepAnnounced(state: IDataObject, add: RunToWake[], listed: RunToWake[] = []) {
+	const urls = new Set([...add, ...listed].map((run) => run.url));
+	const kept = storedWakes(state).filter((run) => !urls.has(run.url));
+	writeAnnouncedWakesValue(state, [...kept, ...add].slice(-MAX_WAKES));
+}
+
+/** The runs announced here since the last time, and those static data keeps, for the check that asks. */
+export function takeAnnounced(queueId: number, state: IDataObject): RunToWake[] {
 	const taken = [...announcedWakes.entries()]
 		.filter(([, run]) => run.queueId === queueId)
 		.slice(0, MAX_WAKES);
 	for (const [execution] of taken) announcedWakes.delete(execution);
-	return taken.map(([, { url, at }]) => ({ url, at }));
+	return [...taken.map(([, { url, at }]) => ({ url, at })), ...storedWakes(state)];
 }
 
 export function forgetDeadline(execution: string): void {
@@ -81,10 +98,11 @@ export function restoreRunsToWake(
 	this: IPollFunctions,
 	queueId: number,
 	wake: RunToWake[] | undefined,
+	state: IDataObject = {},
 ): number {
 	const base = waitingBaseUrl(this);
 	let added = 0;
-	for (const { url, at } of wake ?? []) {
+	for (const { url, at } of [...(wake ?? []), ...storedWakes(state)]) {
 		const address = parseResumeAddress(url, base);
 		if (!address || address.queueId !== queueId) continue;
 		const execution = `${address.executionId}/${address.nodeId}`;

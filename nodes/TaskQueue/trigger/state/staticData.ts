@@ -131,6 +131,12 @@ export function writeCheckRecordValue(
 	state.lostCompletionCheck = { queueId, at, ids, ...(wake?.length ? { wake } : {}) };
 }
 
+/** Runs announced with a time to wake (`announcements`) until a record lists them (relay/deadlines.ts). */
+export const readAnnouncedWakesValue = (state: IDataObject): unknown => state.announcements;
+
+export const writeAnnouncedWakesValue = (state: IDataObject, wakes: object[]) =>
+	Object.assign(state, { announcements: wakes });
+
 /** The Poll Trigger's state: its queue, cursor, and completions to pass on again. */
 export interface PollState {
 	queueId: unknown;

@@ -17,7 +17,11 @@ import {
 	type TriggerTestEnv,
 } from '../env';
 import { forgetRuns } from '../../../../../nodes/TaskQueue/trigger/relay/knownRuns';
-import { forgetDeadline, runsToWake } from '../../../../../nodes/TaskQueue/trigger/relay/deadlines';
+import {
+	forgetDeadline,
+	runsToWake,
+	takeAnnounced,
+} from '../../../../../nodes/TaskQueue/trigger/relay/deadlines';
 import { forgetAsAfterRestart } from '../../../../../nodes/TaskQueue/runtime/processMemory';
 
 const QUEUE = 104;
@@ -862,6 +866,41 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		expect(waiting.resumes.get('74')).toBe(1);
 		const [items] = waiting.resumed.get('74') as INodeExecutionData[][];
 		expect(items[0].json.wait).toMatchObject({ outcome: 'timedOut' });
+	});
+
+	test('nobody answered, and n8n restarted right after the run announced itself, before any check round (issue 60): the announcement is in static data, the first check after the restart wakes the run at its deadline; a record listing it drops it from there', async () => {
+		await activateTrigger();
+		await createAndWait('76', [{ message: 'restart at once' }], twoPeople(2), approval);
+		await Promise.all([...trigger.inFlight]); // n8n saves static data after it answered
+		const [announced] = runsToWake(QUEUE);
+		expect(trigger.state().announcements).toEqual([announced]);
+		forgetAsAfterRestart();
+		forgetRuns();
+		forgetDeadline(/\/(76\/[^/?]+)/.exec(announced.url)![1]);
+		await trigger.reconcile();
+		expect(runsToWake(QUEUE)).toEqual([announced]);
+		expect((trigger.state().lostCompletionCheck as IDataObject).wake).toEqual([announced]);
+		expect(trigger.state().announcements).toEqual([]);
+		pastDeadline('76');
+		await trigger.reconcile();
+		expect(waiting.resumes.get('76')).toBe(1);
+		const [items] = waiting.resumed.get('76') as INodeExecutionData[][];
+		expect(items[0].json.wait).toMatchObject({ outcome: 'timedOut' });
+	});
+
+	test("queue mode: a webhook process restarted after a run's announcement reached it, before the main's check asked it (issue 60): the record call answers it from static data, and the run goes on at its deadline", async () => {
+		await activateTrigger();
+		await createAndWait('77', [{ message: 'announced elsewhere' }], twoPeople(2), approval);
+		await Promise.all([...trigger.inFlight]); // n8n saves static data after it answered
+		const [announced] = runsToWake(QUEUE);
+		// the main never heard of it, and the webhook process it reached restarted
+		forgetDeadline(/\/(77\/[^/?]+)/.exec(announced.url)![1]);
+		takeAnnounced(QUEUE, {});
+		await trigger.reconcile();
+		expect(runsToWake(QUEUE)).toEqual([announced]);
+		pastDeadline('77');
+		await trigger.reconcile();
+		expect(waiting.resumes.get('77')).toBe(1);
 	});
 
 	test("queue mode: nobody answered, and the run's announcement reached a webhook process, not the main that runs the check: the check's record call takes the run from there, and the run goes on at its deadline", async () => {
