@@ -9,6 +9,9 @@ import { writeFileSync } from 'fs';
 
 import axios from 'axios';
 
+import { slotOf } from '../../../nodes/TaskQueue/waiting/escalation/levels';
+import { addressTag } from '../../../nodes/TaskQueue/waiting/messages';
+import { markedAddress } from '../../../nodes/TaskQueue/waiting/people/extraTasks';
 import { majorFromEnv } from '../../../tools/n8n/install';
 import { loadExamples, prepareWorkflow } from '../../../tools/n8n/provision';
 import {
@@ -34,6 +37,7 @@ const SUPERVISORS = 107;
 const ALICE = 'alice@example.com';
 const BOB = 'bob@example.com';
 const SUPERVISOR = 'erin@example.com';
+const COLLEAGUE = 'dave@example.com';
 const NODE = 'Two approvers, then a supervisor';
 /** The level's time, as the tests set it: 15 seconds (a quarter of a minute). */
 const LEVEL_MS = 15_000;
@@ -243,6 +247,84 @@ test(
 		expect(after).toBe(before);
 	},
 	LEVEL_TASK_WITHIN_MS + 240_000,
+);
+
+/**
+ * An address of the run for `queueId` with a level-1 mark, made as the run made them before its
+ * marks were its own: the tag and the mark computed with the API key (n8n's own signature does not
+ * cover a changed queue: a call at a made-up address is refused, but the run reads the level's queue).
+ */
+function markedWithKey(address: string, queueId: number): string {
+	const key = e.sandbox.apiKey;
+	const [, executionId, nodeId, item, count, inputs, t] =
+		/\/webhook-waiting\/([^/]+)\/([^?]+)\?tq=(\d+)-(\d+)-(\d+)&q=\d+&t=(\d+)&k=/.exec(address)!;
+	const parts = {
+		...{ executionId, nodeId, item: Number(item), count: Number(count) },
+		...{ inputs: Number(inputs), queueId, createdAt: Number(t) },
+	};
+	const forQueue = address
+		.replace(/#.*$/, '')
+		.replace(/&q=\d+/, `&q=${queueId}`)
+		.replace(/k=[0-9a-f]{32}/, `k=${addressTag(key, parts)}`);
+	return markedAddress(forQueue, key, parts, slotOf(1, 1));
+}
+
+test(
+	"a level task planted with a mark computed with the API key, before the level's time and after it (then on the level task's own address), approved by a colleague, decides nothing (issue 60, security review M1); the real level task decides",
+	async () => {
+		const newestBefore = Math.max(0, ...(await e.client.tasks(REFUNDS)).map((t) => t.id));
+		await requestRefund(BOB);
+		const run = await waitingRun(newestBefore);
+		const [first] = await tasksOfRun(REFUNDS, run, 2);
+		await e.client.complete(REFUNDS, first.id, { by: ALICE, data: { decision: 'approve' } });
+		// what the run sent for the item, with a planted address; a colleague approves it
+		const { resume_url: ownAddress, ...sent } = first.data;
+		const plant = async (address: string) => {
+			const { ids } = await e.client.createTasks(SUPERVISORS, [{ ...sent, resume_url: address }]);
+			await e.client.complete(SUPERVISORS, ids[0], {
+				by: COLLEAGUE,
+				data: { decision: 'approve' },
+			});
+			return ids[0];
+		};
+		const planted = [await plant(markedWithKey(String(ownAddress), SUPERVISORS))];
+		const real = await waitFor(
+			'the level task the run created',
+			async () =>
+				(await e.client.tasks(SUPERVISORS)).find(
+					(t) =>
+						!planted.includes(t.id) &&
+						String(t.data.resume_url).includes(`/webhook-waiting/${run}/`),
+				),
+			LEVEL_TASK_WITHIN_MS,
+			1_000,
+		);
+		planted.push(await plant(markedWithKey(String(real.data.resume_url), SUPERVISORS)));
+		// the trigger passed the planted completion on to the run's address (it answers the service
+		// once the run has answered), and the run did not take it
+		await waitFor('the planted completions delivered', async () => {
+			const calls = (await e.client.webhookCalls()).filter((c) => planted.includes(c.taskId));
+			return calls.length >= 2 && calls.every((c) => c.state !== 'pending') ? true : undefined;
+		});
+		expect((await byId(run)).status).toBe('waiting');
+		await e.client.complete(SUPERVISORS, real.id, {
+			by: SUPERVISOR,
+			data: { decision: 'approve' },
+		});
+		const done = await finished(run);
+		const [out] = nodeOutput(done, NODE) as Out[];
+		expect(out).toMatchObject({
+			id: real.id,
+			approved: true,
+			escalation: { level: 1, decidedAtLevel: 1, decidedBy: SUPERVISOR },
+			people: { decision: 'approved' },
+		});
+		expect(out.people.answers.map((a) => [a.by, a.level, a.counted])).toEqual([
+			[ALICE, 0, true],
+			[SUPERVISOR, 1, true],
+		]);
+	},
+	LEVEL_TASK_WITHIN_MS + 180_000,
 );
 
 test(
