@@ -123,18 +123,19 @@ export function levelOfAnswer(run: { escalation?: Escalation }, level: number): 
 }
 
 /**
- * Escalate: the highest level asked for the item (`level`: one the run knows a task of: answered, or
- * created by this process; none is asked after the item was decided or the deadline came), when
- * that level was due, and at which level and by whom it was decided.
+ * Escalate: the highest level the item reached (its time came before the item was decided and
+ * before the run's deadline: none is asked after it), when that level was asked, and at which
+ * level and by whom it was decided.
  */
 export function escalationReport(
-	run: { escalation?: Escalation },
+	run: { escalation?: Escalation; deadline?: number },
 	decision: ItemDecision,
 	deciding: CompletedTask | undefined,
-	level: number,
 ): IDataObject | undefined {
-	const { escalation } = run;
+	const { escalation, deadline = Infinity } = run;
 	if (!escalation) return undefined;
+	const until = Math.min(deciding ? Date.parse(deciding.completed_at) : Date.now(), deadline);
+	const level = escalation.levels.filter((_, i) => levelAt(escalation, i + 1) <= until).length;
 	const decidedBy = decision.answers.find((a) => a.taskId === decision.decidedBy);
 	const reached = level ? escalation.levels[level - 1] : undefined;
 	return {

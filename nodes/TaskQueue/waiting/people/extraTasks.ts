@@ -117,18 +117,11 @@ const asked = rememberedMap<string, Map<string, number>>('askedAgain');
 const CLAIMED = 0;
 
 /** The further tasks this process asked for in a run: by `item/slot`, the id (CLAIMED while created). */
-function askedInRun(wait: Wait): Map<string, number> {
+export function askedInRun(wait: Wait): Map<string, number> {
 	const run = `${wait.executionId}/${wait.nodeId}/${wait.createdAt}`;
 	const slots = asked.get(run) ?? new Map<string, number>();
 	asked.set(run, slots); // the newest: a run in use is the last forgotten
 	return slots;
-}
-
-/** The further tasks this process created for the run (created, not only claimed): their item and slot. */
-export function askedTasks(wait: Wait): Array<[number, MarkedTask]> {
-	return [...askedInRun(wait)]
-		.filter(([, id]) => id !== CLAIMED)
-		.map(([key, id]) => [id, { item: Number(key.split('/')[0]), slot: Number(key.split('/')[1]) }]);
 }
 
 /**

@@ -10,7 +10,7 @@ import { earliestCompletion, type RunMemory } from '../memory';
 import type { ResumeAddress } from '../messages';
 import type { WaitSettings } from '../settings';
 import { escalate, levelOfSlot, nextWake } from '../escalation/levels';
-import { askAgain, askedTasks, extraReader, furtherTasks, type MarkedTask } from './extraTasks';
+import { askAgain, extraReader, furtherTasks, type MarkedTask } from './extraTasks';
 import { peopleItems, peopleOutcome, progressOf } from './outcome';
 import type { PeopleSettings } from './settings';
 
@@ -214,8 +214,7 @@ export async function settlePeople(
 	// a create that fails is answered as a read that failed: the trigger calls again
 	const levels = escalation && !pastDeadline ? { wait, settings, escalation, key } : undefined;
 	const asked = levels && (await escalate.call(this, levels, memory.tasks, outcome.decisions));
-	// every task this process asked for the run is the run's too, answered or not (`tasks`, `level`)
-	for (const [id, task] of askedTasks(wait)) extraItems.set(id, task);
+	for (const [id, task] of asked?.created ?? []) extraItems.set(id, task);
 	const waiting = [...outcome.decisions.values()].some((d) => d.decision === 'waiting');
 	return {
 		...outcome,
@@ -223,6 +222,6 @@ export async function settlePeople(
 		extraIds: new Set(extraItems.keys()),
 		progress: progressOf(outcome, memory.people.rule),
 		items: (meta: IDataObject) =>
-			peopleItems(outcome, memory, completions, settings, { wait, meta, further: extraItems }),
+			peopleItems(outcome, memory, completions, settings, { wait, meta }),
 	};
 }

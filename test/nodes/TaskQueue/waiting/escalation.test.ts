@@ -298,44 +298,6 @@ describe('Escalate', () => {
 		expect(await tasksOn(SUPERVISORS)).toHaveLength(1);
 	});
 
-	test('timed out after a level whose time came before the deadline but no call came between them (issue 60): escalation.level names the level asked, not it; no task is created at or after the deadline', async () => {
-		// levels at 1.2 s, 2.4 s and 3.6 s, the deadline at 3 s: the check's round after level 2's time
-		// comes after the deadline
-		const limitWaitTime = {
-			values: { limitType: 'afterTimeInterval', resumeAmount: 0.05, resumeUnit: 'minutes' },
-		};
-		const levels = [level(SUPERVISORS, 0.02), level(SUPERVISORS, 0.04), level(SUPERVISORS, 0.06)];
-		const waiting = await run(escalating({ ...FOUR_EYES, limitWaitTime }, levels));
-		await levelTimePasses(0.02);
-		expect((await wake(waiting)).result.workflowData).toBeUndefined();
-		const [levelOne] = await tasksOn(SUPERVISORS);
-		await levelTimePasses(0.05);
-		const [items] = (await wake(waiting)).result.workflowData ?? [[]];
-		expect(items[0].json).toMatchObject({
-			approved: false,
-			tasks: [...(await tasksOn(REFUNDS)).map((t) => t.id), levelOne.id],
-			escalation: { level: 1, queueId: SUPERVISORS, decidedAtLevel: null },
-			people: { decision: 'timedOut' },
-		});
-		expect(await tasksOn(SUPERVISORS)).toEqual([levelOne]);
-	});
-
-	test("decided at level 0 after the level's task was created (issue 60): `tasks` lists the open level task too, and escalation.level says the level was asked", async () => {
-		const waiting = await run(escalating(FOUR_EYES));
-		const [first, second] = await tasksOn(REFUNDS);
-		await answer(REFUNDS, first.id, ANN, 'approve');
-		await levelTimePasses();
-		await wake(waiting);
-		const [open] = await tasksOn(SUPERVISORS);
-		await answer(REFUNDS, second.id, BOB, 'reject');
-		const [items] = (await call(waiting, REFUNDS, second.id)).result.workflowData ?? [[]];
-		expect(items[0].json).toMatchObject({
-			approved: false,
-			tasks: [first.id, second.id, open.id],
-			escalation: { level: 1, queueId: SUPERVISORS, decidedAtLevel: 0, decidedBy: BOB },
-		});
-	});
-
 	test('501 items x 20 people escalated (issue 60): at most 500 level tasks per call, and the run asks to be woken again at once while slots are left; then 10 more calls to it and 10 to a small run beside it create nothing: 10,020 and 1', async () => {
 		const many = Array.from({ length: 501 }, (_, i) => ({ ...REFUND, message: `Refund ${i}` }));
 		const big = await run(escalating({}, [level(SUPERVISORS, AFTER_MINUTES, 20)]), many);
