@@ -36,7 +36,7 @@ export class TaskQueue implements INodeType {
 		// rule (node-class-description-missing-subtitle) requires; test/nodes/TaskQueue/TaskQueue.node.test.ts
 		// checks it against the Operation pickers.
 		subtitle:
-			'={{ {"queue:flush":"Flush a queue","queue:get":"Get a queue","queue:getMany":"Get many queues","task:create":"Create a task","task:sendAndWait":"Create and wait for people to answer","task:getCompleted":"Get completed tasks","webhook:get":"Get a webhook","webhook:remove":"Remove a webhook","webhook:set":"Set a webhook"}[$parameter["resource"] + ":" + $parameter["operation"]] }}',
+			'={{ {"queue:flush":"Flush a queue","queue:get":"Get a queue","queue:getInsights":"Get insights on a queue","queue:getMany":"Get many queues","task:create":"Create a task","task:sendAndWait":"Create and wait for people to answer","task:getCompleted":"Get completed tasks","webhook:get":"Get a webhook","webhook:remove":"Remove a webhook","webhook:set":"Set a webhook"}[$parameter["resource"] + ":" + $parameter["operation"]] }}',
 		description:
 			'Hand work to people through the Task Queue Service: create tasks in a queue, read the tasks people completed, manage queues and their webhook',
 		defaults: { name: 'Task Queue' },

@@ -12,7 +12,7 @@ import type { QueueConfigCache } from '../helpers/queueConfig';
 /** Each resource's operations, by the values the editor saves: the router and the maps below are checked against it. */
 export type NodeMap = {
 	task: 'create' | 'getCompleted' | 'sendAndWait';
-	queue: 'get' | 'getMany' | 'flush';
+	queue: 'get' | 'getMany' | 'getInsights' | 'flush';
 	webhook: 'get' | 'set' | 'remove';
 };
 

@@ -110,7 +110,8 @@ export async function collectUpward(
 	cursor: Cursor,
 	options: {
 		deadline: number;
-		take: (tasks: CompletedTask[]) => Promise<void>;
+		/** Returns false when the caller has read far enough. */
+		take: (tasks: CompletedTask[]) => Promise<void | boolean>;
 		/** Where the previous call stopped, and the list's length then: the place is looked for there first. */
 		from?: Place;
 	},
@@ -141,9 +142,10 @@ export async function collectUpward(
 		const fresh = page.tasks
 			.filter((t) => isAfter(t, reached) && isDue(t))
 			.sort(compareCompletions);
-		await options.take(fresh);
+		const more = await options.take(fresh);
 		reached = advanceCursor(reached, fresh) ?? reached;
 		boundary = offset;
+		if (more === false) break;
 	}
 	return { cursor: reached, top: boundary === 0, place: { offset: boundary, count } };
 }

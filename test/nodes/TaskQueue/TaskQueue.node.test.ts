@@ -17,6 +17,6 @@ test("the subtitle names each operation by its action ('Create a task'), for eve
 		for (const option of property.options as INodePropertyOptions[])
 			actions[`${resource}:${String(option.value)}`] = String(option.action);
 	}
-	expect(Object.keys(actions)).toHaveLength(9);
+	expect(Object.keys(actions)).toHaveLength(10);
 	expect(JSON.parse(literal![1])).toEqual(actions);
 });

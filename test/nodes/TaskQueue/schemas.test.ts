@@ -103,6 +103,24 @@ describe('each output matches its schema', () => {
 		}
 	});
 
+	test('Queue > Get Insights: one item per queue and one per person', async () => {
+		const schema = schemaOf('queue', 'getInsights');
+		const window = { window: 'between', from: '2024-06-01T00:00:00Z', to: '2024-06-04T00:00:00Z' };
+		for (const output of ['queue', 'person']) {
+			const items = await outputOf({
+				resource: 'queue',
+				operation: 'getInsights',
+				scope: 'all',
+				...window,
+				output,
+			});
+			for (const json of items) {
+				expect(mismatches(json, schema)).toEqual([]);
+				expect(Object.keys(json).every((key) => key in (schema.properties ?? {}))).toBe(true);
+			}
+		}
+	});
+
 	test('Webhook > Set, Get, Remove: the whole output, nothing more', async () => {
 		const webhook = { resource: 'webhook', queue: locator(101) };
 		for (const [operation, extra] of [

@@ -3,10 +3,10 @@ import type { INodeProperties } from 'n8n-workflow';
 import type { OperationsOf } from '../node.type';
 import * as flush from './flush.operation';
 import * as get from './get.operation';
+import * as getInsights from './getInsights.operation';
 import * as getMany from './getMany.operation';
 
-
-export const operations = { flush, get, getMany } satisfies OperationsOf<'queue'>;
+export const operations = { flush, get, getInsights, getMany } satisfies OperationsOf<'queue'>;
 
 export const description: INodeProperties[] = [
 	{
@@ -31,6 +31,13 @@ export const description: INodeProperties[] = [
 				action: 'Get a queue',
 			},
 			{
+				name: 'Get Insights',
+				value: 'getInsights',
+				description:
+					'How a queue is doing: pending tasks, people active, and for a window the completions, time to completion (p50, p90, p99) and the share within a target, per person too',
+				action: 'Get insights on a queue',
+			},
+			{
 				name: 'Get Many',
 				value: 'getMany',
 				description: "List the organization's queues with their number of pending tasks",
@@ -41,5 +48,6 @@ export const description: INodeProperties[] = [
 	},
 	...flush.description,
 	...get.description,
+	...getInsights.description,
 	...getMany.description,
 ];
