@@ -413,6 +413,12 @@ test('one item: the task carries a signed address, a person completes it on the 
 		},
 		wait: { outcome: 'completed', node: 'Ask a person', completed: 1, of: 1 },
 	});
+	// how long the person took, by the service's clock: from the task's creation to the answer
+	expect((answer.wait as { secondsToDecision: number }).secondsToDecision).toBe(
+		(Date.parse(String(answer.completed_at).slice(0, 23) + 'Z') -
+			Date.parse(String(answer.created_at).slice(0, 23) + 'Z')) /
+			1000,
+	);
 	expect(nodeOutput(done, 'Completed?', 0)).toHaveLength(1);
 	expect(nodeOutput(done, 'Completed?', 1)).toHaveLength(0);
 	// the completion belonged to the waiting execution: the trigger's workflow did not run

@@ -1,5 +1,6 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
+import { timeKey } from '../reader/cursor';
 import type { CompletedTask } from '../transport/schemas';
 import type { ResumeAddress } from './messages';
 import { itemOfThisWait } from './messages';
@@ -38,6 +39,10 @@ export function valuesOf(task: CompletedTask, settings: WaitSettings, wait: Wait
 	return data;
 }
 
+/** Seconds from one service time to another (the item's first task's creation to an answer). */
+export const secondsBetween = (from: string | undefined, to: string) =>
+	from ? (Date.parse(`${timeKey(to)}Z`) - Date.parse(`${timeKey(from)}Z`)) / 1000 : undefined;
+
 export function outputItem(
 	task: CompletedTask,
 	item: number,
@@ -45,6 +50,7 @@ export function outputItem(
 	meta: IDataObject,
 	wait: Wait,
 	labels?: Record<string, Record<string, string>>,
+	since = task.created_at, // the item's first task's creation (Several People per Item)
 ): INodeExecutionData {
 	const data = valuesOf(task, settings, wait);
 	const json: IDataObject = { ...(task as unknown as IDataObject), ...(task.data ? { data } : {}) };
@@ -56,7 +62,7 @@ export function outputItem(
 		const feedback = settings.feedbackField ? data[settings.feedbackField] : undefined;
 		json.chatInput = typeof feedback === 'string' ? feedback : '';
 	}
-	json.wait = { ...meta };
+	json.wait = { ...meta, secondsToDecision: secondsBetween(since, task.completed_at) };
 	return { json, pairedItem: { item } };
 }
 

@@ -4,7 +4,7 @@ import { timeKey } from '../../reader/completions';
 import type { CompletedTask } from '../../transport/schemas';
 import type { RunMemory, WaitingTask } from '../memory';
 import type { ResumeAddress } from '../messages';
-import { labelsOf, outputItem, valuesOf } from '../output';
+import { labelsOf, outputItem, secondsBetween, valuesOf } from '../output';
 import type { WaitSettings } from '../settings';
 import { escalationReport, levelOfAnswer, levelOfSlot, levelTasksOf } from '../escalation/levels';
 import { decide, type Answer, type ItemDecision } from './decide';
@@ -142,6 +142,7 @@ function agreement(answers: IDataObject[]): IDataObject {
 /** The `people` part of an item's output: the decision, the rule and every answer, counted or why not. */
 function peopleReport(
 	decision: ItemDecision,
+	since: string | undefined, // the item's first task's creation
 	run: PeopleRun,
 	completions: Map<number, CompletedTask>,
 	settings: WaitSettings,
@@ -155,6 +156,7 @@ function peopleReport(
 			taskId: answer.taskId,
 			by: answer.by,
 			at: task.completed_at,
+			seconds: secondsBetween(since, task.completed_at),
 			values,
 			...(labels ? { labels } : {}),
 			...(answer.vote !== undefined ? { vote: answer.vote } : {}),
@@ -219,7 +221,7 @@ export function peopleItems(
 		};
 		const deciding = decision.decidedBy !== undefined ? byId.get(decision.decidedBy) : undefined;
 		const base = deciding
-			? outputItem(deciding, item, settings, meta, context.wait, run.labels).json
+			? outputItem(deciding, item, settings, meta, context.wait, run.labels, task.createdAt).json
 			: { id: task.taskId, status: decision.final ? 'completed' : 'pending', wait: meta };
 		const json: IDataObject = {
 			...base,
@@ -234,6 +236,7 @@ export function peopleItems(
 		if (escalation) json.escalation = escalation;
 		json.people = peopleReport(
 			timedOut ? { ...decision, decision: 'timedOut' } : decision,
+			task.createdAt,
 			run,
 			byId,
 			settings,

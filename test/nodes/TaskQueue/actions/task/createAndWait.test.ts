@@ -196,13 +196,29 @@ describe('Task > Create and Wait', () => {
 			),
 		});
 		// labels: what the person clicked, beside the option's id in data ("Approve" for approve)
+		// how long each item took: from its task's creation to its answer, by the service's clock
+		const took = (task: (typeof stored)[number]) => ({
+			...meta,
+			secondsToDecision:
+				(Date.parse(String(task.completed_at).slice(0, 23) + 'Z') -
+					Date.parse(task.created_at.slice(0, 23) + 'Z')) /
+				1000,
+		});
 		expect(items).toEqual([
 			{
-				json: { ...withoutAddress(stored[0]), labels: { decision: 'Approve' }, wait: meta },
+				json: {
+					...withoutAddress(stored[0]),
+					labels: { decision: 'Approve' },
+					wait: took(stored[0]),
+				},
 				pairedItem: { item: 0 },
 			},
 			{
-				json: { ...withoutAddress(stored[1]), labels: { decision: 'Reject' }, wait: meta },
+				json: {
+					...withoutAddress(stored[1]),
+					labels: { decision: 'Reject' },
+					wait: took(stored[1]),
+				},
 				pairedItem: { item: 1 },
 			},
 		]);

@@ -173,11 +173,18 @@ describe('Several People per Item', () => {
 			},
 		});
 		const people = item.json.people as IDataObject;
+		// each answer's seconds: from the item's first task's creation, by the service's clock
+		const created = (await env.client.tasks(104)).find((t) => t.id === ids[0])!.created_at;
+		const ms = (time: unknown) => Date.parse(String(time).slice(0, 23) + 'Z');
+		for (const answer of people.answers as IDataObject[])
+			expect(answer.seconds).toBe((ms(answer.at) - ms(created)) / 1000);
+		expect((item.json.wait as IDataObject).secondsToDecision).toBeUndefined(); // not decided by an answer
 		expect(people.answers).toEqual([
 			{
 				taskId: ids[0],
 				by: CAROL,
 				at: expect.any(String),
+				seconds: expect.any(Number),
 				values: {
 					customer_message: 'Refund 900 EUR',
 					order_total: 900,
@@ -193,6 +200,7 @@ describe('Several People per Item', () => {
 				taskId: ids[1],
 				by: ANN,
 				at: expect.any(String),
+				seconds: expect.any(Number),
 				values: {
 					customer_message: 'Refund 900 EUR',
 					order_total: 900,
