@@ -9,7 +9,8 @@
 //                     6 Create and Wait, 7 the trigger in queue mode, 8 what waiting costs the service,
 //                     9 two triggers on one queue, holder and listener side by side; 12 Escalate, only
 //                     when named: about 5 minutes of waiting for level times; 13 a listener, then a
-//                     hand-over; 14 a trigger published while the holder takes a burst: named only)
+//                     hand-over; 14 a trigger published while the holder takes a burst: named only;
+//                     15 Queue > Get Insights over 100,000 completions: named only)
 //   --wait-items N    items waiting in one execution in scenario 6 (default 1000)
 //   --skip-build      use the dist/ already built
 //   --out FILE        where to write the results (default bench/RESULTS.md; "none" to only print)
@@ -49,6 +50,7 @@ import {
 	type Section,
 } from './scenarios';
 import { scenarioEscalation } from './escalation';
+import { scenarioInsights } from './insights';
 import { scenarioJoinWhileBusy } from './joins';
 import { scenarioHandOver, scenarioListeners } from './listeners';
 
@@ -143,7 +145,7 @@ async function main(): Promise<void> {
 			sections.push(scenarioWaitingReads());
 			log(`scenario 8 done (${secs()})`);
 		}
-		const needN8n = ['1', '2', '3', '4', '6', '9', '12', '13', '14'].some((s) => only.has(s));
+		const needN8n = ['1', '2', '3', '4', '6', '9', '12', '13', '14', '15'].some((s) => only.has(s));
 		if (needN8n) {
 			n8n = await startN8n({
 				port: 0,
@@ -173,6 +175,7 @@ async function main(): Promise<void> {
 				['12', async () => await scenarioEscalation(ctx, Math.max(5, shortRounds))],
 				['13', async () => await scenarioHandOver(ctx)],
 				['14', async () => await scenarioJoinWhileBusy(ctx)],
+				['15', async () => await scenarioInsights(ctx)],
 				[
 					'6',
 					async () => await scenarioWaiting(ctx, Math.max(10, shortRounds * 4), waitItems, 200),

@@ -81,7 +81,7 @@ async function deactivate(n8n: N8nHandle, id: string): Promise<void> {
 }
 
 /** POSTs to a production webhook that answers when the workflow has finished; returns wall ms. */
-async function callWebhook(n8n: N8nHandle, path: string, body: unknown): Promise<number> {
+export async function callWebhook(n8n: N8nHandle, path: string, body: unknown): Promise<number> {
 	const t0 = performance.now();
 	const res = await axios.post(`${n8n.webhookBase}/${path}`, body, {
 		timeout: 600_000,
@@ -98,7 +98,7 @@ async function callWebhook(n8n: N8nHandle, path: string, body: unknown): Promise
 }
 
 /** The one execution of `workflowId` after `afterId`, once it has stopped. */
-async function theExecution(
+export async function theExecution(
 	n8n: N8nHandle,
 	workflowId: string,
 	afterId: number,
@@ -114,7 +114,7 @@ async function theExecution(
 	}
 }
 
-function nodeError(exec: Execution): string | undefined {
+export function nodeError(exec: Execution): string | undefined {
 	if (exec.error) return exec.error;
 	for (const [name, run] of Object.entries(exec.nodes))
 		if (run.error) return `${name}: ${run.error}`;

@@ -17,6 +17,7 @@ export const WORK = {
 	split: 'Split Out',
 	trigger: 'Task completed',
 	hook: 'Webhook',
+	code: 'Code',
 } as const;
 
 const queue101 = { __rl: true, mode: 'id', value: '101' };
@@ -298,6 +299,70 @@ export function pollTrigger(c: Credentials): WorkflowJson {
 				options: {},
 			},
 			credentials: { taskQueueApi: c.taskQueue },
+		},
+	]);
+}
+
+/** Scenario 15: Queue > Get Insights on queue 101, the last 24 hours. */
+export function insightsWithNode(c: Credentials): WorkflowJson {
+	return workflow('bench: queue insights with Task Queue', [
+		webhookNode('bench-insights-node', 'lastNode'),
+		{
+			name: WORK.node,
+			type: `${PKG}.taskQueue`,
+			typeVersion: 1,
+			parameters: {
+				resource: 'queue',
+				operation: 'getInsights',
+				queue: queue101,
+				window: 'hours',
+				hours: 24,
+				targetHours: 4,
+			},
+			credentials: { taskQueueApi: c.taskQueue },
+		},
+	]);
+}
+
+/**
+ * Scenario 15, what a team does without the operation: Get Completed (Return All, completed in the
+ * last 24 hours), then a Code node that computes the same figures (count, p50, p90, p99, max, the
+ * share within 4 hours, per person).
+ */
+export function insightsWithCode(c: Credentials): WorkflowJson {
+	return workflow('bench: queue insights with Get Completed and Code', [
+		webhookNode('bench-insights-code', 'lastNode'),
+		{
+			name: WORK.node,
+			type: `${PKG}.taskQueue`,
+			typeVersion: 1,
+			parameters: {
+				resource: 'task',
+				operation: 'getCompleted',
+				queue: queue101,
+				returnAll: true,
+				filters: { completedAfter: '={{ $now.minus({ hours: 24 }).toISO() }}' },
+			},
+			credentials: { taskQueueApi: c.taskQueue },
+		},
+		{
+			name: WORK.code,
+			type: 'n8n-nodes-base.code',
+			typeVersion: 2,
+			parameters: {
+				jsCode: [
+					'const ms = (t) => Date.parse(t);',
+					'const all = [], people = {};',
+					'for (const { json: t } of $input.all()) {',
+					'  const d = Math.max(0, ms(t.completed_at) - ms(t.created_at));',
+					'  all.push(d);',
+					"  (people[t.completed_by || ''] ??= []).push(d);",
+					'}',
+					'const rank = (s, p) => s[Math.ceil(p * s.length) - 1] / 1000;',
+					'const figures = (list) => { const s = [...list].sort((a, b) => a - b); return { completed: s.length, p50: rank(s, 0.5), p90: rank(s, 0.9), p99: rank(s, 0.99), max: s[s.length - 1] / 1000, withinTarget: s.filter((d) => d <= 4 * 3600e3).length / s.length }; };',
+					'return [{ json: { ...figures(all), people: Object.entries(people).map(([person, l]) => ({ person, ...figures(l) })) } }];',
+				].join('\n'),
+			},
 		},
 	]);
 }

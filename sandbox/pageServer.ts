@@ -16,6 +16,7 @@ import {
 	send,
 } from './http';
 import { pageCounts } from './api';
+import { queueInsights } from './insights';
 import { blocksFromFields } from './queueBuilder';
 
 // ---- the people's page ------------------------------------------------------------------------
@@ -122,6 +123,11 @@ export class PageServer {
 					.completedNewestFirst(q)
 					.slice(0, 20)
 					.map((s) => s.task);
+			}
+			case 'GET /queues/:id/insights': {
+				const q = store.queue(ids[0]);
+				const tasks = store.completedNewestFirst(q).map((s) => s.task);
+				return queueInsights(tasks, store.queueDetail(q).n_tasks ?? 0);
 			}
 			case 'POST /queues/:id/take': {
 				const q = store.queue(ids[0]);

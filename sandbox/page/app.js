@@ -819,10 +819,17 @@
 					el('h2', { text: 'Recently completed' }),
 					el('p', { class: 'muted', text: 'Loading…' }),
 				),
+				el(
+					'section',
+					{ class: 'card', testid: 'insights' },
+					el('h2', { text: 'Insights: the last 7 days' }),
+					el('p', { class: 'muted', text: 'Loading…' }),
+				),
 			);
 			main.replaceChildren.apply(main, parts);
 			loadPending(queue, work);
 			loadRecent(queue);
+			loadInsights(queue);
 		});
 	}
 
@@ -1116,6 +1123,77 @@
 									el('td', { text: t.completed_at }),
 									el('td', { text: t.completed_by || '' }),
 									el('td', { text: values }),
+								);
+							}),
+						),
+			);
+		});
+	}
+
+	/** Seconds as a person reads them (the exact value in data-seconds). */
+	function duration(seconds, testid) {
+		var text =
+			seconds === null
+				? '–'
+				: seconds < 120
+					? seconds.toFixed(1) + ' s'
+					: seconds < 7200
+						? (seconds / 60).toFixed(1) + ' min'
+						: (seconds / 3600).toFixed(1) + ' h';
+		return el('td', {
+			testid: testid,
+			'data-seconds': seconds === null ? '' : String(seconds),
+			text: text,
+		});
+	}
+
+	function percent(share) {
+		return share === null ? '–' : Math.round(share * 1000) / 10 + '%';
+	}
+
+	/** What Queue > Get Insights returns for its default window, computed by the sandbox itself. */
+	function loadInsights(queue) {
+		api('GET', '/queues/' + queue.id + '/insights').then(function (f) {
+			var box = main.querySelector('[data-testid=insights]');
+			if (!box) return;
+			box.replaceChildren(
+				el('h2', { text: 'Insights: the last 7 days' }),
+				el('p', {
+					class: 'muted',
+					text:
+						'What Queue > Get Insights returns by default (from ' +
+						f.window.from +
+						' to ' +
+						f.window.to +
+						'): time from a task’s creation to its completion, and the share within the target of 4 hours.',
+				}),
+				table(
+					['Pending', 'Completed', 'p50', 'p90', 'Within 4 h'],
+					[
+						el(
+							'tr',
+							{},
+							el('td', { testid: 'insights-pending', text: String(f.pending) }),
+							el('td', { testid: 'insights-completed', text: String(f.completed) }),
+							duration(f.p50, 'insights-p50'),
+							duration(f.p90, 'insights-p90'),
+							el('td', { testid: 'insights-within', text: percent(f.withinTarget) }),
+						),
+					],
+				),
+				f.people.length === 0
+					? el('p', { class: 'muted', text: 'Nobody completed a task in the window.' })
+					: table(
+							['Person', 'Completed', 'Share', 'p50', 'p90'],
+							f.people.map(function (p) {
+								return el(
+									'tr',
+									{ testid: 'insights-person' },
+									el('td', { testid: 'insights-person-name', text: p.person || '(nobody named)' }),
+									el('td', { testid: 'insights-person-completed', text: String(p.completed) }),
+									el('td', { text: percent(p.share) }),
+									duration(p.p50, 'insights-person-p50'),
+									duration(p.p90, 'insights-person-p90'),
 								);
 							}),
 						),

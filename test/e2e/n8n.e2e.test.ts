@@ -1183,6 +1183,58 @@ describe('example workflows', () => {
 		);
 	});
 
+	test('queue insights: a queue behind its promise gets a warning, one on track does not (the hourly schedule every 5 s here)', async () => {
+		const { id } = await importExample('queue-insights-alert.json', (wf) => {
+			const schedule = wf.nodes.find((n) => n.type === 'n8n-nodes-base.scheduleTrigger')!;
+			schedule.parameters = { rule: { interval: [{ field: 'seconds', secondsInterval: 5 }] } };
+		});
+		// Refund Decisions: more tasks wait than the example's 20; Agent Approvals: two answered at once
+		await e.client.createTasks(104, 21);
+		const { ids } = await e.client.createTasks(105, [{}, {}]);
+		for (const taskId of ids) await e.client.complete(105, taskId, { by: ALICE, data: {} });
+		const answered = (await e.client.tasks(105)).filter((t) => ids.includes(t.id));
+		await activate(e, id);
+		// a completion is measured once it is 10 s old: the first run that counted both
+		const x = await waitFor(
+			'a scheduled run that measured both answers',
+			async () =>
+				(await executions(e, id)).find((r) =>
+					nodeOutput(r, 'Last 24 hours of each queue').some(
+						(o) => o.queueId === 105 && Number(o.completed) >= 2,
+					),
+				),
+			90_000,
+		);
+		await deactivate(e, id);
+		const [refunds, agents] = nodeOutput(x, 'Last 24 hours of each queue');
+		expect(refunds).toMatchObject({
+			queueId: 104,
+			queue: 'Refund Decisions',
+			targetSeconds: 14_400,
+		});
+		expect(Number(refunds.pendingTasks)).toBeGreaterThan(20);
+		const seconds = (t: (typeof answered)[number]) =>
+			(Date.parse(String(t.completed_at).slice(0, 23) + 'Z') -
+				Date.parse(t.created_at.slice(0, 23) + 'Z')) /
+			1000;
+		expect(agents).toMatchObject({
+			queueId: 105,
+			withinTarget: 1,
+			people: [expect.objectContaining({ person: ALICE, share: 1 })],
+		});
+		const longest = Math.max(...answered.map(seconds));
+		expect((agents.secondsToComplete as { max: number }).max).toBe(longest);
+		expect(nodeOutput(x, 'Compose the warning')).toEqual([
+			{
+				queue: 'Refund Decisions',
+				subject: 'Refund Decisions is behind its promise',
+				message: expect.stringContaining(`${String(refunds.pendingTasks)} tasks wait`),
+			},
+		]);
+		expect(nodeOutput(x, 'Send it to the team')).toHaveLength(1);
+		expect(nodeOutput(x, 'On track').map((o) => o.queueId)).toEqual([105]);
+	});
+
 	test('AI agent: when unsure it asks a person through the Task Queue tool', async () => {
 		const { mock, credentials } = await mockModel(e, (text) => ({
 			customer_message: /Customer message: (.*)/.exec(text)?.[1] ?? text,

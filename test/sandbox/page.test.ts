@@ -389,3 +389,80 @@ test("the page's queue-making route refuses a member who is not an admin, and ba
 	).toBe(400);
 	expect((await client.state()).queues.length).toBe(before);
 });
+
+test("a queue's page shows its insights, the figures Queue > Get Insights returns for its default window", async () => {
+	// 400 completions on Data Labeling over the last 6 days by four people, each at a pace of its own,
+	// and 40 older ones outside the window
+	const now = Date.now();
+	const people = [ALICE, BOB, 'dave@example.com', 'erin@example.com'];
+	const state = await client.state();
+	const completion = (i: number, ago: number) => {
+		const completedAt = now - ago;
+		const duration = 1000 * (30 + ((i * 7919) % 20_000)) * (1 + (i % 4));
+		return {
+			id: 900_000 + i,
+			queueId: 103,
+			status: 'completed' as const,
+			data: {},
+			createdAt: new Date(completedAt - duration).toISOString(),
+			completedAt: new Date(completedAt).toISOString(),
+			completedBy: people[i % 4],
+		};
+	};
+	await client.reset({
+		...state,
+		tasks: [
+			...(state.tasks ?? []),
+			...Array.from({ length: 400 }, (_, i) => completion(i, 60_000 + i * 1_290_000)),
+			...Array.from({ length: 40 }, (_, i) => completion(400 + i, 8 * 86_400_000 + i * 60_000)),
+		],
+		nextIds: { ...state.nextIds, task: 1_000_000 },
+	});
+	const { items, error } = await runActionNode({
+		types: { taskQueue: new TaskQueue() },
+		node: {
+			type: 'taskQueue',
+			parameters: {
+				resource: 'queue',
+				operation: 'getInsights',
+				queue: { __rl: true, mode: 'id', value: '103' },
+			} as never,
+		},
+		input: [{}],
+		credentials: new TestCredentialsHelper({
+			baseUrl: sandbox.baseUrl,
+			apiKey: sandbox.apiKey,
+			organizationId: sandbox.organizationId,
+			apiPaths: 'queues',
+			ignoreSslIssues: false,
+		}),
+	});
+	expect(error).toBeUndefined();
+	const node = items[0].json as {
+		pendingTasks: number;
+		completed: number;
+		secondsToComplete: { p50: number; p90: number };
+		people: Array<{ person: string; completed: number; p50Seconds: number }>;
+	};
+	expect(node.completed).toBe(400);
+
+	await page.goto(`${sandbox.pageUrl}queues/103`);
+	await page.getByTestId('user-select').selectOption(ALICE);
+	await page.getByTestId('insights-completed').waitFor();
+	const seconds = async (testid: string, nth = 0) =>
+		Number(await page.getByTestId(testid).nth(nth).getAttribute('data-seconds'));
+	expect(await page.getByTestId('insights-pending').textContent()).toBe(String(node.pendingTasks));
+	expect(await page.getByTestId('insights-completed').textContent()).toBe('400');
+	// the page's exact percentiles; the node's within its stated 0.5%
+	const close = (nodeValue: number, exact: number) =>
+		expect(Math.abs(nodeValue - exact)).toBeLessThanOrEqual(exact * 0.005 + 0.0005);
+	close(node.secondsToComplete.p50, await seconds('insights-p50'));
+	close(node.secondsToComplete.p90, await seconds('insights-p90'));
+	const names = await page.getByTestId('insights-person-name').allTextContents();
+	const counts = await page.getByTestId('insights-person-completed').allTextContents();
+	expect(names.map((name, i) => [name, Number(counts[i])])).toEqual(
+		node.people.map((p) => [p.person, p.completed]),
+	);
+	for (const [i, person] of node.people.entries())
+		close(person.p50Seconds, await seconds('insights-person-p50', i));
+});
