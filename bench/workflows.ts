@@ -197,23 +197,22 @@ export function createWithHttp(c: Credentials, baseUrl: string): WorkflowJson {
 	]);
 }
 
+/** The Task Queue node on queue 101 with these parameters, as the work of a contender. */
+function taskQueueNode(c: Credentials, parameters: Record<string, unknown>) {
+	return {
+		name: WORK.node,
+		type: `${PKG}.taskQueue`,
+		typeVersion: 1,
+		parameters: { queue: queue101, ...parameters },
+		credentials: { taskQueueApi: c.taskQueue },
+	};
+}
+
 /** Scenario 2, this node: Webhook -> Task Queue (Get Completed, Return All). */
 export function getWithNode(c: Credentials): WorkflowJson {
 	return workflow('bench: get completed with Task Queue', [
 		webhookNode('bench-get-node', 'lastNode'),
-		{
-			name: WORK.node,
-			type: `${PKG}.taskQueue`,
-			typeVersion: 1,
-			parameters: {
-				resource: 'task',
-				operation: 'getCompleted',
-				queue: queue101,
-				returnAll: true,
-				filters: {},
-			},
-			credentials: { taskQueueApi: c.taskQueue },
-		},
+		taskQueueNode(c, { resource: 'task', operation: 'getCompleted', returnAll: true, filters: {} }),
 	]);
 }
 
@@ -307,20 +306,13 @@ export function pollTrigger(c: Credentials): WorkflowJson {
 export function insightsWithNode(c: Credentials): WorkflowJson {
 	return workflow('bench: queue insights with Task Queue', [
 		webhookNode('bench-insights-node', 'lastNode'),
-		{
-			name: WORK.node,
-			type: `${PKG}.taskQueue`,
-			typeVersion: 1,
-			parameters: {
-				resource: 'queue',
-				operation: 'getInsights',
-				queue: queue101,
-				window: 'hours',
-				hours: 24,
-				targetHours: 4,
-			},
-			credentials: { taskQueueApi: c.taskQueue },
-		},
+		taskQueueNode(c, {
+			resource: 'queue',
+			operation: 'getInsights',
+			window: 'hours',
+			hours: 24,
+			targetHours: 4,
+		}),
 	]);
 }
 
@@ -332,19 +324,12 @@ export function insightsWithNode(c: Credentials): WorkflowJson {
 export function insightsWithCode(c: Credentials): WorkflowJson {
 	return workflow('bench: queue insights with Get Completed and Code', [
 		webhookNode('bench-insights-code', 'lastNode'),
-		{
-			name: WORK.node,
-			type: `${PKG}.taskQueue`,
-			typeVersion: 1,
-			parameters: {
-				resource: 'task',
-				operation: 'getCompleted',
-				queue: queue101,
-				returnAll: true,
-				filters: { completedAfter: '={{ $now.minus({ hours: 24 }).toISO() }}' },
-			},
-			credentials: { taskQueueApi: c.taskQueue },
-		},
+		taskQueueNode(c, {
+			resource: 'task',
+			operation: 'getCompleted',
+			returnAll: true,
+			filters: { completedAfter: '={{ $now.minus({ hours: 24 }).toISO() }}' },
+		}),
 		{
 			name: WORK.code,
 			type: 'n8n-nodes-base.code',

@@ -20,6 +20,16 @@ import { ALICE, BOB, call, closeAgent, sleep, startListener, type Listener } fro
 
 const CHROMIUM = '/usr/bin/chromium';
 
+/** The Task Queue credential of the sandbox this file starts. */
+const sandboxCredentials = () =>
+	new TestCredentialsHelper({
+		baseUrl: sandbox.baseUrl,
+		apiKey: sandbox.apiKey,
+		organizationId: sandbox.organizationId,
+		apiPaths: 'queues',
+		ignoreSslIssues: false,
+	});
+
 let sandbox: Sandbox;
 let client: SandboxClient;
 let listener: Listener;
@@ -337,13 +347,7 @@ test("a builder (an organization's admin) makes a queue with a read-only address
 			} as never,
 		},
 		input: [{ question: 'Which carrier for order 4411?' }],
-		credentials: new TestCredentialsHelper({
-			baseUrl: sandbox.baseUrl,
-			apiKey: sandbox.apiKey,
-			organizationId: sandbox.organizationId,
-			apiPaths: 'queues',
-			ignoreSslIssues: false,
-		}),
+		credentials: sandboxCredentials(),
 		executionId: 'page-1',
 	});
 	expect(waiting.error).toBeUndefined();
@@ -429,13 +433,7 @@ test("a queue's page shows its insights, the figures Queue > Get Insights return
 			} as never,
 		},
 		input: [{}],
-		credentials: new TestCredentialsHelper({
-			baseUrl: sandbox.baseUrl,
-			apiKey: sandbox.apiKey,
-			organizationId: sandbox.organizationId,
-			apiPaths: 'queues',
-			ignoreSslIssues: false,
-		}),
+		credentials: sandboxCredentials(),
 	});
 	expect(error).toBeUndefined();
 	const node = items[0].json as {
