@@ -1485,7 +1485,20 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 		});
 		await expectTasksAfterOneMore(approved.tasks, [tasks[0].id, tasks[1].id, third]);
 		expect(await emitted(planted[0])).toBe(1);
-		expect(await emitted(third.id)).toBe(0);
+		// the run's own further task is not emitted. In queue mode two webhook processes may each have
+		// asked for the slot (docs/waiting.md); a process that did not create the one that decided,
+		// handed it after the run ended, cannot tell it from a pasted copy and emits it (docs/waiting.md,
+		// "Not guaranteed"; CI53 of stop 75): held to 0 where one task was made for the slot
+		const slotTasks = (await e.client.tasks(QUEUE)).filter(
+			(t) =>
+				t.data.resume_url === third.data.resume_url &&
+				t.data.customer_message === third.data.customer_message,
+		);
+		if (slotTasks.length === 1) expect(await emitted(third.id)).toBe(0);
+		else {
+			expect(e.queueMode).toBe(true);
+			expect(await emitted(third.id)).toBeLessThanOrEqual(1);
+		}
 		// the run has finished: its further task's address, mark included, typed over an ordinary
 		// task swallows nothing (issue 60)
 		const { ids: afterwards } = await e.client.createTasks(QUEUE, [
