@@ -1496,7 +1496,7 @@ describe('Several People per Item, as examples/refund-needs-two-approvers.json b
 		);
 		if (slotTasks.length === 1) expect(await emitted(third.id)).toBe(0);
 		else {
-			expect(e.queueMode).toBe(true);
+			expect(e.queueMode).toBeTruthy();
 			expect(await emitted(third.id)).toBeLessThanOrEqual(1);
 		}
 		// the run has finished: its further task's address, mark included, typed over an ordinary
