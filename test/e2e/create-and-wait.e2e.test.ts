@@ -773,7 +773,10 @@ describe('n8n restarts once, with every state it must keep prepared first', () =
 		await waitFor('the trigger re-activated', async () =>
 			(await webhookTarget(e, QUEUE)).includes(`/webhook/${triggerWebhookId}/`),
 		);
-		expect((await byId(runA.id)).status).toBe('waiting');
+		// not resumed by one answer of two: still waiting, or listed as crashed by n8n's recovery at the
+		// start ("Found unfinished executions", n8n 1.123.81 in CI55; docs/waiting.md: a run waiting
+		// at a restart can be listed crashed for a moment); the second answer still resumes it below
+		expect(['waiting', 'crashed']).toContain((await byId(runA.id)).status);
 		await e.client.complete(QUEUE, tasksA[1].id, { by: ALICE, data: { decision: 'reject' } });
 		const doneA = await resumed(runA.id, 'success', 60_000);
 		expect(
