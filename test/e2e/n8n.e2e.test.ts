@@ -621,7 +621,7 @@ describe('webhook trigger', () => {
 describe('several Task Queue Triggers of this n8n on one queue', () => {
 	// queue mode as docs/operating.md asks: each webhook address routed to one webhook process (a
 	// listener's reads in two processes, round-robin, can each emit a completion: measured there)
-	beforeAll(async () => await e.queueMode?.setRouting('by-url'));
+	beforeAll(async () => await e.queueMode?.setRouting('by-path'));
 	afterAll(async () => await e.queueMode?.setRouting('round-robin'));
 	test('the second workflow listens through the first, reading the queue itself: each emits every completion once, across a restart; deactivating the first hands the queue to the second', async () => {
 		const queue = await e.client.createQueue({
@@ -771,7 +771,7 @@ describe('several Task Queue Triggers of this n8n on one queue', () => {
 
 describe("the trigger's door in real n8n, against a caller who has the holder's secret", () => {
 	// queue mode: each webhook address routed to one process, as above
-	beforeAll(async () => await e.queueMode?.setRouting('by-url'));
+	beforeAll(async () => await e.queueMode?.setRouting('by-path'));
 	afterAll(async () => await e.queueMode?.setRouting('round-robin'));
 	test('no join or nudge steers completions: no self-calls, no other workflow or host receives a task, no made-up task is emitted, the restored target is one the service held', async () => {
 		let outside = 0;

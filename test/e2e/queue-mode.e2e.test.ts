@@ -106,7 +106,7 @@ function deliveriesSince(since: number): ProxiedCall[] {
 
 /** Runs `fn` with nginx routing each webhook address to one process, then back to round-robin. */
 async function routedByUrl<T>(fn: () => Promise<T>): Promise<T> {
-	await e.queueMode!.setRouting('by-url');
+	await e.queueMode!.setRouting('by-path');
 	try {
 		return await fn();
 	} finally {

@@ -136,13 +136,15 @@ async function main() {
 	);
 	if (asQueueMode) {
 		log(
-			'starting n8n in queue mode: PostgreSQL, Redis, a main, 2 workers, 2 webhook processes behind nginx ...',
+			'starting n8n in queue mode: PostgreSQL, Redis, a main, 2 workers, 2 webhook processes behind nginx (routed by path) ...',
 		);
 		queueMode = await startQueueMode({
 			userFolder,
 			port: n8nPort,
 			echo: !!process.env.TQ_N8N_ECHO,
 			log: (s) => log(s),
+			// as docs/scaling.md deploys it: each webhook address to one webhook process
+			routing: 'by-path',
 		});
 		n8n = queueMode.asOne();
 	} else {

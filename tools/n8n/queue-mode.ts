@@ -251,10 +251,11 @@ async function startRedis(dir: string): Promise<Service & { port: number }> {
 
 /**
  * How nginx spreads `/webhook/` and `/webhook-waiting/` over the webhook processes: `round-robin`
- * (each call to the next one), or `by-url` (consistent hash of the path and query: every delivery
- * of one trigger registration reaches the same process, different workflows still spread).
+ * (each call to the next one), or `by-path` (consistent hash of the path, the query aside: every
+ * delivery of one trigger and every call to one waiting run, any item or level, reach the same
+ * process; different workflows and runs still spread).
  */
-export type WebhookRouting = 'round-robin' | 'by-url';
+export type WebhookRouting = 'round-robin' | 'by-path';
 
 interface Nginx extends Service {
 	setRouting(routing: WebhookRouting): Promise<void>;
@@ -295,7 +296,7 @@ http {
   scgi_temp_path ${join(dir, 'scgi')};
   client_max_body_size 64m;
   map $http_upgrade $connection_upgrade { default upgrade; '' ''; }
-  upstream webhook_processes { ${how === 'by-url' ? 'hash $request_uri consistent; ' : ''}${webhookPorts.map((p) => `server 127.0.0.1:${p} max_fails=0;`).join(' ')} keepalive 64; keepalive_timeout 4s; }
+  upstream webhook_processes { ${how === 'by-path' ? 'hash $uri consistent; ' : ''}${webhookPorts.map((p) => `server 127.0.0.1:${p} max_fails=0;`).join(' ')} keepalive 64; keepalive_timeout 4s; }
   upstream main_process { server 127.0.0.1:${mainPort}; keepalive 16; keepalive_timeout 4s; }
   server {
     listen 127.0.0.1:${port};

@@ -102,7 +102,7 @@ async function accept(
 		this.logger.warn(
 			`Task Queue Trigger: deliveries of queue ${registration.queueId} reach several n8n processes (queue mode behind a round-robin proxy?). ` +
 				'Catch Up and dropped re-completions keep their record in the static data, which each process saves whole: a completion can then run twice. ' +
-				'Route each webhook address to one webhook process (nginx: "hash $request_uri consistent"; see docs/operating.md, "Queue mode").',
+				'Route each webhook address to one webhook process (nginx: "hash $uri consistent"; see docs/operating.md, "Queue mode").',
 		);
 	}
 	if (skip(task)) {

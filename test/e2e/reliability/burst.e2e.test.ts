@@ -28,7 +28,7 @@ beforeAll(async () => (e = await setupE2E()), 600_000);
 afterAll(async () => await e?.stop());
 
 describe('Catch Up in a burst', () => {
-	beforeAll(async () => await e.queueMode?.setRouting('by-url'));
+	beforeAll(async () => await e.queueMode?.setRouting('by-path'));
 	afterAll(async () => await e.queueMode?.setRouting('round-robin'));
 	// 500 in real n8n (CI), 2,000 by hand (TQ_BURST=2000): the unit twin, trigger/catchUp.test.ts,
 	// keeps the burst of 2,000 with one and three triggers and 20% lost in n8n-core's contexts

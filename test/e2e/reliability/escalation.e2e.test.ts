@@ -62,7 +62,7 @@ beforeAll(async () => {
 	e = await setupE2E();
 	// queue mode as docs/scaling.md deploys it: each webhook address reaches one webhook process, so
 	// the check's record call reaches the process the run announced itself to
-	await e.queueMode?.setRouting('by-url');
+	await e.queueMode?.setRouting('by-path');
 	await e.client.reset();
 	const example = loadExamples().find((x) => x.file === 'refund-escalates-to-supervisors.json');
 	const wf = prepareWorkflow(example!.text, e.credentialId);
@@ -270,12 +270,12 @@ function markedWithKey(address: string, queueId: number): string {
 }
 
 test(
-	"a level task planted with a mark computed with the API key, before the level's time and after it (then on the level task's own address), approved by a colleague, decides nothing (issue 60, security review M1); the real level task decides",
+	"a level task planted with a mark computed with the API key, before the level's time and after it (then on the level task's own address), and an exact copy of the level task, approved by a colleague, decide nothing (issue 60, security review M1); the real level task decides",
 	async () => {
 		const newestBefore = Math.max(0, ...(await e.client.tasks(REFUNDS)).map((t) => t.id));
 		await requestRefund(BOB);
 		const run = await waitingRun(newestBefore);
-		const [first] = await tasksOfRun(REFUNDS, run, 2);
+		const [first, second] = await tasksOfRun(REFUNDS, run, 2);
 		await e.client.complete(REFUNDS, first.id, { by: ALICE, data: { decision: 'approve' } });
 		// what the run sent for the item, with a planted address; a colleague approves it
 		const { resume_url: ownAddress, ...sent } = first.data;
@@ -300,11 +300,17 @@ test(
 			1_000,
 		);
 		planted.push(await plant(markedWithKey(String(real.data.resume_url), SUPERVISORS)));
-		// the trigger passed the planted completion on to the run's address (it answers the service
-		// once the run has answered), and the run did not take it
+		// an exact copy of the level task (its values, address and mark), made after it: the run knows
+		// its level task by id (issue 60 item 1; queue mode: every call to the run reaches one process)
+		planted.push(await plant(String(real.data.resume_url)));
+		const copy = (await e.client.tasks(SUPERVISORS)).find((t) => t.id === planted[2]);
+		// as created: the colleague's answer is its only difference
+		expect({ ...copy?.data, decision: null }).toEqual(real.data);
+		// the trigger passed the planted completions on to the run's address (it answers the service
+		// once the run has answered), and the run did not take them
 		await waitFor('the planted completions delivered', async () => {
 			const calls = (await e.client.webhookCalls()).filter((c) => planted.includes(c.taskId));
-			return calls.length >= 2 && calls.every((c) => c.state !== 'pending') ? true : undefined;
+			return calls.length >= 3 && calls.every((c) => c.state !== 'pending') ? true : undefined;
 		});
 		expect((await byId(run)).status).toBe('waiting');
 		await e.client.complete(SUPERVISORS, real.id, {
@@ -316,6 +322,7 @@ test(
 		expect(out).toMatchObject({
 			id: real.id,
 			approved: true,
+			tasks: [first.id, second.id, real.id],
 			escalation: { level: 1, decidedAtLevel: 1, decidedBy: SUPERVISOR },
 			people: { decision: 'approved' },
 		});

@@ -70,7 +70,7 @@ beforeAll(async () => {
 	e = await setupE2E();
 	// queue mode as the README's Scaling asks: each webhook address routed to one webhook process
 	// (round-robin runs the copies of one delivery in two processes: measured there, not here)
-	await e.queueMode?.setRouting('by-url');
+	await e.queueMode?.setRouting('by-path');
 	await e.client.reset();
 	triggerId = await createWorkflow(
 		e,

@@ -69,17 +69,17 @@ export const MAX_ASKS_PER_CALL = 500;
 
 /**
  * Creates the due levels' tasks of each waiting item (once per slot in this process): the item's
- * values, with its address for the level's queue. Returns each created task's item and slot, and
- * whether tasks are left for the next call.
+ * values, with its address for the level's queue. Returns whether tasks are left for the next call
+ * (those created are this process's asks: extraTasks.ts).
  */
 export async function escalate(
 	this: IWebhookFunctions,
 	run: { wait: Wait; settings: WaitSettings; escalation: Escalation; key: string },
 	items: Array<{ item: number; values?: IDataObject; levels?: string[] }>,
 	decisions: Map<number, ItemDecision>,
-): Promise<{ created: Map<number, { item: number; slot: number }>; more: boolean }> {
+): Promise<{ more: boolean }> {
 	const { wait, settings, escalation, key } = run;
-	const created = new Map<number, { item: number; slot: number }>();
+	let created = 0;
 	// the levels whose time has passed
 	for (const level of escalation.levels.map((_, i) => i + 1)) {
 		if (levelAt(escalation, level) > Date.now()) continue;
@@ -88,7 +88,7 @@ export async function escalate(
 			const address = levels?.[level - 1];
 			if (decisions.get(item)?.decision !== 'waiting' || !values || !address) continue;
 			for (let n = 1; n <= people + reasksAt(decisions.get(item), level, people); n++) {
-				if (created.size >= MAX_ASKS_PER_CALL) return { created, more: true };
+				if (created >= MAX_ASKS_PER_CALL) return { more: true };
 				const slot = slotOf(level, n);
 				const id = await askAgain.call(
 					this,
@@ -102,14 +102,14 @@ export async function escalate(
 					},
 				);
 				if (id === undefined) continue;
-				created.set(id, { item, slot });
+				created++;
 				this.logger.info(
 					`Task Queue: execution ${wait.executionId} escalates item ${item} to level ${level}: task ${id} on queue ${queueId}`,
 				);
 			}
 		}
 	}
-	return { created, more: false };
+	return { more: false };
 }
 
 /** An answer's level and the queue it was asked on. */
@@ -123,19 +123,18 @@ export function levelOfAnswer(run: { escalation?: Escalation }, level: number): 
 }
 
 /**
- * Escalate: the highest level the item reached (its time came before the item was decided and
- * before the run's deadline: none is asked after it), when that level was asked, and at which
- * level and by whom it was decided.
+ * Escalate: the highest level asked for the item (`level`: one the run knows a task of: answered, or
+ * created by this process; none is asked after the item was decided or the deadline came), when
+ * that level was due, and at which level and by whom it was decided.
  */
 export function escalationReport(
-	run: { escalation?: Escalation; deadline?: number },
+	run: { escalation?: Escalation },
 	decision: ItemDecision,
 	deciding: CompletedTask | undefined,
+	level: number,
 ): IDataObject | undefined {
-	const { escalation, deadline = Infinity } = run;
+	const { escalation } = run;
 	if (!escalation) return undefined;
-	const until = Math.min(deciding ? Date.parse(deciding.completed_at) : Date.now(), deadline);
-	const level = escalation.levels.filter((_, i) => levelAt(escalation, i + 1) <= until).length;
 	const decidedBy = decision.answers.find((a) => a.taskId === decision.decidedBy);
 	const reached = level ? escalation.levels[level - 1] : undefined;
 	return {

@@ -124,6 +124,13 @@ export function askedInRun(wait: Wait): Map<string, number> {
 	return slots;
 }
 
+/** The further tasks this process created for the run (created, not only claimed): their item and slot. */
+export function askedTasks(wait: Wait): Array<[number, MarkedTask]> {
+	return [...askedInRun(wait)]
+		.filter(([, id]) => id !== CLAIMED)
+		.map(([key, id]) => [id, { item: Number(key.split('/')[0]), slot: Number(key.split('/')[1]) }]);
+}
+
 /**
  * Asks another person about an item: one more task with the item's values and its marked address.
  * Returns the task's id, or undefined when this process asked for that slot already. The slot is
@@ -149,8 +156,7 @@ export async function askAgain(
 	} finally {
 		if (!created) slots.delete(slotKey); // the create failed: a later call may ask for the slot
 	}
-	const { response } = created;
-	const id = Number((response.body as IDataObject | undefined)?.id);
+	const id = Number((created.response.body as IDataObject | undefined)?.id);
 	if (Number.isSafeInteger(id)) slots.set(slotKey, id);
 	return Number.isSafeInteger(id) ? id : undefined;
 }

@@ -20,8 +20,6 @@ type PeopleRun = RunMemory & { people: PeopleSettings };
 
 export interface PeopleOutcome {
 	decisions: Map<number, ItemDecision>;
-	/** Each item's further tasks found answered (asked for while the run waited). */
-	extras: Map<number, number[]>;
 	/** Whether the run resumes now: every item final (or, with The First Task Is Completed, one). */
 	enough: boolean;
 	/** Items that are final, of the items the run waits for. */
@@ -83,7 +81,6 @@ export function peopleOutcome(
 	const enough = settings.waitFor === 'all' ? final === decisions.size : final > 0;
 	return {
 		decisions,
-		extras,
 		enough: decisions.size > 0 && enough,
 		completed: final,
 		of: decisions.size,
@@ -200,10 +197,14 @@ export function peopleItems(
 	run: PeopleRun,
 	completions: CompletedTask[],
 	settings: WaitSettings,
-	context: { wait: Wait; meta: IDataObject },
+	context: { wait: Wait; meta: IDataObject; further: Map<number, MarkedTask> },
 ): INodeExecutionData[] {
 	const byId = new Map(completions.map((task) => [task.id, task]));
+	const further = new Map<number, Array<[number, number]>>(); // by item: each task's id and slot
+	for (const [id, { item, slot }] of context.further)
+		further.set(item, [...(further.get(item) ?? []), [id, slot]]);
 	return run.tasks.map((task, item) => {
+		const asked = (further.get(item) ?? []).sort(([a], [b]) => a - b);
 		const decision = outcome.decisions.get(item);
 		if (!decision)
 			return {
@@ -225,14 +226,15 @@ export function peopleItems(
 			: { id: task.taskId, status: decision.final ? 'completed' : 'pending', wait: meta };
 		const json: IDataObject = {
 			...base,
-			tasks: [...idsOf(task), ...(outcome.extras.get(item) ?? [])],
+			tasks: [...idsOf(task), ...asked.map(([id]) => id)],
 		};
 		if (settings.responseType === 'approval') {
 			json.approved = decision.decision === 'approved';
 			if (!deciding)
 				json.chatInput = `Not approved: ${timedOut ? 'the time ran out' : decision.decision} (${decision.counted} of ${decision.needed} needed answers counted)`;
 		}
-		const escalation = escalationReport(run, decision, deciding);
+		const level = Math.max(0, ...asked.map(([, slot]) => levelOfSlot(slot)));
+		const escalation = escalationReport(run, decision, deciding, level);
 		if (escalation) json.escalation = escalation;
 		json.people = peopleReport(
 			timedOut ? { ...decision, decision: 'timedOut' } : decision,

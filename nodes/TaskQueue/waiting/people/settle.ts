@@ -10,7 +10,7 @@ import { earliestCompletion, type RunMemory } from '../memory';
 import type { ResumeAddress } from '../messages';
 import type { WaitSettings } from '../settings';
 import { escalate, levelOfSlot, nextWake } from '../escalation/levels';
-import { askAgain, extraReader, furtherTasks, type MarkedTask } from './extraTasks';
+import { askAgain, askedTasks, extraReader, furtherTasks, type MarkedTask } from './extraTasks';
 import { peopleItems, peopleOutcome, progressOf } from './outcome';
 import type { PeopleSettings } from './settings';
 
@@ -131,15 +131,15 @@ type MarkReader = (task: CompletedTask) => MarkedTask | undefined;
  */
 function markReader(wait: Wait, settings: WaitSettings, keys: string[], memory: PeopleRun) {
 	const queues = [wait.queueId, ...(memory.escalation?.levels ?? []).map((l) => l.queueId)];
-	const readers = new Map(
-		queues.map((queueId) => [
-			queueId,
-			extraReader({ ...wait, queueId }, settings.resumeField, keys),
-		]),
-	);
+	const on = (queueId: number) => extraReader({ ...wait, queueId }, settings.resumeField, keys);
+	const readers = new Map(queues.map((queueId) => [queueId, on(queueId)]));
 	const started = Date.parse(`${earliestCompletion(wait, memory)}Z`);
+	// a task of a slot this process asked for, created after its own, is a copy (mark and content
+	// included): not the run's. One created before it is another process's (a restart, queue mode)
+	const own = new Map(askedTasks(wait).map(([id, { item, slot }]) => [`${item}/${slot}`, id]));
 	return (task: CompletedTask) => {
 		const marked = readers.get(task.queue_id ?? wait.queueId)?.(task);
+		if (marked && (own.get(`${marked.item}/${marked.slot}`) ?? task.id) < task.id) return undefined;
 		const level = memory.escalation?.levels[levelOfSlot(marked?.slot ?? 0) - 1];
 		// 5 s before the level's time by the run's first task still counts: the run's creates take time
 		const due = started + (level?.afterMs ?? 0) - 5_000;
@@ -201,7 +201,6 @@ export async function settlePeople(
 				resumeField: settings.resumeField,
 				key,
 			});
-			if (id !== undefined) extraItems.set(id, { item, slot });
 			if (id !== undefined)
 				this.logger.info(
 					`Task Queue: execution ${wait.executionId} asks again about item ${item}: task ${id} (${decision.counted} of ${decision.needed} answers counted)`,
@@ -214,7 +213,8 @@ export async function settlePeople(
 	// a create that fails is answered as a read that failed: the trigger calls again
 	const levels = escalation && !pastDeadline ? { wait, settings, escalation, key } : undefined;
 	const asked = levels && (await escalate.call(this, levels, memory.tasks, outcome.decisions));
-	for (const [id, task] of asked?.created ?? []) extraItems.set(id, task);
+	// every task this process asked for the run is the run's too, answered or not (`tasks`, `level`)
+	for (const [id, task] of askedTasks(wait)) extraItems.set(id, task);
 	const waiting = [...outcome.decisions.values()].some((d) => d.decision === 'waiting');
 	return {
 		...outcome,
@@ -222,6 +222,6 @@ export async function settlePeople(
 		extraIds: new Set(extraItems.keys()),
 		progress: progressOf(outcome, memory.people.rule),
 		items: (meta: IDataObject) =>
-			peopleItems(outcome, memory, completions, settings, { wait, meta }),
+			peopleItems(outcome, memory, completions, settings, { wait, meta, further: extraItems }),
 	};
 }

@@ -224,6 +224,35 @@ describe('Escalate', () => {
 		]);
 	});
 
+	test("an exact copy of the level's task (its values, address and mark), made after it and approved by a colleague before the supervisor answers, counts nothing (issue 60 item 1): the run knows its level task by id; the real one decides", async () => {
+		const waiting = await run(escalating(FOUR_EYES));
+		const [first, second] = await tasksOn(REFUNDS);
+		await levelTimePasses();
+		await wake(waiting);
+		const [real] = await tasksOn(SUPERVISORS);
+		const {
+			ids: [copy],
+		} = await env.client.createTasks(SUPERVISORS, [real.data as IDataObject]);
+		expect((await tasksOn(SUPERVISORS)).find((t) => t.id === copy)?.data).toEqual(real.data);
+		await answer(SUPERVISORS, copy, ANN, 'approve');
+		const heard = await call(waiting, SUPERVISORS, copy);
+		expect(heard.result.workflowData).toBeUndefined();
+		// not the run's: the trigger emits it as an ordinary completion
+		expect(heard.response).toMatchObject({ statusCode: 200, body: { taken: [], others: [copy] } });
+		expect((await wake(waiting)).result.workflowData).toBeUndefined();
+		await answer(SUPERVISORS, real.id, SUPERVISOR, 'reject');
+		const [items] = (await call(waiting, SUPERVISORS, real.id)).result.workflowData ?? [[]];
+		expect(items[0].json).toMatchObject({
+			id: real.id,
+			approved: false,
+			tasks: [first.id, second.id, real.id],
+			escalation: { level: 1, decidedAtLevel: 1, decidedBy: SUPERVISOR },
+			people: { decision: 'rejected', decidedBy: real.id },
+		});
+		const answers = (items[0].json.people as IDataObject).answers as IDataObject[];
+		expect(answers.map((a) => [a.taskId, a.by, a.counted])).toEqual([[real.id, SUPERVISOR, true]]);
+	});
+
 	test('a level task made with the API key before the level is due decides nothing (security review M3): the key, one API user and one colleague cannot approve a four-eyes item an hour early', async () => {
 		const waiting = await run(escalating(FOUR_EYES, [level(SUPERVISORS, 60)]));
 		const planted = await plantLevelTask(env.sandbox.apiKey);
@@ -235,7 +264,7 @@ describe('Escalate', () => {
 		expect(heard.response).toMatchObject({ statusCode: 202, body: { completed: 0, of: 1 } });
 	});
 
-	test('a level task planted with a mark made with the API key or the Previous API Key, before the level\'s time and after it, approved by a colleague, counts nothing (security review M1, issue 60): marks are signed with the run\'s own secret; the real level task decides', async () => {
+	test("a level task planted with a mark made with the API key or the Previous API Key, before the level's time and after it, approved by a colleague, counts nothing (security review M1, issue 60): marks are signed with the run's own secret; the real level task decides", async () => {
 		const previousKey = 'tq_previous_key_the_attacker_kept';
 		const waiting = await run(escalating(FOUR_EYES), [REFUND], { previousApiKey: previousKey });
 		const [first, second] = await tasksOn(REFUNDS);
@@ -296,6 +325,44 @@ describe('Escalate', () => {
 			people: { decision: 'timedOut' },
 		});
 		expect(await tasksOn(SUPERVISORS)).toHaveLength(1);
+	});
+
+	test('timed out after a level whose time came before the deadline but no call came between them (issue 60): escalation.level names the level asked, not it; no task is created at or after the deadline', async () => {
+		// levels at 1.2 s, 2.4 s and 3.6 s, the deadline at 3 s: the check's round after level 2's time
+		// comes after the deadline
+		const limitWaitTime = {
+			values: { limitType: 'afterTimeInterval', resumeAmount: 0.05, resumeUnit: 'minutes' },
+		};
+		const levels = [level(SUPERVISORS, 0.02), level(SUPERVISORS, 0.04), level(SUPERVISORS, 0.06)];
+		const waiting = await run(escalating({ ...FOUR_EYES, limitWaitTime }, levels));
+		await levelTimePasses(0.02);
+		expect((await wake(waiting)).result.workflowData).toBeUndefined();
+		const [levelOne] = await tasksOn(SUPERVISORS);
+		await levelTimePasses(0.05);
+		const [items] = (await wake(waiting)).result.workflowData ?? [[]];
+		expect(items[0].json).toMatchObject({
+			approved: false,
+			tasks: [...(await tasksOn(REFUNDS)).map((t) => t.id), levelOne.id],
+			escalation: { level: 1, queueId: SUPERVISORS, decidedAtLevel: null },
+			people: { decision: 'timedOut' },
+		});
+		expect(await tasksOn(SUPERVISORS)).toEqual([levelOne]);
+	});
+
+	test("decided at level 0 after the level's task was created (issue 60): `tasks` lists the open level task too, and escalation.level says the level was asked", async () => {
+		const waiting = await run(escalating(FOUR_EYES));
+		const [first, second] = await tasksOn(REFUNDS);
+		await answer(REFUNDS, first.id, ANN, 'approve');
+		await levelTimePasses();
+		await wake(waiting);
+		const [open] = await tasksOn(SUPERVISORS);
+		await answer(REFUNDS, second.id, BOB, 'reject');
+		const [items] = (await call(waiting, REFUNDS, second.id)).result.workflowData ?? [[]];
+		expect(items[0].json).toMatchObject({
+			approved: false,
+			tasks: [first.id, second.id, open.id],
+			escalation: { level: 1, queueId: SUPERVISORS, decidedAtLevel: 0, decidedBy: BOB },
+		});
 	});
 
 	test('501 items x 20 people escalated (issue 60): at most 500 level tasks per call, and the run asks to be woken again at once while slots are left; then 10 more calls to it and 10 to a small run beside it create nothing: 10,020 and 1', async () => {
