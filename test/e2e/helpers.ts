@@ -66,6 +66,27 @@ export async function waitFor<T>(
 }
 
 /**
+ * Reads `probe` until it says `done`; fails only when what it returns (`progress`) has not changed
+ * for `stallMs`: a wait bound to progress, not to the machine's load (a slow n8n still moves).
+ */
+export async function untilDoneOrStalled<T extends { done: boolean; progress: string }>(
+	what: string,
+	probe: () => Promise<T>,
+	{ stallMs = 120_000, everyMs = 1_000 } = {},
+): Promise<T> {
+	let value = await probe();
+	let [last, changedAt] = [value.progress, Date.now()];
+	while (!value.done) {
+		if (Date.now() - changedAt > stallMs)
+			throw new Error(`${what}: no progress for ${stallMs} ms (${last})`);
+		await sleep(everyMs);
+		value = await probe();
+		if (value.progress !== last) [last, changedAt] = [value.progress, Date.now()];
+	}
+	return value;
+}
+
+/**
  * Reads `probe` until what it returns (as `signature` says) has not changed for `quietMs`: for a
  * count that may still grow (an execution emitting a completion twice shows up late), instead of a
  * fixed sleep. The quiet window starts at the last change, whatever the machine's load; `timeoutMs`

@@ -104,7 +104,7 @@ export async function checkLostCompletions(
 function startingPoint(stored: ReturnType<typeof storedCheckRecord>): Cursor {
 	const lookback = new Date(Date.now() - FIRST_ROUND_LOOKBACK_MS).toISOString().slice(0, 23);
 	return stored && stored.at > lookback && stored.at <= new Date().toISOString().slice(0, 23)
-		? { at: stored.at, ids: stored.ids }
+		? stored
 		: { at: lookback, ids: [] };
 }
 

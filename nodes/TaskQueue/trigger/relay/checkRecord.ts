@@ -1,7 +1,8 @@
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
 import type { Cursor } from '../../reader/completions';
-import { isAfter, timeKey } from '../../reader/completions';
+import { isAfter, readCursor, timeKey } from '../../reader/completions';
+import { narrowed } from '../../reader/cursor';
 import { type Field, type Keys, sign, verify } from '../../helpers/signing';
 import { getTaskQueueCredentials, postToThisN8n } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';
@@ -16,11 +17,13 @@ import { readCheckRecordValue, writeCheckRecordValue } from '../state/staticData
 // mode), one call at a time; a stale copy of the static data saved by another call only moves it
 // back: the check then reads a little more, never less. The message is built and read here only.
 
-export interface CheckRecord {
+/**
+ * Every completion after this point (`isAfter`) may still have to reach a waiting run; with its
+ * late-commit window: one that becomes visible below what the check read is still new after a
+ * restart, and those the window lists are not passed on again (issue 59).
+ */
+export interface CheckRecord extends Cursor {
 	queueId: number;
-	/** Every completion after this point (`isAfter`) may still have to reach a waiting run. */
-	at: string;
-	ids: number[];
 	/** Runs the check wakes at their deadline (relay/deadlines.ts): known again after a restart. */
 	wake?: RunToWake[];
 }
@@ -42,6 +45,7 @@ export const MAX_WAKES = 100;
  */
 function recordFields(record: CheckRecord): Field[] {
 	const fields: Field[] = [record.queueId, record.at, record.ids.join(',')];
+	if (record.floor) fields.push(record.floor, (record.recent ?? []).join(','));
 	if (record.wake?.length) fields.push(JSON.stringify(record.wake.map(({ url, at }) => [url, at])));
 	return fields;
 }
@@ -87,13 +91,13 @@ export function isSignedRecord(call: CheckRecordCall, keys: Keys): boolean {
 
 function readRecord(value: unknown): CheckRecord | undefined {
 	if (typeof value !== 'object' || value === null) return undefined;
-	const { queueId, at, ids } = value as IDataObject;
+	const { queueId, at, ids, recent } = value as IDataObject;
 	if (!Number.isSafeInteger(queueId) || typeof at !== 'string' || !TIME.test(at)) return undefined;
 	if (!Array.isArray(ids) || ids.length > MAX_IDS || !ids.every((id) => Number.isSafeInteger(id)))
 		return undefined;
 	const wake = readWakes((value as IDataObject).wake);
-	if (wake === null) return undefined;
-	return { queueId: queueId as number, at, ids: ids as number[], ...(wake ? { wake } : {}) };
+	if (wake === null || (Array.isArray(recent) && recent.length > MAX_IDS)) return undefined;
+	return { queueId: queueId as number, ...readCursor(value)!, ...(wake ? { wake } : {}) };
 }
 
 /** The runs to wake a record lists; null when the list is malformed (the record is not ours). */
@@ -117,13 +121,8 @@ export function storedCheckRecord(state: IDataObject, queueId: number): CheckRec
 
 /** Writes the record to static data; false when it is the stored one already (nothing to save). */
 export function storeCheckRecord(state: IDataObject, record: CheckRecord): boolean {
-	const stored = storedCheckRecord(state, record.queueId);
-	if (
-		stored &&
-		stored.at === record.at &&
-		stored.ids.join() === record.ids.join() &&
-		JSON.stringify(stored.wake ?? []) === JSON.stringify(record.wake ?? [])
-	)
+	// both read by readRecord: the same record gives the same text
+	if (JSON.stringify(storedCheckRecord(state, record.queueId)) === JSON.stringify(record))
 		return false;
 	writeCheckRecordValue(state, record);
 	return true;
@@ -187,19 +186,20 @@ export function writeHeldCheckRecord(state: IDataObject, scope: string): void {
 }
 
 /**
- * The point a restarted check must read from: the cursor, or earlier where a completion before it
- * is not settled yet (it is passed on again after the restart, as it would have been without one).
+ * The point a restarted check must read from: the cursor with its window (at most MAX_IDS
+ * completions in it), or earlier where a completion before it is not settled yet (it is passed on
+ * again after the restart, as it would have been without one).
  */
 export function restartPoint(
 	queueId: number,
 	cursor: Cursor,
 	unsettled: CompletedTask[],
 ): CheckRecord {
-	let point: Cursor = cursor;
+	let point: Cursor = (cursor.floor && narrowed(cursor, MAX_IDS)) || cursor;
 	for (const task of unsettled) {
 		if (!isAfter(task, point)) point = { at: timeKey(task.completed_at), ids: [] };
 	}
-	return { queueId, at: point.at, ids: point.ids };
+	return { queueId, ...point };
 }
 
 /**

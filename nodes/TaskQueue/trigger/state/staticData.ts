@@ -127,8 +127,8 @@ export function writeCheckRecordValue(
 	state: IDataObject,
 	record: { queueId: number; at: string; ids: number[]; wake?: Array<{ url: string; at: number }> },
 ): void {
-	const { queueId, at, ids, wake } = record;
-	state.lostCompletionCheck = { queueId, at, ids, ...(wake?.length ? { wake } : {}) };
+	const { wake, ...point } = record; // with its late-commit window (floor, recent) when it has one
+	state.lostCompletionCheck = { ...point, ...(wake?.length ? { wake } : {}) };
 }
 
 /** Runs announced with a time to wake (`announcements`) until a record lists them (relay/deadlines.ts). */

@@ -384,6 +384,30 @@ describe('8. a restart costs what may still be waiting, not what the look-back w
 		expect(resumedIds(executionId)).toEqual([tasks[0].id]);
 		expect(trigger.emitted.map((t) => t.id)).toEqual(ids);
 	});
+	test('a completion committed late, below completions a check read before a restart, its delivery lost: the first check after the restart passes it on (the record keeps the late-commit window: issue 59)', async () => {
+		const { executionId, tasks } = await createAndWait({}, [{ message: 'only' }]);
+		const { ids } = await env.client.createTasks(QUEUE, 2);
+		// the answer is dated now and listed only once the test commits it, below two later ones
+		await env.client.complete(QUEUE, tasks[0].id, {
+			by: 'alice@example.com',
+			data: { decision: 'approve' },
+			commitAfterMs: -1,
+		});
+		for (const id of ids) await complete(id);
+		await env.client.waitForWebhookCalls(2);
+		// a check round reads past it and records where it stands; then n8n restarts
+		expect(await trigger.reconcile()).toBeNull();
+		expect(trigger.state().lostCompletionCheck).toMatchObject({ queueId: QUEUE });
+		forgetAsAfterRestart();
+		await env.client.setFaults([{ webhook: 'drop', count: 1 }]);
+		expect(await env.client.commitHeld()).toBe(1);
+		await env.client.waitForWebhookCalls(3);
+		expect(waiting.resumed.has(executionId)).toBe(false);
+		expect(await trigger.reconcile()).toBeNull();
+		expect(resumedIds(executionId)).toEqual([tasks[0].id]);
+		expect(trigger.emitted.map((t) => t.id)).toEqual(ids);
+	});
+
 	test('with Catch Up, a record arriving right after a delivery waits for the next one, and the next check sends it again once deliveries are quiet', async () => {
 		const catchUp = new WebhookTriggerUnderTest({
 			credentials: env.credentials(),
