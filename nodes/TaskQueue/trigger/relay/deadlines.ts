@@ -42,8 +42,10 @@ export const WAKE_BUDGET_MS = 10_000;
 /** A wake-up that gets no answer in this time is tried again next round (the run keeps waiting). */
 const WAKE_CALL_TIMEOUT_MS = 20_000;
 
-export function rememberDeadline(execution: string, run: DueRun): void {
-	runDeadlines.set(execution, run);
+/** `earliest`: a time heard from a forward's answer or a record never moves a known wake later. */
+export function rememberDeadline(execution: string, run: DueRun, earliest = false): void {
+	const known = earliest ? (runDeadlines.get(execution)?.at ?? Infinity) : Infinity;
+	runDeadlines.set(execution, { ...run, at: Math.min(run.at, known) });
 }
 
 /**
@@ -106,9 +108,8 @@ export function restoreRunsToWake(
 		const address = parseResumeAddress(url, base);
 		if (!address || address.queueId !== queueId) continue;
 		const execution = `${address.executionId}/${address.nodeId}`;
-		if (runDeadlines.has(execution)) continue;
-		rememberDeadline(execution, { url: address.url, queueId, at });
-		added++;
+		if (!runDeadlines.has(execution)) added++;
+		rememberDeadline(execution, { url: address.url, queueId, at }, true);
 	}
 	return added;
 }
@@ -130,7 +131,9 @@ export async function wakeRunsPastDeadline(
 	let resumed = 0;
 	for (const [execution, run] of due) {
 		if (Date.now() - started > budgetMs) break;
-		const answer = await postToThisN8n.call(this, run.url, forwardCall([]), WAKE_CALL_TIMEOUT_MS);
+		// `due`: the time this wake is for, which Escalate's first asks of a level go by (levels.ts)
+		const call = { ...forwardCall([]), due: run.at };
+		const answer = await postToThisN8n.call(this, run.url, call, WAKE_CALL_TIMEOUT_MS);
 		const reading = readForwardAnswer(answer, []);
 		// n8n or the service could not answer: next round
 		if (reading === 'retry') continue;

@@ -168,7 +168,7 @@ export async function drain(this: TriggerContext, key: string, lane: Lane): Prom
 			// and its deadline, to wake it then (deadlines.ts); a run that resumed has none left
 			const deadline = deadlineOf(answer);
 			if (deadline !== undefined)
-				rememberDeadline(key, { url, queueId: tasks[0].queue_id, at: deadline });
+				rememberDeadline(key, { url, queueId: tasks[0].queue_id, at: deadline }, true);
 			else if (reading.resumed) forgetDeadline(key);
 			runWaits(key, tasks[0].queue_id, reading.ended !== true);
 			settleAll.call(this, lane, waiters, outcomesOf(key, reading, waiters), reading.why);

@@ -69,15 +69,17 @@ export const MAX_ASKS_PER_CALL = 500;
 
 /**
  * Creates the due levels' tasks of each waiting item (once per slot in this process): the item's
- * values, with its address for the level's queue. Returns whether tasks are left for the next call
- * (those created are this process's asks: extraTasks.ts).
+ * values, with its address for the level's queue. A level is first asked only by the trigger's wake
+ * for its time (`due`: the time the check's record kept, which the run's answer moves on), so a
+ * process restarted after asking it does not ask it again; any call asks a level again for an
+ * answer that did not count. Returns the level's time when tasks are left for the next call.
  */
 export async function escalate(
 	this: IWebhookFunctions,
-	run: { wait: Wait; settings: WaitSettings; escalation: Escalation; key: string },
+	run: { wait: Wait; settings: WaitSettings; escalation: Escalation; key: string; due: number },
 	items: Array<{ item: number; values?: IDataObject; levels?: string[] }>,
 	decisions: Map<number, ItemDecision>,
-): Promise<{ more: boolean }> {
+): Promise<{ more?: number }> {
 	const { wait, settings, escalation, key } = run;
 	let created = 0;
 	// the levels whose time has passed
@@ -87,8 +89,9 @@ export async function escalate(
 		for (const { item, values, levels } of items) {
 			const address = levels?.[level - 1];
 			if (decisions.get(item)?.decision !== 'waiting' || !values || !address) continue;
-			for (let n = 1; n <= people + reasksAt(decisions.get(item), level, people); n++) {
-				if (created >= MAX_ASKS_PER_CALL) return { more: true };
+			const first = levelAt(escalation, level) >= run.due ? 1 : people + 1;
+			for (let n = first; n <= people + reasksAt(decisions.get(item), level, people); n++) {
+				if (created >= MAX_ASKS_PER_CALL) return { more: levelAt(escalation, level) };
 				const slot = slotOf(level, n);
 				const id = await askAgain.call(
 					this,
@@ -109,7 +112,7 @@ export async function escalate(
 			}
 		}
 	}
-	return { more: false };
+	return {};
 }
 
 /** An answer's level and the queue it was asked on. */

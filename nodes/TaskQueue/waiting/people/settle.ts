@@ -211,14 +211,15 @@ export async function settlePeople(
 		}
 	}
 	// a create that fails is answered as a read that failed: the trigger calls again
-	const levels = escalation && !pastDeadline ? { wait, settings, escalation, key } : undefined;
+	const due = Number((this.getBodyData() as IDataObject).due); // NaN: not the check's wake
+	const levels = escalation && !pastDeadline ? { wait, settings, escalation, key, due } : undefined;
 	const asked = levels && (await escalate.call(this, levels, memory.tasks, outcome.decisions));
 	// every task this process asked for the run is the run's too, answered or not (`tasks`, `level`)
 	for (const [id, task] of askedTasks(wait)) extraItems.set(id, task);
 	const waiting = [...outcome.decisions.values()].some((d) => d.decision === 'waiting');
 	return {
 		...outcome,
-		wakeAt: asked?.more ? Date.now() : nextWake(escalation, memory.deadline, waiting),
+		wakeAt: asked?.more ?? nextWake(escalation, memory.deadline, waiting),
 		extraIds: new Set(extraItems.keys()),
 		progress: progressOf(outcome, memory.people.rule),
 		items: (meta: IDataObject) =>

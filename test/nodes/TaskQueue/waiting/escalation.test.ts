@@ -372,7 +372,10 @@ describe('Escalate', () => {
 		const small = await run(escalating({}));
 		const smallTask = (await tasksOn(REFUNDS)).at(-1)!;
 		const wakeSmall = async () =>
-			await callWaitingNode(small, queryOf(String(smallTask.data.resume_url)), { tasks: [] });
+			await callWaitingNode(small, queryOf(String(smallTask.data.resume_url)), {
+				tasks: [],
+				due: 0,
+			});
 		await levelTimePasses();
 		const perCall: number[] = [];
 		for (let total = 0; total < 10_020 && perCall.length < 30; ) {
@@ -398,7 +401,7 @@ describe('Escalate', () => {
 		expect(level1).toHaveLength(10_021);
 	}, 300_000);
 
-	test('one task per item and level per process however many calls: 20 wake-ups at once, then a restart (the next process asks again; an answer to a task of either process counts)', async () => {
+	test('each level asked once per item however many calls and restarts (issue 60 item 2): 20 wake-ups at once, then n8n restarts and the check wakes the run again at the time its record keeps: no level task more; an answer to each counts', async () => {
 		const waiting = await run(escalating({}), [
 			REFUND,
 			{ ...REFUND, message: 'Refund 30 EUR', total: 30 },
@@ -408,17 +411,29 @@ describe('Escalate', () => {
 		const created = await tasksOn(SUPERVISORS);
 		expect(created.map((t) => queryOf(String(t.data.resume_url)).tq)).toEqual(['0-2-2', '1-2-2']);
 		forgetAsAfterRestart();
-		await wake(waiting);
-		const again = await tasksOn(SUPERVISORS);
-		expect(again).toHaveLength(4);
-		// whichever process created it, an answered task of the slot counts
-		await answer(SUPERVISORS, again[2].id, SUPERVISOR, 'approve');
-		await answer(SUPERVISORS, again[1].id, SUPERVISOR, 'approve');
-		const [items] = (await call(waiting, SUPERVISORS, again[2].id)).result.workflowData ?? [[]];
+		// the process forgot the tasks it asked for; the wake says the level was asked (before this
+		// change the restarted process asked the level again: 4 tasks)
+		expect((await wake(waiting)).result.workflowData).toBeUndefined();
+		expect(await tasksOn(SUPERVISORS)).toEqual(created);
+		await answer(SUPERVISORS, created[1].id, SUPERVISOR, 'approve');
+		await answer(SUPERVISORS, created[0].id, SUPERVISOR, 'reject');
+		const [items] = (await call(waiting, SUPERVISORS, created[0].id)).result.workflowData ?? [[]];
 		expect(items.map((i) => [i.json.approved, (i.json.people as IDataObject).decidedBy])).toEqual([
-			[true, again[2].id],
-			[true, again[1].id],
+			[false, created[0].id],
+			[true, created[1].id],
 		]);
+		expect(await tasksOn(SUPERVISORS)).toHaveLength(2);
+	});
+
+	test('a completion reaching the run after its level is due asks the level no sooner than the check does (issue 60 item 2): only the wake for the level creates its tasks', async () => {
+		const waiting = await run(escalating(FOUR_EYES));
+		const [first] = await tasksOn(REFUNDS);
+		await levelTimePasses();
+		await answer(REFUNDS, first.id, ANN, 'approve');
+		expect((await call(waiting, REFUNDS, first.id)).result.workflowData).toBeUndefined();
+		expect(await tasksOn(SUPERVISORS)).toEqual([]);
+		await wake(waiting);
+		expect(await tasksOn(SUPERVISORS)).toHaveLength(1);
 	});
 });
 
@@ -492,7 +507,11 @@ describe("the AI agent's human review", () => {
 		const [reviewTask] = await tasksOn(105);
 		expect(reviewTask.data).toMatchObject({ request });
 		await levelTimePasses();
-		await callWaitingNode(waiting, queryOf(String(reviewTask.data.resume_url)), { tasks: [] });
+		// the check's wake at the level's time (the time its record keeps: the run's announcement)
+		await callWaitingNode(waiting, queryOf(String(reviewTask.data.resume_url)), {
+			tasks: [],
+			due: 0,
+		});
 		const [supervisorTask] = await tasksOn(supervisors.id);
 		expect(supervisorTask.data).toMatchObject({ request });
 		await env.client.complete(supervisors.id, supervisorTask.id, {

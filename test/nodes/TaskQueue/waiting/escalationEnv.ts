@@ -105,10 +105,23 @@ export async function call(
 	});
 }
 
-/** The check's wake-up at the run's deadline: its address, naming no task. */
+/** Per run, the wake time the check's record keeps (its static data: a restart keeps it). */
+const dues = new WeakMap<object, number>();
+
+/**
+ * The check's wake-up at the time it keeps for the run (`due`; at first the run's announcement, by
+ * then due): its address, naming no task. The run's answer moves the time on, as for the check:
+ * its next wake, or none (the check forgets it); a call the run could not answer keeps it.
+ */
 export async function wake(waiting: Awaited<ReturnType<typeof run>>) {
 	const first = (await tasksOn(REFUNDS)).find((t) => t.data.resume_url)!;
-	return await callWaitingNode(waiting, queryOf(String(first.data.resume_url)), { tasks: [] });
+	const due = dues.get(waiting) ?? 0;
+	const address = queryOf(String(first.data.resume_url));
+	const heard = await callWaitingNode(waiting, address, { tasks: [], due });
+	const next = (heard.response.body as IDataObject | undefined)?.deadline;
+	if (heard.response.statusCode === 202)
+		dues.set(waiting, typeof next === 'number' ? Math.max(next, due) : Infinity);
+	return heard;
 }
 
 /** Past the first level's time. */
