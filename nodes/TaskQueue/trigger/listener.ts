@@ -66,18 +66,28 @@ export async function receiveNudge(
 	const { look } = how;
 	const listened = registration.listening;
 	const now = look ? await settleRole.call(this, state, registration) : registration;
+	const options = this.getNodeParameter('options', {}) as IDataObject;
+	const dataOnly = options.dataOnly === true;
 	if (!listened && !now.listening) {
-		// the holder's own check: listeners that are gone are dropped (what a nudge writes is saved)
+		// the holder's own check: listeners that are gone are dropped (what a nudge writes is saved).
+		// With Catch Up it reads as a delivery does: a completion committed late below later ones is
+		// read 10 s after them at the earliest, and one whose delivery was lost waited for the next
+		// delivery, on a quiet queue for good (CI58 of stop 76)
 		if (look) await nudgeListeners.call(this, state, now.queueId);
-		return { webhookResponse: { holding: true } };
+		const missed = look && options.catchUp === true ? await readOwn.call(this, state, now) : [];
+		if (missed.length === 0) return { webhookResponse: { holding: true } };
+		answer.call(this, 200, { holding: true });
+		return await emitAnswered.call(this, missed, dataOnly);
 	}
 	// answered before the read: the holder (and the service behind it) does not wait for it
 	answer.call(this, 200, now.listening ? { listening: now.queueId } : { holding: true });
-	const dataOnly = (this.getNodeParameter('options', {}) as IDataObject).dataOnly === true;
 	return await emitAnswered.call(this, await readOwn.call(this, state, now), dataOnly);
 }
 
-/** The completions after this listener's cursor, each once (one read at a time, at most one waiting). */
+/**
+ * The completions after this listener's cursor, each once (one read at a time, at most one waiting);
+ * for the holder's check, after its Catch Up cursor, in turn with its deliveries' reads (catchUp.ts).
+ */
 async function readOwn(
 	this: IWebhookFunctions,
 	state: IDataObject,
@@ -88,7 +98,7 @@ async function readOwn(
 	const seen = new SeenCompletions(state, scope, durableRecords.call(this, registration));
 	const skip = (t: CompletedTask) =>
 		seen.has(t) || (options.emitRecompletions === false && seen.hasTask(t));
-	const { queueId } = registration;
+	const { queueId, listening } = registration;
 	// static data is written only in a read's turn: a nudge a waiting read covers saves nothing (n8n
 	// saves each call's copy whole, and its older cursor would be stored after a newer one)
 	const read = async (reader: CompletionReader) => {
@@ -121,7 +131,7 @@ async function readOwn(
 	// a read that waits for its turn already covers this nudge. One reader per trigger address and
 	// queue, not per secret: each activation of a listener registers anew (a new secret) while nudges that
 	// loaded the registration before it still arrive, and both must read from one cursor
-	const reader = `listen:${registration.url}:${queueId}`;
+	const reader = listening ? `listen:${registration.url}:${queueId}` : `catch-up:${scope}`;
 	return (
 		(await inTurnUnlessWaiting(reader, readTriggerCursor(state), read, true, NUDGE_GAP_MS)) ?? []
 	);

@@ -279,7 +279,8 @@ test("Task > Create and Wait with Escalate: `escalation` and each answer's level
 	expect(waiting.error).toBeUndefined();
 	const [task] = (await env.client.tasks(104)).filter((t) => t.id >= 1000);
 	await sleep(900);
-	await callWaitingNode(waiting, queryOf(String(task.data.resume_url)), { tasks: [] });
+	// the check's wake at the level's time (due: the time its record keeps)
+	await callWaitingNode(waiting, queryOf(String(task.data.resume_url)), { tasks: [], due: 0 });
 	const [supervisorTask] = (await env.client.tasks(107)).filter((t) => t.id >= 1000);
 	await env.client.complete(107, supervisorTask.id, {
 		by: 'erin@example.com',

@@ -127,6 +127,36 @@ describe('Catch Up in a burst: every completion once', () => {
 	);
 });
 
+describe('Catch Up on a queue gone quiet (issue 59)', () => {
+	test("late commits, a fifth of the deliveries lost, no delivery after the burst: the holder's check round 10 s later emits what no delivery brought, each once (before: only its next delivery did, CI58 of stop 76)", async () => {
+		const t = catchUpTrigger();
+		const server = await startWebhookServer(t);
+		try {
+			await t.activate();
+			const before = await completedBefore();
+			await env.client.createTasks(QUEUE, 300);
+			await env.client.setRealism({ lateCommitShare: 0.25, lateCommitMs: 2_000 });
+			await env.client.setFaults({ rules: [{ webhook: 'drop', probability: 0.2 }], seed: 5 });
+			await env.client.completeMany(QUEUE, 300, BY);
+			await env.client.waitForWebhookCalls(300, 120_000);
+			await env.client.clearFaults();
+			await env.client.setRealism({ lateCommitShare: 0 });
+			await t.idle();
+			// a read 10 s after the trigger saw the burst reads below it: every late one is visible then
+			await new Promise((resolve) => setTimeout(resolve, LATE_COMMIT_WINDOW_MS));
+			expect(await t.reconcile()).toBeNull();
+			await t.idle();
+			expect(await audit(t, before)).toEqual({ completions: 300, missing: 0, twice: 0 });
+			// the next round finds nothing more
+			await t.reconcile();
+			await t.idle();
+			expect(await audit(t, before)).toEqual({ completions: 300, missing: 0, twice: 0 });
+		} finally {
+			await server.close();
+		}
+	}, LOADED_MACHINE_MS);
+});
+
 describe('Catch Up with three triggers of one n8n on one queue (a holder and two listeners)', () => {
 	test('2,000 completions at once, 20% of deliveries lost: each workflow emits each completion once, none missing after the next delivery', async () => {
 		const triggers = ['a', 'b', 'c'].map(
