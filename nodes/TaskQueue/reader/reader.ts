@@ -114,9 +114,10 @@ export class CompletionReader {
 			this.consumer.cursor = advanceCursor(this.consumer.cursor ?? cursor, tasks) ?? cursor;
 		};
 		const { place } = this.consumer;
-		// a consumer bounded in pages (the waiting runs' index) reads the newest page at every read,
-		// its backlog read going on or not: a call's completion is there (CI35, issue 59)
-		if (!place || options.maxPages) {
+		// a consumer bounded in pages (the waiting runs' index), and the check, read the newest page at
+		// every read, a backlog read going on or not: a call's completion, or a run's lost answer, is
+		// there (CI35; a check crawling a day's backlog left an answer 166-227 s late, issue 59)
+		if (!place || options.maxPages || options.newestFirst) {
 			const deep = readsDeep(this.consumer, Date.now());
 			const halfway = Date.now() + (options.deadline - Date.now()) / 2;
 			// a consumer that sizes its pages (the index) reads down to its window's floor at every read,

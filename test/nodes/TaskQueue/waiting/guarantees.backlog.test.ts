@@ -211,6 +211,40 @@ describe('3c. a backlog does not stall the check', () => {
 		expect(trigger.executions).toBe(0);
 	}, 300_000);
 
+	test("a run's answer lost while the check crawls a day's backlog (a route back published a second before the run, on a slow service): the next round passes it on from the newest page, before its backlog read reaches it (issue 59: 166-227 s on the real server)", async () => {
+		forgetAsAfterRestart();
+		await env.client.createTasks(QUEUE, 25_000);
+		await env.client.setWebhook(QUEUE, '');
+		await env.client.completeMany(QUEUE, 25_000, { by: 'bob@example.com' });
+		// the route back published now: its first round looks a day back
+		await trigger.activate();
+		trigger.pollBudgetMs = 5_000;
+		// every delivery lost; every read 300 ms: a round's read from the top stops short, and its
+		// backlog read (pages of 1,000, oldest first) needs several rounds
+		const round = async () => {
+			await env.client.setFaults({ rules: [{ webhook: 'drop' }], latencyMs: 300 });
+			return await trigger.reconcile();
+		};
+		const checkAt = () => String((trigger.state().lostCompletionCheck as IDataObject).at);
+		try {
+			expect(await round()).toBeNull();
+			const crawling = checkAt();
+			const { executionId, tasks } = await createAndWait({}, [{ message: 'only' }]);
+			await complete(tasks[0].id);
+			const answer = (await env.client.tasks(QUEUE)).find((t) => t.id === tasks[0].id);
+			const answeredAt = timeKey(String(answer?.completed_at));
+			expect(crawling < answeredAt).toBe(true);
+			expect(waiting.resumed.has(executionId)).toBe(false);
+			expect(await round()).toBeNull();
+			expect(resumedIds(executionId)).toEqual([tasks[0].id]);
+			// found on the newest page: the check's backlog read is still below the answer
+			expect(checkAt() < answeredAt).toBe(true);
+			expect(trigger.executions).toBe(0);
+		} finally {
+			await env.client.clearFaults();
+		}
+	}, 300_000);
+
 	test('a backlog a round cannot finish: each round goes on from where the last stopped, up to the newest completion', async () => {
 		await env.client.createTasks(QUEUE, 25_000);
 		await env.client.setWebhook(QUEUE, '');
