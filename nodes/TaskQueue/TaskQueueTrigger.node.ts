@@ -21,7 +21,7 @@ import { WAKE_BUDGET_MS, wakeRunsPastDeadline } from './trigger/relay/deadlines'
 import { targetWithSecret, WEBHOOK_PATH } from './helpers/webhookTarget';
 import {
 	createWebhook,
-	isFirstCheckAfterRegistering,
+	isActivationPoll,
 	webhookExists,
 } from './trigger/webhookRegistration';
 import { deleteWebhook } from './trigger/webhookRemoval';
@@ -164,10 +164,10 @@ export class TaskQueueTrigger implements INodeType {
 	/** Scheduled by n8n on Check for Lost Completions; in a manual execution, the test delivery's items. */
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		if (this.getMode() === 'manual') return takeTestEvent(this) ?? null;
-		if (isFirstCheckAfterRegistering(this)) return null;
-		const options = this.getNodeParameter('options', {}) as IDataObject;
 		const state = this.getWorkflowStaticData('node');
 		const registration = readRegistration(state);
+		if (isActivationPoll(this, registration !== undefined)) return null;
+		const options = this.getNodeParameter('options', {}) as IDataObject;
 		const queueId = getTriggerQueueId.call(this);
 		const emitted = await checkLostCompletions.call(this, queueId, options.dataOnly === true, {
 			state,

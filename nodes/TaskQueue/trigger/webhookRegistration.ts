@@ -28,19 +28,22 @@ import {
 import { rememberedSet } from '../runtime/processMemory';
 
 /**
- * Triggers this process just registered. n8n 2.x runs a poll trigger's poll() while it activates
- * the workflow, and saves the static data (the registration) only after it: until then the
- * trigger's address refuses the service's deliveries (401). A first Check for Lost Completions,
- * which may read a day of completions, would hold that window open for seconds; it is left to the
- * next round instead.
+ * Triggers this process just registered. n8n runs a poll trigger's poll() while it activates the
+ * workflow, and saves the static data (the registration) only after it: a first Check for Lost
+ * Completions, which may read a day of completions, would hold that window open for seconds; it is
+ * left to the next round instead. n8n 1.x polls after the webhook's create(); 2.x starts both at once
+ * (Promise.allSettled), so its poll mostly finds no registration yet: it does nothing then, and the
+ * create() after it (finding `:polled`) marks nothing, or the first round of the Poll Times would
+ * wait too (issue 59).
  */
 const freshRegistrations = rememberedSet<string>('freshRegistrations');
 const registrationKey = (context: IHookFunctions | IPollFunctions) =>
 	`${context.getWorkflow().id}:${context.getNode().id}`;
 
-/** Whether this poll is the first since this process registered the trigger (it then does nothing). */
-export function isFirstCheckAfterRegistering(context: IPollFunctions): boolean {
-	return freshRegistrations.delete(registrationKey(context));
+/** Whether this poll is the activation's, before or after the registration (it then does nothing). */
+export function isActivationPoll(context: IPollFunctions, registered: boolean): boolean {
+	if (!registered) freshRegistrations.add(`${registrationKey(context)}:polled`);
+	return !registered || freshRegistrations.delete(registrationKey(context));
 }
 
 function isTestRegistration(this: IHookFunctions): boolean {
@@ -158,7 +161,8 @@ function keep(
 	const { queueId, url, secret, test, state } = activation;
 	joinsRetrying.delete(url);
 	writeRegistration(state, { queueId, url, secret, test, ...how });
-	freshRegistrations.add(registrationKey(this));
+	const key = registrationKey(this);
+	if (!freshRegistrations.delete(`${key}:polled`)) freshRegistrations.add(key);
 }
 
 /** A cursor from now for Catch Up or a listener, unless this trigger kept one for this queue. */

@@ -145,6 +145,31 @@ describe('registration', () => {
 	});
 });
 
+describe("the activation's poll", () => {
+	const completedReads = async () =>
+		(await env.client.requests()).filter((r) => r.path.endsWith('/tasks/completed')).length;
+
+	it("n8n 1.x polls after the webhook's create(): that poll reads nothing, the first round of the Poll Times checks", async () => {
+		const t = trigger();
+		await env.client.clearRequests();
+		await t.activate();
+		expect(await completedReads()).toBe(0);
+		expect(await t.reconcile()).toBeNull();
+		expect(await completedReads()).toBeGreaterThan(0);
+	});
+
+	it("n8n 2.x starts the poll beside create(), before the registration is written: that poll reads nothing, and the first round of the Poll Times still checks (issue 59: it waited for the second, a minute more for a lost answer)", async () => {
+		const t = trigger();
+		await env.client.clearRequests();
+		const [polled] = await Promise.all([t.reconcile(), t.create()]);
+		expect(polled).toBeNull();
+		expect(t.state().registration).toBeDefined();
+		expect(await completedReads()).toBe(0);
+		expect(await t.reconcile()).toBeNull();
+		expect(await completedReads()).toBeGreaterThan(0);
+	});
+});
+
 describe('a target set by someone else', () => {
 	it('refuses activation with a message naming the queue and how to proceed', async () => {
 		await env.client.setWebhook(QUEUE, PERSON_TARGET);
