@@ -137,7 +137,7 @@ function e2eQuick() {
 }
 
 /**
- * The long reliability suites (hostile calls, n8n down, 100 activation cycles, a burst, Escalate, a lost answer under a backlog):
+ * The long reliability suites (hostile calls, n8n down, 100 activation cycles, a burst, Escalate, a lost answer under a backlog, a key change):
  * minutes each, one n8n for all of them (test/e2e/helpers.ts).
  */
 function e2eLong() {
