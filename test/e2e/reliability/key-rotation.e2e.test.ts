@@ -38,7 +38,11 @@ test('the key changed (the old one as Previous API Key) and the old key revoked 
 	const name = uniq('Task Queue rotated');
 	const oldKey = await e.client.mintApiKey('alice@example.com');
 	const credential = (apiKey: string, previousApiKey = '') =>
-		({ ...e.credentialData, apiKey, previousApiKey }) as CredentialData;
+		({
+			...(e.credentialData as unknown as CredentialData),
+			apiKey,
+			previousApiKey,
+		}) as CredentialData;
 	const credentialId = await ensureCredential(e.n8n, credential(oldKey), name);
 	const credentials = { taskQueueApi: { id: credentialId, name } };
 	const webhookId = uniq('tq-rotation-route-back');
