@@ -594,10 +594,86 @@ export async function runAction(
 }
 
 /** A trigger workflow: the trigger node -> No Operation. */
+/**
+ * Start (Webhook, POST `path`) -> Ask a person (Create and Wait: one task on `queueId`, its resume
+ * address in `resume_url`), with the suite's credential or `credentials`.
+ */
+export function askWorkflow(
+	e: E2E,
+	name: string,
+	ask: {
+		path: string;
+		queueId: number;
+		credentials?: Record<string, { id: string; name: string }>;
+	},
+): WorkflowJson {
+	const { path } = ask;
+	return {
+		name,
+		nodes: [
+			{
+				name: 'Start',
+				type: 'n8n-nodes-base.webhook',
+				typeVersion: 2,
+				position: [0, 0],
+				webhookId: path,
+				parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
+			},
+			{
+				name: 'Ask a person',
+				type: TYPES.action,
+				typeVersion: 1,
+				position: [200, 0],
+				parameters: {
+					resource: 'task',
+					operation: 'sendAndWait',
+					queue: queueLocator(ask.queueId),
+					taskData: {
+						mappingMode: 'defineBelow',
+						value: { customer_message: `ask ${path}`, order_total: 1 },
+						matchingColumns: [],
+						schema: [],
+					},
+					resumeField: 'resume_url',
+					options: {},
+				},
+				credentials: ask.credentials ?? credentialRef(e),
+			},
+		],
+		connections: { Start: { main: [[{ node: 'Ask a person', type: 'main', index: 0 }]] } },
+	};
+}
+
+/** Starts a run of an active askWorkflow (retried until n8n serves its path); its task, once created. */
+export async function startAsk(e: E2E, path: string, queueId: number) {
+	await waitFor('the run started', async () => {
+		const res = await axios.post(
+			`${e.n8n.webhookBase}/${path}`,
+			{},
+			{ validateStatus: () => true },
+		);
+		return res.status === 200 ? true : undefined;
+	});
+	return await waitFor(
+		"the run's task",
+		async () =>
+			(await e.client.tasks(queueId)).find((t) =>
+				String(t.data.resume_url).includes('/webhook-waiting/'),
+			),
+		120_000,
+		500,
+	);
+}
+
 export function triggerWorkflow(
 	e: E2E,
 	name: string,
-	trigger: { type: string; parameters: Record<string, unknown>; webhookId?: string },
+	trigger: {
+		type: string;
+		parameters: Record<string, unknown>;
+		webhookId?: string;
+		credentials?: Record<string, { id: string; name: string }>;
+	},
 ): WorkflowJson {
 	return {
 		name,
@@ -609,7 +685,7 @@ export function triggerWorkflow(
 				position: [0, 0],
 				parameters: trigger.parameters,
 				...(trigger.webhookId ? { webhookId: trigger.webhookId } : {}),
-				credentials: credentialRef(e),
+				credentials: trigger.credentials ?? credentialRef(e),
 			},
 			{
 				name: 'Done',

@@ -5,14 +5,13 @@
 // it reads it oldest first over many rounds; each round reads the newest page first, so the answer
 // reaches its run before the crawl gets there. The assertion is the order (the run resumed while
 // the check's record was still below its answer), not a time. CI runs it in npm run test:long (2.41.1).
-import axios from 'axios';
-
 import { timeKey } from '../../../nodes/TaskQueue/reader/completions';
 import {
 	activate,
+	askWorkflow,
+	startAsk,
 	CHECK_EVERY_10_S,
 	createWorkflow,
-	credentialRef,
 	deleteWorkflow,
 	executions,
 	executionsOfTrigger,
@@ -59,40 +58,10 @@ test(`a run's answer lost while the check crawls a day's backlog (${BACKLOG.toLo
 		}),
 	);
 	const path = uniq('ask-over-backlog');
-	const run = await createWorkflow(e, {
-		name: `e2e ask over a backlog ${path}`,
-		nodes: [
-			{
-				name: 'Start',
-				type: 'n8n-nodes-base.webhook',
-				typeVersion: 2,
-				position: [0, 0],
-				webhookId: path,
-				parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
-			},
-			{
-				name: 'Ask a person',
-				type: TYPES.action,
-				typeVersion: 1,
-				position: [200, 0],
-				parameters: {
-					resource: 'task',
-					operation: 'sendAndWait',
-					queue: queueLocator(queue.id),
-					taskData: {
-						mappingMode: 'defineBelow',
-						value: { customer_message: 'refund 1', order_total: 1 },
-						matchingColumns: [],
-						schema: [],
-					},
-					resumeField: 'resume_url',
-					options: {},
-				},
-				credentials: credentialRef(e),
-			},
-		],
-		connections: { Start: { main: [[{ node: 'Ask a person', type: 'main', index: 0 }]] } },
-	});
+	const run = await createWorkflow(
+		e,
+		askWorkflow(e, `e2e ask over a backlog ${path}`, { path, queueId: queue.id }),
+	);
 	try {
 		await activate(e, routeBack);
 		await waitFor('the route back registered', async () =>
@@ -101,23 +70,7 @@ test(`a run's answer lost while the check crawls a day's backlog (${BACKLOG.toLo
 		await e.client.setLatency(600);
 		await activate(e, run);
 		await new Promise((resolve) => setTimeout(resolve, 1_000));
-		await waitFor('the run started', async () => {
-			const res = await axios.post(
-				`${e.n8n.webhookBase}/${path}`,
-				{},
-				{ validateStatus: () => true },
-			);
-			return res.status === 200 ? true : undefined;
-		});
-		const task = await waitFor(
-			"the run's task",
-			async () =>
-				(await e.client.tasks(queue.id)).find((t) =>
-					String(t.data.resume_url).includes('/webhook-waiting/'),
-				),
-			120_000,
-			1_000,
-		);
+		const task = await startAsk(e, path, queue.id);
 		await e.client.setFaults({ rules: [{ webhook: 'drop', count: 1 }], latencyMs: 600 });
 		await e.client.complete(queue.id, task.id, {
 			by: 'alice@example.com',

@@ -4,11 +4,12 @@
 // key and the run resumes once. (The real server's check kept the revoked key for over 20 minutes.)
 // The unit twin, n8n-core's one poll context kept across rounds: transport/keyRotation.test.ts.
 // CI runs it in npm run test:long (2.41.1).
-import axios from 'axios';
-
 import { ensureCredential, type CredentialData } from '../../../tools/n8n/provision';
 import {
 	activate,
+	askWorkflow,
+	startAsk,
+	triggerWorkflow,
 	CHECK_EVERY_10_S,
 	createWorkflow,
 	deleteWorkflow,
@@ -46,80 +47,32 @@ test('the key changed (the old one as Previous API Key) and the old key revoked 
 	const credentialId = await ensureCredential(e.n8n, credential(oldKey), name);
 	const credentials = { taskQueueApi: { id: credentialId, name } };
 	const webhookId = uniq('tq-rotation-route-back');
-	const routeBack = await createWorkflow(e, {
-		name: `e2e route back, key rotated ${webhookId}`,
-		nodes: [
-			{
-				name: 'Trigger',
-				type: TYPES.trigger,
-				typeVersion: 1,
-				position: [0, 0],
-				webhookId,
-				parameters: {
-					event: 'taskCompleted',
-					queue: queueLocator(queue.id),
-					pollTimes: CHECK_EVERY_10_S,
-					options: {},
-				},
-				credentials,
+	const routeBack = await createWorkflow(
+		e,
+		triggerWorkflow(e, `e2e route back, key rotated ${webhookId}`, {
+			type: TYPES.trigger,
+			webhookId,
+			parameters: {
+				event: 'taskCompleted',
+				queue: queueLocator(queue.id),
+				pollTimes: CHECK_EVERY_10_S,
+				options: {},
 			},
-		],
-		connections: {},
-	});
+			credentials,
+		}),
+	);
 	const path = uniq('ask-key-rotated');
-	const run = await createWorkflow(e, {
-		name: `e2e ask, key rotated ${path}`,
-		nodes: [
-			{
-				name: 'Start',
-				type: 'n8n-nodes-base.webhook',
-				typeVersion: 2,
-				position: [0, 0],
-				webhookId: path,
-				parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
-			},
-			{
-				name: 'Ask a person',
-				type: TYPES.action,
-				typeVersion: 1,
-				position: [200, 0],
-				parameters: {
-					resource: 'task',
-					operation: 'sendAndWait',
-					queue: queueLocator(queue.id),
-					taskData: {
-						mappingMode: 'defineBelow',
-						value: { customer_message: 'refund 2', order_total: 2 },
-						matchingColumns: [],
-						schema: [],
-					},
-					resumeField: 'resume_url',
-					options: {},
-				},
-				credentials,
-			},
-		],
-		connections: { Start: { main: [[{ node: 'Ask a person', type: 'main', index: 0 }]] } },
-	});
+	const run = await createWorkflow(
+		e,
+		askWorkflow(e, `e2e ask, key rotated ${path}`, { path, queueId: queue.id, credentials }),
+	);
 	try {
 		await activate(e, routeBack);
 		await waitFor('the route back registered', async () =>
 			(await webhookTarget(e, queue.id)).includes(`/webhook/${webhookId}/`),
 		);
 		await activate(e, run);
-		await waitFor('the run started', async () => {
-			const res = await axios.post(
-				`${e.n8n.webhookBase}/${path}`,
-				{},
-				{ validateStatus: () => true },
-			);
-			return res.status === 200 ? true : undefined;
-		});
-		const task = await waitFor("the run's task", async () =>
-			(await e.client.tasks(queue.id)).find((t) =>
-				String(t.data.resume_url).includes('/webhook-waiting/'),
-			),
-		);
+		const task = await startAsk(e, path, queue.id);
 		// a check round with the old key first, so its poll context holds it
 		const lastSeq = async () => Math.max(0, ...(await e.client.requests()).map((r) => r.seq));
 		const completedReads = async (since: number) =>
