@@ -9,7 +9,6 @@
 import type { INodeParameters } from 'n8n-workflow';
 
 import { timeKey } from '../../nodes/TaskQueue/reader/completions';
-import { forgetRuns } from '../../nodes/TaskQueue/trigger/relay/knownRuns';
 import { forgetAsAfterRestart } from '../../nodes/TaskQueue/runtime/processMemory';
 import { startWaitingRun, WaitingEndpoint } from '../helpers/waiting';
 import {
@@ -240,7 +239,6 @@ test(
 	`Check for Lost Completions: a run's lost answer newer than ${BACKLOG.toLocaleString('en')} other completions, on a service answering ${LATENCY_MS} ms late, reaches the run in the first round`,
 	async () => {
 		forgetAsAfterRestart();
-		forgetRuns();
 		const waiting = new WaitingEndpoint();
 		const trigger = new WebhookTriggerUnderTest({
 			credentials: env.credentials(),

@@ -25,7 +25,7 @@ import {
 	type TriggerTestEnv,
 } from '../nodes/TaskQueue/trigger/env';
 import { recordFigures } from './figures';
-import { forgetRuns } from '../../nodes/TaskQueue/trigger/relay/knownRuns';
+import { forgetAsAfterRestart } from '../../nodes/TaskQueue/runtime/processMemory';
 
 const SEEDS = (process.env.TQ_CHAOS_SEEDS ?? '25,1,2').split(',').map(Number);
 const RUNS = Number(process.env.TQ_CHAOS_RUNS ?? 40);
@@ -50,7 +50,7 @@ const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(re
 test.each(SEEDS)(
 	`chaos: ${RUNS} waiting runs under random faults, seed %i: each resumes once, with its own tasks, none stuck`,
 	async (SEED) => {
-		forgetRuns();
+		forgetAsAfterRestart();
 		const rng = mulberry32(SEED);
 		const pick = <T>(list: T[]): T => list[Math.floor(rng() * list.length)];
 		const delays = FORWARD_RETRY_DELAYS_MS.splice(0, FORWARD_RETRY_DELAYS_MS.length, 50, 150, 400);

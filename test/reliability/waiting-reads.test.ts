@@ -2,8 +2,7 @@
 // completion on average), counted at the sandbox, in a quiet queue and with 10,000 completions of
 // other work landing in the queue during the waits. Counts, not times, so they can be asserted.
 
-import { forgetIndexes } from '../../nodes/TaskQueue/waiting/confirmation';
-import { forgetRuns } from '../../nodes/TaskQueue/trigger/relay/knownRuns';
+import { forgetAsAfterRestart } from '../../nodes/TaskQueue/runtime/processMemory';
 import { startWaitingRun, WaitingEndpoint } from '../helpers/waiting';
 import {
 	locator,
@@ -36,8 +35,7 @@ const SCENARIOS: Array<[string, number, number, number, number]> = [
 test.each(SCENARIOS)(
 	'reads of the completed list per completion, %s',
 	async (label, RUNS, ITEMS, others, most) => {
-		forgetRuns();
-		forgetIndexes();
+		forgetAsAfterRestart();
 		await env.client.reset();
 		await env.client.setRealism({ deliveryThreads: null });
 		const waiting = new WaitingEndpoint();
@@ -105,8 +103,7 @@ test.each(SCENARIOS)(
 );
 
 test("a 2-item run in a queue with 100,000 completed tasks: its answers cost a page each (the list is read down to its tasks' creation only)", async () => {
-	forgetRuns();
-	forgetIndexes();
+	forgetAsAfterRestart();
 	await env.client.reset();
 	await env.client.setWebhook(QUEUE, '');
 	await env.client.createTasks(QUEUE, 100_000);
@@ -162,8 +159,7 @@ test("a 2-item run in a queue with 100,000 completed tasks: its answers cost a p
 }, 300_000);
 
 test('Several People per Item: 1 run of 100 items x 3 people (Collect All), 3,000 other completions during the wait: at most 2 reads per completion', async () => {
-	forgetRuns();
-	forgetIndexes();
+	forgetAsAfterRestart();
 	await env.client.reset();
 	await env.client.setRealism({ deliveryThreads: null });
 	const waiting = new WaitingEndpoint();

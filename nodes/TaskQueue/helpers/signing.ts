@@ -12,6 +12,7 @@ export const PURPOSES = [
 	'extra',
 	'announcement',
 	'check-record',
+	'own-tasks',
 ] as const;
 
 export type Purpose = (typeof PURPOSES)[number];

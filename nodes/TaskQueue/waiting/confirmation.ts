@@ -9,7 +9,6 @@ import { lookUpClaims } from './claimLookup';
 import {
 	forgetOldest,
 	type QueueIndex,
-	indexes,
 	indexOf,
 	MAX_INDEXED,
 	nextGeneration,
@@ -191,9 +190,4 @@ async function refreshed(this: IWebhookFunctions, run: RunToConfirm): Promise<Qu
 	if (await lookUpClaims.call(this, index.tasks, run, READ_BUDGET_MS))
 		index.generation = nextGeneration();
 	return index;
-}
-
-/** Tests: every index forgotten, as after a restart. */
-export function forgetIndexes(): void {
-	indexes.clear();
 }

@@ -11,10 +11,12 @@ export const MAX_TASKS = 1000;
 // the tasks it took, the others, and its own task ids (so the trigger can route them by id); or n8n
 // answers for it (the run resumed, has finished, is gone, or the signature is not n8n's).
 
-export function forwardCall(tasks: CompletedTask[]): {
-	tasks: Array<{ id: number; completed_at: string }>;
-} {
-	return { tasks: tasks.map((t) => ({ id: t.id, completed_at: t.completed_at })) };
+/** `own`: the run's signed list of its further tasks, as its last answer gave it (kept with its wake). */
+export function forwardCall(tasks: CompletedTask[], own?: string) {
+	return {
+		tasks: tasks.map((t) => ({ id: t.id, completed_at: t.completed_at })),
+		...(own ? { own } : {}),
+	};
 }
 
 /** The task ids a forward call names. */
@@ -61,19 +63,22 @@ export const forwardAnswer = {
 	}),
 	/**
 	 * The run took `taken`, and `completed` of the `of` tasks it waits for are done. `deadline`: when
-	 * the run goes on with the answers so far, for the trigger to wake it then (trigger/relay/deadlines.ts).
+	 * the run goes on with the answers so far, for the trigger to wake it then (trigger/relay/deadlines.ts);
+	 * `own`: its signed list of the further tasks it asked for (people/extraTasks.ts), kept with it.
 	 */
 	stillWaiting: ({
 		runTasks,
 		deadline,
+		own,
 		...progress
-	}: Progress & { runTasks?: number[]; deadline?: number }): ForwardAnswer => ({
+	}: Progress & { runTasks?: number[]; deadline?: number; own?: string }): ForwardAnswer => ({
 		status: 202,
 		body: {
 			waiting: true,
 			...progress,
 			...(runTasks ? { tasks: runTasks } : {}),
 			...(deadline !== undefined ? { deadline } : {}),
+			...(own ? { own } : {}),
 		},
 	}),
 	/** Another call of this process resumed the run a moment ago (n8n's own words for a running run). */
@@ -153,24 +158,27 @@ export function readForwardAnswer(answer: ReceivedAnswer, tasks: CompletedTask[]
 	};
 }
 
-/** When a run that still waits says it goes on with the answers so far (ms), if it has a deadline. */
-export function deadlineOf(answer: ReceivedAnswer): number | undefined {
-	if (!('status' in answer) || answer.status !== 202) return undefined;
-	const body = (
-		typeof answer.body === 'object' && answer.body !== null ? answer.body : {}
-	) as IDataObject;
-	return Number.isSafeInteger(body.deadline) && (body.deadline as number) > 0
-		? (body.deadline as number)
-		: undefined;
+const bodyOf = (answer: ReceivedAnswer) =>
+	('body' in answer && typeof answer.body === 'object' && answer.body !== null
+		? answer.body
+		: {}) as IDataObject;
+
+/**
+ * What a run that still waits says of its wake: when it goes on with the answers so far (ms), if it
+ * has a deadline, and its signed list of its own further tasks (at most 20,000 characters), if any.
+ */
+export function wakeOf(answer: ReceivedAnswer): { at?: number; own?: string } {
+	const { deadline: at, own } = 'status' in answer && answer.status === 202 ? bodyOf(answer) : {};
+	return {
+		...(Number.isSafeInteger(at) && (at as number) > 0 ? { at: at as number } : {}),
+		...(typeof own === 'string' && own.length <= 20_000 ? { own } : {}),
+	};
 }
 
 /** The run's own task ids an answer tells, if any. */
 export function runTasksOf(answer: ReceivedAnswer): number[] | undefined {
-	const body =
-		'body' in answer && typeof answer.body === 'object' && answer.body !== null
-			? (answer.body as IDataObject)
-			: {};
-	return Array.isArray(body.tasks)
-		? body.tasks.filter((id): id is number => Number.isSafeInteger(id))
+	const { tasks } = bodyOf(answer);
+	return Array.isArray(tasks)
+		? tasks.filter((id): id is number => Number.isSafeInteger(id))
 		: undefined;
 }

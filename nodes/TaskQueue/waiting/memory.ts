@@ -115,14 +115,12 @@ export function keepRunMemory(
 			typeof entry.json.id === 'number';
 		if (!sent) return { item };
 		const createdAt = typeof entry.json.created_at === 'string' ? entry.json.created_at : undefined;
-		const values = people?.values?.[item];
-		const levels = people?.levels?.[item];
 		const extra = people
 			? {
 					copies: people.copies[item] ?? [],
 					neverCount: people.neverCount[item] ?? [],
-					...(values ? { values } : {}),
-					...(levels ? { levels } : {}),
+					values: people.values?.[item],
+					levels: people.levels?.[item],
 				}
 			: {};
 		return { item, taskId: entry.json.id as number, createdAt, ...extra };
@@ -175,10 +173,10 @@ export function readRunMemory(
 		tasks,
 		resumeField: typeof stored.resumeField === 'string' ? stored.resumeField : undefined,
 		labels: readLabels(stored.labels),
-		...(people ? { people } : {}),
-		...(Number.isSafeInteger(stored.deadline) ? { deadline: stored.deadline } : {}),
-		...(escalation ? { escalation } : {}),
-		...(typeof stored.secret === 'string' ? { secret: stored.secret } : {}),
+		people,
+		deadline: Number.isSafeInteger(stored.deadline) ? stored.deadline : undefined,
+		escalation,
+		secret: typeof stored.secret === 'string' ? stored.secret : undefined,
 	};
 }
 
@@ -196,12 +194,7 @@ function readPeopleOfItem(
 			? entry.values
 			: undefined;
 	const levels = Array.isArray(entry.levels) ? entry.levels.map(String) : undefined;
-	return {
-		...(levels ? { levels } : {}),
-		...(copies ? { copies } : {}),
-		...(neverCount ? { neverCount } : {}),
-		...(values ? { values } : {}),
-	};
+	return { levels, copies, neverCount, values };
 }
 
 function readLabels(value: unknown): Record<string, Record<string, string>> | undefined {

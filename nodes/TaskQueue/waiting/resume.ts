@@ -178,7 +178,7 @@ function respond(
 	pastDeadline: boolean,
 ): IWebhookResponseData {
 	const { wait, memory, runTasks, taken, others } = call;
-	const { enough, completed, of, items, progress, extraIds } = result;
+	const { enough, completed, of, items, progress, extraIds, own } = result;
 	if (extraIds.size > 0 || asksAgain(memory)) {
 		// the further tasks the read found are the run's too
 		const mine = (id: number) => taken.includes(id) || extraIds.has(id);
@@ -205,7 +205,7 @@ function respond(
 	if (!resumes)
 		return answer.call(
 			this,
-			forwardAnswer.stillWaiting({ completed, of, taken, others, runTasks, deadline }),
+			forwardAnswer.stillWaiting({ completed, of, taken, others, runTasks, deadline, own }),
 		);
 	if (timedOut)
 		this.logger.info(
@@ -229,12 +229,7 @@ async function settle(
 		return await settlePeople.call(
 			this,
 			{ ...toConfirm, taskIds: toConfirm.taskIds },
-			{
-				wait,
-				settings,
-				memory: people,
-				pastDeadline,
-			},
+			{ wait, settings, memory: people, pastDeadline },
 		);
 	}
 	const found = await confirmCompletions.call(this, toConfirm);
@@ -245,6 +240,7 @@ async function settle(
 		progress: undefined,
 		extraIds: new Set<number>(),
 		wakeAt: undefined as number | undefined,
+		own: undefined as string | undefined,
 		items: (meta: IDataObject) => resumedItems(wait, memory, found, settings, meta),
 	};
 }

@@ -274,6 +274,64 @@ test(
 	LEVEL_TASK_WITHIN_MS + 240_000,
 );
 
+// one process: in queue mode the list reaches the run in the main's wakes only (docs/waiting.md)
+(process.env.TQ_QUEUE_MODE ? test.skip : test)(
+	"n8n restarted while the level's task is open (issue 60): the trigger hands the run its signed list of its own tasks back, so an exact copy of the level task answered first decides nothing, and when level 0 decides, `tasks` lists the open level task",
+	async () => {
+		const newestBefore = Math.max(0, ...(await e.client.tasks(REFUNDS)).map((t) => t.id));
+		await requestRefund(BOB);
+		const run = await waitingRun(newestBefore);
+		const [first, second] = await tasksOfRun(REFUNDS, run, 2);
+		await e.client.complete(REFUNDS, first.id, { by: ALICE, data: { decision: 'approve' } });
+		const [real] = await tasksOfRun(SUPERVISORS, run, 1, LEVEL_TASK_WITHIN_MS);
+		// the check's record (the trigger's static data) keeps the run's list with its level task
+		await waitFor(
+			"the run's list of its own tasks in the check's record",
+			async () =>
+				JSON.stringify((await e.n8n.api.get(`/workflows/${workflowId}`)).data.staticData).includes(
+					`"own":"${real.id}.0.${slotOf(1, 1)}~`,
+				)
+					? true
+					: undefined,
+			60_000,
+		);
+		const since = Math.max(0, ...(await e.client.requests()).map((r) => r.seq));
+		await e.n8n.restart();
+		// the trigger's first check after the restart (n8n runs it at the activation) reads the record
+		await waitFor('the first check of Refund Decisions after the restart', async () =>
+			(await e.client.requests({ since })).some(
+				(r) => r.method === 'GET' && r.path.endsWith(`/queues/${REFUNDS}/tasks/completed`),
+			)
+				? true
+				: undefined,
+		);
+		// an exact copy of the level task (its values, address and mark), approved by a colleague
+		// before the supervisor answers: before this change the restarted run knew the level task by
+		// its mark only, and the copy approved the four-eyes item
+		const { ids } = await e.client.createTasks(SUPERVISORS, [real.data]);
+		await e.client.complete(SUPERVISORS, ids[0], { by: COLLEAGUE, data: { decision: 'approve' } });
+		await waitFor("the copy's completion delivered", async () =>
+			(await e.client.webhookCalls()).some((c) => c.taskId === ids[0] && c.state !== 'pending'),
+		);
+		expect((await byId(run)).status).toBe('waiting');
+		await e.client.complete(REFUNDS, second.id, { by: COLLEAGUE, data: { decision: 'reject' } });
+		const done = await finished(run);
+		const [out] = nodeOutput(done, NODE) as Out[];
+		expect(out).toMatchObject({
+			approved: false,
+			tasks: [first.id, second.id, real.id],
+			escalation: { level: 1, decidedAtLevel: 0, decidedBy: COLLEAGUE },
+			people: { decision: 'rejected' },
+		});
+		expect(
+			(await e.client.tasks(SUPERVISORS)).filter((t) =>
+				String(t.data.resume_url).includes(`/webhook-waiting/${run}/`),
+			),
+		).toHaveLength(2);
+	},
+	LEVEL_TASK_WITHIN_MS + 240_000,
+);
+
 /**
  * An address of the run for `queueId` with a level-1 mark, made as the run made them before its
  * marks were its own: the tag and the mark computed with the API key (n8n's own signature does not

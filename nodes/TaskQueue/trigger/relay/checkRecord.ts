@@ -33,6 +33,8 @@ export interface RunToWake {
 	url: string;
 	/** Its deadline (ms). */
 	at: number;
+	/** The run's signed list of its own further tasks (waiting/people/extraTasks.ts), handed back in each call. */
+	own?: string;
 }
 
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?$/;
@@ -46,7 +48,8 @@ export const MAX_WAKES = 100;
 function recordFields(record: CheckRecord): Field[] {
 	const fields: Field[] = [record.queueId, record.at, record.ids.join(',')];
 	if (record.floor) fields.push(record.floor, (record.recent ?? []).join(','));
-	if (record.wake?.length) fields.push(JSON.stringify(record.wake.map(({ url, at }) => [url, at])));
+	if (record.wake?.length)
+		fields.push(JSON.stringify(record.wake.map(({ url, at, own }) => [url, at, own])));
 	return fields;
 }
 
@@ -105,9 +108,9 @@ export function readWakes(value: unknown): RunToWake[] | undefined | null {
 	if (value === undefined) return undefined;
 	if (!Array.isArray(value) || value.length === 0 || value.length > MAX_WAKES) return null;
 	const wake = value.map((entry) => {
-		const { url, at } = (entry ?? {}) as IDataObject;
+		const { url, at, own } = (entry ?? {}) as IDataObject;
 		return typeof url === 'string' && url.length <= 2000 && Number.isSafeInteger(at)
-			? { url, at: at as number }
+			? { url, at: at as number, ...(typeof own === 'string' ? { own } : {}) }
 			: undefined;
 	});
 	return wake.every((run) => run !== undefined) ? (wake as RunToWake[]) : null;

@@ -3,12 +3,7 @@ import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 import { waitingBaseUrl } from '../../runtime/n8nInternals';
 import { rememberedMap } from '../../runtime/processMemory';
 import { postToThisN8n } from '../../transport';
-import {
-	deadlineOf,
-	forwardCall,
-	parseResumeAddress,
-	readForwardAnswer,
-} from '../../waiting/messages';
+import { forwardCall, parseResumeAddress, readForwardAnswer, wakeOf } from '../../waiting/messages';
 import { readAnnouncedWakesValue, writeAnnouncedWakesValue } from '../state/staticData';
 import { MAX_WAKES, readWakes, type RunToWake } from './checkRecord';
 import { runWaits } from './knownRuns';
@@ -42,11 +37,21 @@ export const WAKE_BUDGET_MS = 10_000;
 /** A wake-up that gets no answer in this time is tried again next round (the run keeps waiting). */
 const WAKE_CALL_TIMEOUT_MS = 20_000;
 
-/** `earliest`: a time heard from a forward's answer or a record never moves a known wake later. */
+/** A run kept only for its list of own tasks (no deadline, every level asked): never woken. */
+export const NO_WAKE = 8_640_000_000_000_000;
+
+/**
+ * `earliest`: a time heard from a forward's answer or a record never moves a known wake later. A
+ * run's list of its own tasks is kept until a newer one comes.
+ */
 export function rememberDeadline(execution: string, run: DueRun, earliest = false): void {
-	const known = earliest ? (runDeadlines.get(execution)?.at ?? Infinity) : Infinity;
-	runDeadlines.set(execution, { ...run, at: Math.min(run.at, known) });
+	const known = runDeadlines.get(execution);
+	const at = earliest ? Math.min(run.at, known?.at ?? Infinity) : run.at;
+	runDeadlines.set(execution, { ...run, at, own: run.own ?? known?.own });
 }
+
+/** The run's list of its own tasks this process keeps (handed back in each call to it). */
+export const ownTasksOf = (execution: string) => runDeadlines.get(execution)?.own;
 
 /**
  * A run's own announcement: woken by the check of this process, or of the main that asks for it.
@@ -89,7 +94,7 @@ export function runsToWake(queueId: number): RunToWake[] {
 		.filter((run) => run.queueId === queueId)
 		.sort((a, b) => a.at - b.at)
 		.slice(0, MAX_WAKES)
-		.map(({ url, at }) => ({ url, at }));
+		.map(({ url, at, own }) => ({ url, at, ...(own ? { own } : {}) }));
 }
 
 /**
@@ -104,12 +109,12 @@ export function restoreRunsToWake(
 ): number {
 	const base = waitingBaseUrl(this);
 	let added = 0;
-	for (const { url, at } of [...(wake ?? []), ...storedWakes(state)]) {
+	for (const { url, at, own } of [...(wake ?? []), ...storedWakes(state)]) {
 		const address = parseResumeAddress(url, base);
 		if (!address || address.queueId !== queueId) continue;
 		const execution = `${address.executionId}/${address.nodeId}`;
 		if (!runDeadlines.has(execution)) added++;
-		rememberDeadline(execution, { url: address.url, queueId, at }, true);
+		rememberDeadline(execution, { url: address.url, queueId, at, own }, true);
 	}
 	return added;
 }
@@ -132,14 +137,14 @@ export async function wakeRunsPastDeadline(
 	for (const [execution, run] of due) {
 		if (Date.now() - started > budgetMs) break;
 		// `due`: the time this wake is for, which Escalate's first asks of a level go by (levels.ts)
-		const call = { ...forwardCall([]), due: run.at };
+		const call = { ...forwardCall([], run.own), due: run.at };
 		const answer = await postToThisN8n.call(this, run.url, call, WAKE_CALL_TIMEOUT_MS);
 		const reading = readForwardAnswer(answer, []);
 		// n8n or the service could not answer: next round
 		if (reading === 'retry') continue;
-		const later = deadlineOf(answer);
-		if (later !== undefined) {
-			rememberDeadline(execution, { ...run, at: Math.max(later, run.at) });
+		const later = wakeOf(answer);
+		if (later.at !== undefined || later.own) {
+			rememberDeadline(execution, { ...run, ...later, at: Math.max(later.at ?? NO_WAKE, run.at) });
 			continue;
 		}
 		forgetDeadline(execution);

@@ -102,11 +102,3 @@ export function runsWaitingOn(queueId: number): string[] {
 		.filter(([, queue]) => queue === queueId)
 		.map(([run]) => run.split('/')[0]);
 }
-
-/** Forgets every run (the sandbox hands out task ids again after a reset; a service never does). */
-export function forgetRuns(): void {
-	runOfTask.clear();
-	runs.clear();
-	answeredRuns.clear();
-	waitingRuns.clear();
-}

@@ -5,8 +5,8 @@ import { completionKey } from '../../reader/completions';
 import { postToThisN8n } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';
 import type { AnswerReading, Outcome, ReceivedAnswer } from '../../waiting/messages';
-import { deadlineOf, forwardCall, readForwardAnswer, runTasksOf } from '../../waiting/messages';
-import { forgetDeadline, rememberDeadline } from './deadlines';
+import { forwardCall, readForwardAnswer, runTasksOf, wakeOf } from '../../waiting/messages';
+import { forgetDeadline, NO_WAKE, ownTasksOf, rememberDeadline } from './deadlines';
 import { afterTheRun, rememberRun, runWaits } from './knownRuns';
 
 // The lanes of the forwarding (forward.ts): one per execution of this n8n process, which calls the
@@ -60,8 +60,9 @@ async function call(
 	this: TriggerContext,
 	url: string,
 	tasks: CompletedTask[],
+	own?: string,
 ): Promise<ReceivedAnswer> {
-	const answer = await postToThisN8n.call(this, url, forwardCall(tasks), 60_000);
+	const answer = await postToThisN8n.call(this, url, forwardCall(tasks, own), 60_000);
 	return 'error' in answer ? { error: `n8n did not answer: ${answer.error}` } : answer;
 }
 
@@ -137,7 +138,7 @@ export async function drain(this: TriggerContext, key: string, lane: Lane): Prom
 			}
 			const tasks = waiters.map((w) => w.task);
 			for (const counter of lane.counters) counter.made++;
-			const answer = await call.call(this, url, tasks);
+			const answer = await call.call(this, url, tasks, ownTasksOf(key));
 			const reading = readForwardAnswer(answer, tasks);
 			if (reading === 'refusedAddress') {
 				lane.refused.add(url);
@@ -165,10 +166,10 @@ export async function drain(this: TriggerContext, key: string, lane: Lane): Prom
 			// what the run's answer teaches this process: its tasks
 			const runTasks = runTasksOf(answer);
 			if (runTasks) rememberRun(url, key, runTasks, 'answer');
-			// and its deadline, to wake it then (deadlines.ts); a run that resumed has none left
-			const deadline = deadlineOf(answer);
-			if (deadline !== undefined)
-				rememberDeadline(key, { url, queueId: tasks[0].queue_id, at: deadline }, true);
+			// and its deadline, to wake it then (deadlines.ts), and its own tasks; a run that resumed has none left
+			const { at = NO_WAKE, own } = wakeOf(answer);
+			if (at !== NO_WAKE || own)
+				rememberDeadline(key, { url, queueId: tasks[0].queue_id, at, own }, true);
 			else if (reading.resumed) forgetDeadline(key);
 			runWaits(key, tasks[0].queue_id, reading.ended !== true);
 			settleAll.call(this, lane, waiters, outcomesOf(key, reading, waiters), reading.why);

@@ -60,11 +60,9 @@ export function extraReader(
 
 /** Whether two JSON values are the same (key order aside). */
 function sameJson(a: unknown, b: unknown): boolean {
-	if (a === b) return true;
-	if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-	if (Array.isArray(a) !== Array.isArray(b)) return false;
+	if (typeof a !== 'object' || typeof b !== 'object' || !a || !b) return a === b;
 	const keys = Object.keys(a);
-	if (keys.length !== Object.keys(b).length) return false;
+	if (Array.isArray(a) !== Array.isArray(b) || keys.length !== Object.keys(b).length) return false;
 	return keys.every((k) => sameJson((a as IDataObject)[k], (b as IDataObject)[k]));
 }
 
@@ -129,6 +127,31 @@ export function askedTasks(wait: Wait): Array<[number, MarkedTask]> {
 	return [...askedInRun(wait)]
 		.filter(([, id]) => id !== CLAIMED)
 		.map(([key, id]) => [id, { item: Number(key.split('/')[0]), slot: Number(key.split('/')[1]) }]);
+}
+
+/** The further tasks a run's list of its own holds at most (more are known by their mark after a restart). */
+const MAX_OWN = 200;
+
+/**
+ * The further tasks this process created for the run, as `id.item.slot,...~mark`, signed with the
+ * run's secret: its answers carry the list, the queue's trigger keeps it with the run's wake (its
+ * check's record: static data) and hands it back in each call, so a restarted process knows the
+ * run's open tasks by id again. Facts only: an older list (anyone the run answered can replay it)
+ * adds only tasks that are the run's.
+ */
+export function ownTasksList(wait: Wait, key: string): string | undefined {
+	const own = askedTasks(wait).slice(0, MAX_OWN);
+	const list = own.map(([id, { item, slot }]) => `${id}.${item}.${slot}`).join(',');
+	return list && `${list}~${sign(key, 'own-tasks', [list], 32)}`;
+}
+
+/** Takes back a list of the run's own further tasks a call hands in (`ownTasksList`), if the run signed it. */
+export function restoreOwnTasks(wait: Wait, key: string, value: unknown): void {
+	const [list, mark] = typeof value === 'string' ? value.split('~') : [];
+	if (!list || !verify(mark, key, 'own-tasks', [list], 32)) return;
+	const slots = askedInRun(wait);
+	for (const [id, item, slot] of list.split(',').map((entry) => entry.split('.').map(Number)))
+		if (!slots.has(`${item}/${slot}`)) slots.set(`${item}/${slot}`, id);
 }
 
 /**

@@ -10,7 +10,15 @@ import { earliestCompletion, type RunMemory } from '../memory';
 import type { ResumeAddress } from '../messages';
 import type { WaitSettings } from '../settings';
 import { escalate, levelOfSlot, nextWake } from '../escalation/levels';
-import { askAgain, askedTasks, extraReader, furtherTasks, type MarkedTask } from './extraTasks';
+import {
+	askAgain,
+	askedTasks,
+	extraReader,
+	furtherTasks,
+	type MarkedTask,
+	ownTasksList,
+	restoreOwnTasks,
+} from './extraTasks';
 import { peopleItems, peopleOutcome, progressOf } from './outcome';
 import type { PeopleSettings } from './settings';
 
@@ -42,7 +50,6 @@ interface KeptOutcome {
 	generation: number;
 	pastDeadline: boolean;
 	tasks: number;
-	keys: string;
 	completions: CompletedTask[];
 	outcome: ReturnType<typeof peopleOutcome>;
 	extraItems: Map<number, MarkedTask>;
@@ -87,19 +94,16 @@ async function confirmAndDecide(
 		memory: PeopleRun;
 		pastDeadline?: boolean;
 		markOf?: MarkReader;
-		keys: string[];
 	},
 ) {
-	const { wait, pastDeadline, markOf, keys } = run;
+	const { wait, pastDeadline, markOf } = run;
 	if (run.memory.escalation) {
 		const completions = await confirmEveryQueue.call(this, toConfirm, run.memory, markOf);
 		return decide(completions, { ...run, taskIds: toConfirm.taskIds });
 	}
 	const runKey = `${wait.executionId}/${wait.nodeId}`;
 	const same = (kept: KeptOutcome) =>
-		kept.pastDeadline === Boolean(pastDeadline) &&
-		kept.tasks === toConfirm.taskIds.length &&
-		kept.keys === keys.join('\n');
+		kept.pastDeadline === Boolean(pastDeadline) && kept.tasks === toConfirm.taskIds.length;
 	const kept = keptOutcomes.get(runKey);
 	const confirmed = await confirmEveryCompletion.call(this, {
 		...toConfirm,
@@ -114,7 +118,6 @@ async function confirmAndDecide(
 		generation: confirmed.generation,
 		pastDeadline: Boolean(pastDeadline),
 		tasks: toConfirm.taskIds.length,
-		keys: keys.join('\n'),
 		...decided,
 		extraItems: new Map(decided.extraItems),
 	});
@@ -129,9 +132,9 @@ type MarkReader = (task: CompletedTask) => MarkedTask | undefined;
  * service's clock (from the run's first task): a mark made with the key before then, by whoever
  * holds it, decides nothing (security review M3).
  */
-function markReader(wait: Wait, settings: WaitSettings, keys: string[], memory: PeopleRun) {
+function markReader(wait: Wait, settings: WaitSettings, key: string, memory: PeopleRun) {
 	const queues = [wait.queueId, ...(memory.escalation?.levels ?? []).map((l) => l.queueId)];
-	const on = (queueId: number) => extraReader({ ...wait, queueId }, settings.resumeField, keys);
+	const on = (queueId: number) => extraReader({ ...wait, queueId }, settings.resumeField, key);
 	const readers = new Map(queues.map((queueId) => [queueId, on(queueId)]));
 	const started = Date.parse(`${earliestCompletion(wait, memory)}Z`);
 	// a task of a slot this process asked for, created after its own, is a copy (mark and content
@@ -181,12 +184,13 @@ export async function settlePeople(
 	const wait = escalation ? { ...run.wait, queueId: escalation.queueId } : run.wait;
 	// further tasks are marked with the run's own secret, which n8n alone holds (not the API key)
 	const key = asksAgain(memory) ? (memory.secret ?? '') : '';
-	const keys = key ? [key] : [];
-	const markOf = key ? markReader(wait, settings, keys, memory) : undefined;
+	const body = this.getBodyData() as IDataObject;
+	if (key) restoreOwnTasks(wait, key, body.own);
+	const markOf = key ? markReader(wait, settings, key, memory) : undefined;
 	const { completions, outcome, extraItems } = await confirmAndDecide.call(
 		this,
 		{ ...toConfirm, queueId: wait.queueId },
-		{ ...run, wait, markOf, keys },
+		{ ...run, wait, markOf },
 	);
 	for (const [item, decision] of outcome.decisions) {
 		const values = memory.tasks[item]?.values;
@@ -211,7 +215,7 @@ export async function settlePeople(
 		}
 	}
 	// a create that fails is answered as a read that failed: the trigger calls again
-	const due = Number((this.getBodyData() as IDataObject).due); // NaN: not the check's wake
+	const due = Number(body.due); // NaN: not the check's wake
 	const levels = escalation && !pastDeadline ? { wait, settings, escalation, key, due } : undefined;
 	const asked = levels && (await escalate.call(this, levels, memory.tasks, outcome.decisions));
 	// every task this process asked for the run is the run's too, answered or not (`tasks`, `level`)
@@ -221,6 +225,7 @@ export async function settlePeople(
 		...outcome,
 		wakeAt: asked?.more ?? nextWake(escalation, memory.deadline, waiting),
 		extraIds: new Set(extraItems.keys()),
+		own: key ? ownTasksList(wait, key) : undefined,
 		progress: progressOf(outcome, memory.people.rule),
 		items: (meta: IDataObject) =>
 			peopleItems(outcome, memory, completions, settings, { wait, meta, further: extraItems }),

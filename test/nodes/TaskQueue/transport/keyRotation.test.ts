@@ -15,11 +15,9 @@ import {
 	WebhookTriggerUnderTest,
 	type TriggerTestEnv,
 } from '../trigger/env';
-import { forgetRuns } from '../../../../nodes/TaskQueue/trigger/relay/knownRuns';
 import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/processMemory';
 import { checkRecordCall } from '../../../../nodes/TaskQueue/trigger/relay/checkRecord';
 import { runsToWake } from '../../../../nodes/TaskQueue/trigger/relay/deadlines';
-import { forgetIndexes } from '../../../../nodes/TaskQueue/waiting/confirmation';
 import { pollContext } from '../../../helpers/n8n';
 
 const QUEUE = 104;
@@ -34,7 +32,6 @@ beforeAll(async () => (env = await startTriggerEnv()));
 afterAll(async () => await env.close());
 beforeEach(async () => {
 	forgetAsAfterRestart();
-	forgetRuns();
 	await env.client.reset();
 	waiting = new WaitingEndpoint();
 	// one credential for the trigger and the runs, as in one n8n
@@ -114,7 +111,6 @@ describe.each([
 		await changeKey(keepPrevious);
 		// n8n restarted since (a minute later every webhook call reads the credential anew too)
 		forgetAsAfterRestart();
-		forgetIndexes();
 		await complete(further!.id, 'bob@example.com');
 		await env.client.waitForWebhookCalls(3);
 		await until('the resume', () => waiting.resumed.has(executionId));

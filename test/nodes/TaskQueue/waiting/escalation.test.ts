@@ -6,6 +6,7 @@ import { sleep } from 'n8n-workflow';
 
 import { callWaitingNode, queryOf } from '../../../helpers/waiting';
 import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/processMemory';
+import { sign } from '../../../../nodes/TaskQueue/helpers/signing';
 import { slotOf } from '../../../../nodes/TaskQueue/waiting/escalation/levels';
 import { addressTag } from '../../../../nodes/TaskQueue/waiting/messages';
 import { markedAddress } from '../../../../nodes/TaskQueue/waiting/people/extraTasks';
@@ -251,6 +252,55 @@ describe('Escalate', () => {
 		});
 		const answers = (items[0].json.people as IDataObject).answers as IDataObject[];
 		expect(answers.map((a) => [a.taskId, a.by, a.counted])).toEqual([[real.id, SUPERVISOR, true]]);
+	});
+
+	test("n8n restarts while the level's task is open (issue 60 item 1): the run's signed list of its own tasks, which the trigger keeps with its wake and hands back, makes it known by id again: an exact copy answered first counts nothing, and `tasks` lists the open level task when level 0 decides", async () => {
+		const waiting = await run(escalating(FOUR_EYES));
+		const [first, second] = await tasksOn(REFUNDS);
+		await levelTimePasses();
+		const woken = await wake(waiting);
+		const [real] = await tasksOn(SUPERVISORS);
+		expect((woken.response.body as IDataObject).own).toMatch(
+			new RegExp(`^${real.id}\\.0\\.${slotOf(1, 1)}~[0-9a-f]{32}$`),
+		);
+		forgetAsAfterRestart();
+		const {
+			ids: [copy],
+		} = await env.client.createTasks(SUPERVISORS, [real.data as IDataObject]);
+		await answer(SUPERVISORS, copy, ANN, 'approve');
+		const heard = await call(waiting, SUPERVISORS, copy);
+		expect(heard.result.workflowData).toBeUndefined();
+		expect(heard.response).toMatchObject({ statusCode: 200, body: { taken: [], others: [copy] } });
+		await answer(REFUNDS, second.id, BOB, 'reject');
+		const [items] = (await call(waiting, REFUNDS, second.id)).result.workflowData ?? [[]];
+		expect(items[0].json).toMatchObject({
+			approved: false,
+			tasks: [first.id, second.id, real.id],
+			escalation: { level: 1, decidedAtLevel: 0, decidedBy: BOB },
+		});
+		expect(await tasksOn(SUPERVISORS)).toHaveLength(2);
+	});
+
+	test("a list of own tasks the run did not sign (made with the API key) adds nothing (issue 60): after a restart it cannot keep the level from being asked, nor name a task as the run's", async () => {
+		const waiting = await run(escalating(FOUR_EYES));
+		const [first, second] = await tasksOn(REFUNDS);
+		const {
+			ids: [planted],
+		} = await env.client.createTasks(SUPERVISORS, [{ message: 'planted' }]);
+		const list = `${planted}.0.${slotOf(1, 1)}`;
+		const forged = `${list}~${sign(env.sandbox.apiKey, 'own-tasks', [list], 32)}`;
+		await levelTimePasses();
+		forgetAsAfterRestart();
+		const address = queryOf(String(first.data.resume_url));
+		const heard = await callWaitingNode(waiting, address, { tasks: [], due: 0, own: forged });
+		expect(heard.response.statusCode).toBe(202);
+		const levelTasks = (await tasksOn(SUPERVISORS)).filter((t) => t.id !== planted);
+		expect(levelTasks).toHaveLength(1);
+		expect((heard.response.body as IDataObject).tasks).toEqual([
+			first.id,
+			second.id,
+			levelTasks[0].id,
+		]);
 	});
 
 	test('a level task made with the API key before the level is due decides nothing (security review M3): the key, one API user and one colleague cannot approve a four-eyes item an hour early', async () => {

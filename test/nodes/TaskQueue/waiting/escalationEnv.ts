@@ -100,10 +100,21 @@ export async function call(
 	taskId: number,
 ) {
 	const task = (await env.client.tasks(queue)).find((t) => t.id === taskId);
-	return await callWaitingNode(waiting, queryOf(String(task?.data.resume_url)), {
+	const own = owns.get(waiting);
+	const heard = await callWaitingNode(waiting, queryOf(String(task?.data.resume_url)), {
 		tasks: [{ id: taskId, completed_at: task?.completed_at }],
+		...(own ? { own } : {}),
 	});
+	keepOwn(waiting, heard.response.body);
+	return heard;
 }
+
+/** Per run, its signed list of its own further tasks, which the trigger keeps with its wake and hands back. */
+const owns = new WeakMap<object, string>();
+const keepOwn = (waiting: object, body: unknown) => {
+	const { own } = (body ?? {}) as IDataObject;
+	if (typeof own === 'string') owns.set(waiting, own);
+};
 
 /** Per run, the wake time the check's record keeps (its static data: a restart keeps it). */
 const dues = new WeakMap<object, number>();
@@ -117,7 +128,9 @@ export async function wake(waiting: Awaited<ReturnType<typeof run>>) {
 	const first = (await tasksOn(REFUNDS)).find((t) => t.data.resume_url)!;
 	const due = dues.get(waiting) ?? 0;
 	const address = queryOf(String(first.data.resume_url));
-	const heard = await callWaitingNode(waiting, address, { tasks: [], due });
+	const own = owns.get(waiting);
+	const heard = await callWaitingNode(waiting, address, { tasks: [], due, ...(own ? { own } : {}) });
+	keepOwn(waiting, heard.response.body);
 	const next = (heard.response.body as IDataObject | undefined)?.deadline;
 	if (heard.response.statusCode === 202)
 		dues.set(waiting, typeof next === 'number' ? Math.max(next, due) : Infinity);

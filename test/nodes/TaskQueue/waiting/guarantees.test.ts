@@ -10,7 +10,6 @@ import { callWaitingNode, queryOf, resumeExecution } from '../../../helpers/wait
 import { node } from '../env';
 import { locator, WebhookTriggerUnderTest } from '../trigger/env';
 import { FORWARD_RETRY_DELAYS_MS } from '../../../../nodes/TaskQueue/trigger/relay/forward';
-import { forgetRuns } from '../../../../nodes/TaskQueue/trigger/relay/knownRuns';
 import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/processMemory';
 import { checkRecordCall } from '../../../../nodes/TaskQueue/trigger/relay/checkRecord';
 import {
@@ -249,7 +248,7 @@ describe('5. forwarding loses and swallows nothing', () => {
 		expect(
 			(await callWaitingNode(run, query, { tasks: [{ id: tasks[0].id }] })).response.statusCode,
 		).toBe(202);
-		forgetRuns();
+		forgetAsAfterRestart();
 		await complete(tasks[1].id, {
 			decision: 'reject',
 			resume_url: String(other.tasks[0].data.resume_url),
@@ -340,7 +339,6 @@ describe('8. a restart costs what may still be waiting, not what the look-back w
 		await allDelivered(3);
 		expect(await trigger.reconcile()).toBeNull();
 		forgetAsAfterRestart();
-		forgetRuns();
 		// n8n is down: the delivery of run 0's last completion is lost (its forward tried again at once)
 		server.setDown('reset');
 		const retries = FORWARD_RETRY_DELAYS_MS.splice(0, FORWARD_RETRY_DELAYS_MS.length, 50);

@@ -11,7 +11,6 @@ import {
 	WebhookTriggerUnderTest,
 	type TriggerTestEnv,
 } from '../trigger/env';
-import { forgetRuns } from '../../../../nodes/TaskQueue/trigger/relay/knownRuns';
 import { forgetAsAfterRestart } from '../../../../nodes/TaskQueue/runtime/processMemory';
 
 export const QUEUE = 104;
@@ -37,7 +36,6 @@ export function useGuaranteesEnv(): void {
 	beforeEach(async () => {
 		// each test is a new n8n: a completion an earlier test left owed (under load) is not this one's
 		forgetAsAfterRestart();
-		forgetRuns();
 		await env.client.reset();
 		waiting = new WaitingEndpoint();
 		trigger = new WebhookTriggerUnderTest({

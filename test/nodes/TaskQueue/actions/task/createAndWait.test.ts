@@ -3,14 +3,14 @@ import { WAIT_INDEFINITELY, type IDataObject, type INodeExecutionData } from 'n8
 import { runActionNode } from '../../../../helpers/n8n';
 import { callWaitingNode, n8nAcceptsSignature, queryOf } from '../../../../helpers/waiting';
 import { locator, node, reviewTool, startEnv, type TestEnv } from '../../env';
-import { forgetRuns } from '../../../../../nodes/TaskQueue/trigger/relay/knownRuns';
+import { forgetAsAfterRestart } from '../../../../../nodes/TaskQueue/runtime/processMemory';
 import { addressTag } from '../../../../../nodes/TaskQueue/waiting/messages';
 
 let env: TestEnv;
 beforeAll(async () => (env = await startEnv()));
 afterAll(async () => await env.close());
 beforeEach(async () => {
-	forgetRuns();
+	forgetAsAfterRestart();
 	await env.client.reset();
 	await env.client.setWebhook(104, TRIGGER_OF_THIS_N8N);
 	await env.client.setWebhook(105, TRIGGER_OF_THIS_N8N);

@@ -16,7 +16,6 @@ import {
 	WebhookTriggerUnderTest,
 	type TriggerTestEnv,
 } from '../env';
-import { forgetRuns } from '../../../../../nodes/TaskQueue/trigger/relay/knownRuns';
 import {
 	forgetDeadline,
 	runsToWake,
@@ -42,7 +41,7 @@ const warnLines = () => warn.mock.calls.map(([message]) => String(message));
 beforeAll(async () => (env = await startTriggerEnv()));
 afterAll(async () => await env.close());
 beforeEach(async () => {
-	forgetRuns();
+	forgetAsAfterRestart();
 	info.mockClear();
 	warn.mockClear();
 	await env.client.reset();
@@ -256,7 +255,7 @@ test("a run n8n deleted (404: it saved nothing, or was pruned) keeps its own com
 	await activateTrigger();
 	const [waited] = await createAndWait('62', [{ message: 'mine' }]);
 	expect(String(waited.data.resume_url)).toMatch(/&k=[a-f0-9]{32}&signature=/);
-	forgetRuns(); // another process, or after a restart: only the address's tag vouches for the run
+	forgetAsAfterRestart(); // another process, or after a restart: only the address's tag vouches for the run
 	waiting.runs.delete('62');
 	await complete(waited.id);
 	await until('the log line', () =>
@@ -283,7 +282,7 @@ test("an admin makes the queue's address field one people fill in while a run wa
 	expect((await env.client.getQueue(QUEUE)).data?.find((b) => b.id === 'resume_url')?.text).toEqual(
 		expect.objectContaining({ read_only: false }),
 	);
-	forgetRuns();
+	forgetAsAfterRestart();
 	forgetAsAfterRestart();
 	await complete(waited.id);
 	await until('the resume', () => waiting.resumed.has('63'));
@@ -539,7 +538,7 @@ test("a further task's answer the run used is not emitted, also after a later ca
 test('a completion that reaches a finished execution (its wait timed out) is logged as such, not emitted', async () => {
 	await activateTrigger();
 	const [waited] = await createAndWait('52', [{ message: 'late' }]);
-	forgetRuns(); // also when this process does not know the run
+	forgetAsAfterRestart(); // also when this process does not know the run
 	waiting.resumed.set('52', []); // n8n ended the wait on its limit: the node never answered
 	await complete(waited.id);
 	await until('the log line', () =>
@@ -875,7 +874,6 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		const [announced] = runsToWake(QUEUE);
 		expect(trigger.state().announcements).toEqual([announced]);
 		forgetAsAfterRestart();
-		forgetRuns();
 		forgetDeadline(/\/(76\/[^/?]+)/.exec(announced.url)![1]);
 		await trigger.reconcile();
 		expect(runsToWake(QUEUE)).toEqual([announced]);
@@ -935,7 +933,6 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		const stored = trigger.state().lostCompletionCheck as IDataObject;
 		expect(stored.wake).toEqual([{ url: expect.stringContaining('/75/'), at: deadlineOf('75') }]);
 		forgetAsAfterRestart();
-		forgetRuns();
 		pastDeadline('75');
 		await trigger.reconcile();
 		expect(waiting.resumes.get('75')).toBe(1);
@@ -994,7 +991,6 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		await env.client.clearFaults();
 		pastDeadline('73');
 		forgetAsAfterRestart();
-		forgetRuns();
 		await trigger.reconcile();
 		expect(waiting.resumes.get('73')).toBe(1);
 		const [items] = waiting.resumed.get('73') as INodeExecutionData[][];
@@ -1013,6 +1009,40 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		);
 		expect(all.map((t) => t.id)).toEqual([tasks[0].id, tasks[1].id]);
 		expect(trigger.executions).toBe(0);
+	});
+
+	test("asked again, then n8n restarts while the further task is open (issue 60): the check's record keeps the run's signed list of its own tasks, the first wake after the restart hands it back, and the run's output lists the open task", async () => {
+		await activateTrigger();
+		const tasks = await createAndWait('78', [{ message: 'restart' }], twoPeople(8, 3), approval);
+		await complete(tasks[0].id);
+		await complete(tasks[1].id); // the same person: the run asks again
+		const third = await furtherTask('78');
+		await until('the run answered with its own tasks', () =>
+			waiting.calls.some((c) => c.executionId === '78' && (c.body as IDataObject)?.own),
+		);
+		await trigger.reconcile();
+		const stored = trigger.state().lostCompletionCheck as IDataObject;
+		expect(stored.wake).toEqual([
+			{
+				url: expect.stringContaining('/78/'),
+				at: deadlineOf('78'),
+				own: expect.stringMatching(new RegExp(`^${third.id}\\.0\\.3~[0-9a-f]{32}$`)),
+			},
+		]);
+		forgetAsAfterRestart();
+		pastDeadline('78');
+		await trigger.reconcile();
+		expect(waiting.resumes.get('78')).toBe(1);
+		const [items] = waiting.resumed.get('78') as INodeExecutionData[][];
+		expect(items[0].json).toMatchObject({
+			tasks: [tasks[0].id, tasks[1].id, third.id],
+			wait: { outcome: 'timedOut' },
+		});
+		// the wake handed the list back: nothing asked again
+		const all = (await env.client.tasks(QUEUE)).filter((t) =>
+			String(t.data.resume_url).includes('/78/'),
+		);
+		expect(all).toHaveLength(3);
 	});
 
 	test("one person per item keeps n8n's own limit: no deadline of its own, the input goes on at the limit", async () => {

@@ -11,7 +11,7 @@ import {
 	WebhookTriggerUnderTest,
 	type TriggerTestEnv,
 } from '../env';
-import { forgetRuns, runOf } from '../../../../../nodes/TaskQueue/trigger/relay/knownRuns';
+import { runOf } from '../../../../../nodes/TaskQueue/trigger/relay/knownRuns';
 import { runsToWake } from '../../../../../nodes/TaskQueue/trigger/relay/deadlines';
 import { forgetAsAfterRestart } from '../../../../../nodes/TaskQueue/runtime/processMemory';
 
@@ -39,7 +39,6 @@ async function until(what: string, probe: () => boolean | Promise<boolean>, time
 /** A new n8n process (nothing remembered, the sandbox reset) with a Task Queue Trigger on the queue. */
 async function newProcessWithTrigger() {
 	forgetAsAfterRestart();
-	forgetRuns();
 	await env.client.reset();
 	const waiting = new WaitingEndpoint();
 	const trigger = new WebhookTriggerUnderTest({
