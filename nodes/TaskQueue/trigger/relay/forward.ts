@@ -121,8 +121,10 @@ async function route(
 	/** Completions sent to the run this process was told they belong to, rather than where their address points. */
 	const routedById = new Map<string, { task: CompletedTask; execution: string }>();
 	for (const task of tasks) {
-		// the run that created the task, when this process knows it (now); else the address the task carries
-		const known = byId(task);
+		// the run that created the task, when this process knows it (now), unless by its address for
+		// another of its queues (an escalation level's, learnt from its answer there); else the address the task carries
+		let known = byId(task);
+		if (parseResumeAddress(known?.url, waitingBase)?.queueId !== task.queue_id) known = undefined;
 		// where an address can be, read only for a task this process does not know by id
 		const fields = known || !mayCarryAddress(task) ? undefined : await fieldsOf(task.queue_id);
 		const keys = known || fields instanceof Set ? await keyOf() : [];

@@ -22,6 +22,7 @@ import {
 	takeAnnounced,
 } from '../../../../../nodes/TaskQueue/trigger/relay/deadlines';
 import { forgetAsAfterRestart } from '../../../../../nodes/TaskQueue/runtime/processMemory';
+import { rememberRun } from '../../../../../nodes/TaskQueue/trigger/relay/knownRuns';
 
 const QUEUE = 104;
 let env: TriggerTestEnv;
@@ -479,6 +480,25 @@ test("Several People per Item asking again: the further task's marked address re
 	expect(items[0].json.people).toMatchObject({ decision: 'collected', counted: 2 });
 	// the call went to the address without its mark (n8n never sees the part after #)
 	await new Promise((resolve) => setTimeout(resolve, 100));
+	expect(trigger.executions).toBe(0);
+});
+
+test("a run this process knows by its address for another of its queues (an escalation level's, from its answer there): a completion of its own queue still reaches it, not emitted (issue 60: after a level task's completion, a level-0 answer was emitted and never reached the run)", async () => {
+	await activateTrigger();
+	const tasks = await createAndWait('79', [{ message: 'escalates' }], {
+		severalPeople: { values: { people: 2, decideWhen: 'collectAll' } },
+	});
+	const address = String(tasks[0].data.resume_url);
+	const execution = /\/webhook-waiting\/(79\/[^/?]+)/.exec(address)![1];
+	const levelAddress = address.replace(`&q=${QUEUE}`, '&q=107');
+	rememberRun(levelAddress, execution, tasks.map((t) => t.id), 'answer');
+	await complete(tasks[0].id);
+	await until('the run answered', () =>
+		waiting.calls.some((c) => c.executionId === '79' && c.status === 202),
+	);
+	await complete(tasks[1].id);
+	await until('the resume', () => waiting.resumed.has('79'));
+	expect(waiting.resumes.get('79')).toBe(1);
 	expect(trigger.executions).toBe(0);
 });
 
