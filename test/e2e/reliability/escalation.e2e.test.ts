@@ -141,6 +141,15 @@ async function waitingRun(after = 0): Promise<string> {
 	});
 }
 
+/** Bob's refund request as a new run (an earlier test's run may still wait): its id and its two tasks. */
+async function newRequest() {
+	const newestBefore = Math.max(0, ...(await e.client.tasks(REFUNDS)).map((t) => t.id));
+	await requestRefund(BOB);
+	const run = await waitingRun(newestBefore);
+	const [first, second] = await tasksOfRun(REFUNDS, run, 2);
+	return { run, first, second };
+}
+
 async function finished(id: string): Promise<Execution> {
 	return await waitFor(
 		`execution ${id} finished`,
@@ -278,10 +287,7 @@ test(
 (process.env.TQ_QUEUE_MODE ? test.skip : test)(
 	"n8n restarted while the level's task is open (issue 60): the trigger hands the run its signed list of its own tasks back, so an exact copy of the level task answered first decides nothing, and when level 0 decides, `tasks` lists the open level task",
 	async () => {
-		const newestBefore = Math.max(0, ...(await e.client.tasks(REFUNDS)).map((t) => t.id));
-		await requestRefund(BOB);
-		const run = await waitingRun(newestBefore);
-		const [first, second] = await tasksOfRun(REFUNDS, run, 2);
+		const { run, first, second } = await newRequest();
 		await e.client.complete(REFUNDS, first.id, { by: ALICE, data: { decision: 'approve' } });
 		const [real] = await tasksOfRun(SUPERVISORS, run, 1, LEVEL_TASK_WITHIN_MS);
 		// the check's record (the trigger's static data) keeps the run's list with its level task
@@ -355,10 +361,7 @@ function markedWithKey(address: string, queueId: number): string {
 test(
 	"a level task planted with a mark computed with the API key, before the level's time and after it (then on the level task's own address), and an exact copy of the level task, approved by a colleague, decide nothing (issue 60, security review M1); the real level task decides",
 	async () => {
-		const newestBefore = Math.max(0, ...(await e.client.tasks(REFUNDS)).map((t) => t.id));
-		await requestRefund(BOB);
-		const run = await waitingRun(newestBefore);
-		const [first, second] = await tasksOfRun(REFUNDS, run, 2);
+		const { run, first, second } = await newRequest();
 		await e.client.complete(REFUNDS, first.id, { by: ALICE, data: { decision: 'approve' } });
 		// what the run sent for the item, with a planted address; a colleague approves it
 		const { resume_url: ownAddress, ...sent } = first.data;
@@ -420,9 +423,7 @@ test(
 test(
 	"the requester answers the supervisors' task (issue 60): not counted, and the level is asked again with a second task; the supervisor's answer to it decides",
 	async () => {
-		const newestBefore = Math.max(0, ...(await e.client.tasks(REFUNDS)).map((t) => t.id));
-		await requestRefund(BOB);
-		const run = await waitingRun(newestBefore);
+		const { run } = await newRequest();
 		const [levelTask] = await tasksOfRun(SUPERVISORS, run, 1, LEVEL_TASK_WITHIN_MS);
 		await e.client.complete(SUPERVISORS, levelTask.id, { by: BOB, data: { decision: 'approve' } });
 		// the level's one more task: its slot, 102 (in queue mode each webhook process a wake reaches
