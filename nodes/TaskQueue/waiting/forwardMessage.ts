@@ -164,15 +164,16 @@ const bodyOf = (answer: ReceivedAnswer) =>
 		: {}) as IDataObject;
 
 /**
- * What a run that still waits says of its wake: when it goes on with the answers so far (ms), if it
- * has a deadline, and its signed list of its own further tasks (at most 20,000 characters), if any.
+ * When the trigger wakes a run that still waits (ms): its deadline (when it goes on with the answers
+ * so far), else in an hour if it keeps a signed list of its own further tasks (at most 20,000
+ * characters; the call hands the list back, and one that finds the run ended forgets it).
  */
 export function wakeOf(answer: ReceivedAnswer): { at?: number; own?: string } {
-	const { deadline: at, own } = 'status' in answer && answer.status === 202 ? bodyOf(answer) : {};
-	return {
-		...(Number.isSafeInteger(at) && (at as number) > 0 ? { at: at as number } : {}),
-		...(typeof own === 'string' && own.length <= 20_000 ? { own } : {}),
-	};
+	const { deadline, own } = 'status' in answer && answer.status === 202 ? bodyOf(answer) : {};
+	const list = typeof own === 'string' && own.length <= 20_000 ? own : undefined;
+	if (Number.isSafeInteger(deadline) && (deadline as number) > 0)
+		return { at: deadline as number, own: list };
+	return list ? { at: Date.now() + 3_600_000, own: list } : {};
 }
 
 /** The run's own task ids an answer tells, if any. */

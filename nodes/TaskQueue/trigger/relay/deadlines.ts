@@ -37,9 +37,6 @@ export const WAKE_BUDGET_MS = 10_000;
 /** A wake-up that gets no answer in this time is tried again next round (the run keeps waiting). */
 const WAKE_CALL_TIMEOUT_MS = 20_000;
 
-/** A run kept only for its list of own tasks (no deadline, every level asked): never woken. */
-export const NO_WAKE = 8_640_000_000_000_000;
-
 /**
  * `earliest`: a time heard from a forward's answer or a record never moves a known wake later. A
  * run's list of its own tasks is kept until a newer one comes.
@@ -143,8 +140,8 @@ export async function wakeRunsPastDeadline(
 		// n8n or the service could not answer: next round
 		if (reading === 'retry') continue;
 		const later = wakeOf(answer);
-		if (later.at !== undefined || later.own) {
-			rememberDeadline(execution, { ...run, ...later, at: Math.max(later.at ?? NO_WAKE, run.at) });
+		if (later.at !== undefined) {
+			rememberDeadline(execution, { ...run, ...later, at: Math.max(later.at, run.at) });
 			continue;
 		}
 		forgetDeadline(execution);

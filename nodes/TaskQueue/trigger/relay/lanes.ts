@@ -6,7 +6,7 @@ import { postToThisN8n } from '../../transport';
 import type { CompletedTask } from '../../transport/schemas';
 import type { AnswerReading, Outcome, ReceivedAnswer } from '../../waiting/messages';
 import { forwardCall, readForwardAnswer, runTasksOf, wakeOf } from '../../waiting/messages';
-import { forgetDeadline, NO_WAKE, ownTasksOf, rememberDeadline } from './deadlines';
+import { forgetDeadline, ownTasksOf, rememberDeadline } from './deadlines';
 import { afterTheRun, rememberRun, runWaits } from './knownRuns';
 
 // The lanes of the forwarding (forward.ts): one per execution of this n8n process, which calls the
@@ -167,8 +167,8 @@ export async function drain(this: TriggerContext, key: string, lane: Lane): Prom
 			const runTasks = runTasksOf(answer);
 			if (runTasks) rememberRun(url, key, runTasks, 'answer');
 			// and its deadline, to wake it then (deadlines.ts), and its own tasks; a run that resumed has none left
-			const { at = NO_WAKE, own } = wakeOf(answer);
-			if (at !== NO_WAKE || own)
+			const { at, own } = wakeOf(answer);
+			if (at !== undefined)
 				rememberDeadline(key, { url, queueId: tasks[0].queue_id, at, own }, true);
 			else if (reading.resumed) forgetDeadline(key);
 			runWaits(key, tasks[0].queue_id, reading.ended !== true);

@@ -1065,6 +1065,40 @@ describe('Several People per Item with Limit Wait Time: at the deadline the run 
 		expect(all).toHaveLength(3);
 	});
 
+	test("a run with no deadline that asked again keeps its list with the trigger, which calls it hourly (issue 60): while it waits the call hands the list back and it is kept another hour; once the run has ended elsewhere, the call forgets it", async () => {
+		await activateTrigger();
+		const tasks = await createAndWait('80', [{ message: 'no deadline' }], {
+			severalPeople: { values: { people: 2, decideWhen: 'collectAll', maxTasks: 3 } },
+		});
+		await complete(tasks[0].id);
+		await complete(tasks[1].id); // the same person: the run asks again
+		const third = await furtherTask('80');
+		await until('the run answered with its own tasks', () =>
+			waiting.calls.some((c) => c.executionId === '80' && (c.body as IDataObject)?.own),
+		);
+		const [kept] = runsToWake(QUEUE);
+		expect(kept).toEqual({
+			url: expect.stringContaining('/80/'),
+			at: expect.any(Number),
+			own: expect.stringMatching(new RegExp(`^${third.id}\\.0\\.3~[0-9a-f]{32}$`)),
+		});
+		expect(kept.at - Date.now()).toBeGreaterThan(3_500_000);
+		// a round first (it passes the run's two completions on once more: the check's first round)
+		await trigger.reconcile();
+		const calls = waiting.calls.length;
+		shiftMs += 3_601_000;
+		await trigger.reconcile();
+		const woken = waiting.calls.slice(calls).filter((c) => c.executionId === '80');
+		expect(woken.map((c) => [c.status, (c.body as IDataObject).own])).toEqual([[202, kept.own]]);
+		expect(runsToWake(QUEUE)[0].at - Date.now()).toBeGreaterThan(3_500_000);
+		// the run ended elsewhere (in queue mode, through another process): the next call forgets it
+		waiting.resumed.set('80', [[]]);
+		shiftMs += 3_601_000;
+		await trigger.reconcile();
+		expect(runsToWake(QUEUE)).toEqual([]);
+		expect(trigger.executions).toBe(0);
+	});
+
 	test("one person per item keeps n8n's own limit: no deadline of its own, the input goes on at the limit", async () => {
 		await activateTrigger();
 		const started = Date.now();
